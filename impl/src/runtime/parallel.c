@@ -1,0 +1,30 @@
+/* parallel-for on OpenMP.  The partition only decides which thread computes an index, never
+ * how, so results do not depend on the thread count. */
+#include <omp.h>
+
+#include "runtime.h"
+
+static int g_threads; /* 0 = OpenMP default (all cores or OMP_NUM_THREADS) */
+
+void aclconformSetNumThreads(int n) { g_threads = n > 0 ? n : 0; }
+
+int aclconformGetNumThreads(void) { return g_threads > 0 ? g_threads : omp_get_max_threads(); }
+
+void acl_parallel_for(int64_t n, int64_t grain, acl_range_fn fn, void *ctx)
+{
+    if (n <= 0) return;
+    if (grain < 1) grain = 1;
+    int64_t chunks = (n + grain - 1) / grain;
+    int threads = aclconformGetNumThreads();
+    if (threads <= 1 || chunks <= 1) {
+        fn(ctx, 0, n);
+        return;
+    }
+    if (chunks > (int64_t)threads * 8) chunks = (int64_t)threads * 8; /* few, large chunks */
+    int64_t step = (n + chunks - 1) / chunks;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (int64_t c = 0; c < chunks; c++) {
+        int64_t b = c * step, e = b + step < n ? b + step : n;
+        if (b < e) fn(ctx, b, e);
+    }
+}

@@ -1,0 +1,222 @@
+/* Strided views: row-major walks over a (broadcast) iteration shape with conversion to and from
+ * the compute precision.  A contiguous view is one conversion loop; otherwise the walk keeps an
+ * odometer and runs the innermost dimension as a tight strided loop. */
+#include <string.h>
+
+#include "conv.h"
+#include "runtime.h"
+
+static void view_finish(acl_view *v)
+{
+    v->numel = 1;
+    for (int k = 0; k < v->ndim; k++) v->numel *= v->shape[k];
+    int64_t run = 1;
+    v->contiguous = true;
+    for (int k = v->ndim - 1; k >= 0; k--) {
+        if (v->shape[k] != 1 && v->strides[k] != run) v->contiguous = false;
+        run *= v->shape[k];
+    }
+    v->esize = acl_dtype_size(v->dtype);
+}
+
+void acl_view_init(acl_view *v, const aclTensor *t)
+{
+    acl_view_broadcast(v, t, (int)t->ndim, t->dims);
+}
+
+void acl_view_broadcast(acl_view *v, const aclTensor *t, int ndim, const int64_t *shape)
+{
+    memset(v, 0, sizeof *v);
+    v->ndim = ndim;
+    v->offset = t->offset;
+    v->dtype = t->dtype;
+    v->data = t->data;
+    int lead = ndim - (int)t->ndim;
+    for (int k = 0; k < ndim; k++) {
+        v->shape[k] = shape[k];
+        int tk = k - lead;
+        v->strides[k] = (tk < 0 || t->dims[tk] == 1) ? 0 : t->strides[tk];
+    }
+    view_finish(v);
+}
+
+void *acl_view_ptr(const acl_view *v, int64_t i)
+{
+    int64_t off = v->offset;
+    for (int k = v->ndim - 1; k >= 0; k--) {
+        off += (i % v->shape[k]) * v->strides[k];
+        i /= v->shape[k];
+    }
+    return v->data + off * (int64_t)v->esize;
+}
+
+/* One element converted to float / double. */
+static inline float ld_f32(aclDataType dt, const char *p)
+{
+    switch (dt) {
+    case ACL_FLOAT: { float f; memcpy(&f, p, 4); return f; }
+    case ACL_FLOAT16: { uint16_t h; memcpy(&h, p, 2); return acl_f16_to_f32(h); }
+    case ACL_BF16: { uint16_t h; memcpy(&h, p, 2); return acl_bf16_to_f32(h); }
+    case ACL_DOUBLE: { double d; memcpy(&d, p, 8); return (float)d; }
+    case ACL_INT8: return (float)*(const int8_t *)p;
+    case ACL_UINT8: return (float)*(const uint8_t *)p;
+    case ACL_BOOL: return *(const uint8_t *)p ? 1.0f : 0.0f;
+    case ACL_INT16: { int16_t x; memcpy(&x, p, 2); return (float)x; }
+    case ACL_INT32: { int32_t x; memcpy(&x, p, 4); return (float)x; }
+    case ACL_INT64: { int64_t x; memcpy(&x, p, 8); return (float)x; }
+    default: return 0.0f;
+    }
+}
+
+static inline double ld_f64(aclDataType dt, const char *p)
+{
+    switch (dt) {
+    case ACL_DOUBLE: { double d; memcpy(&d, p, 8); return d; }
+    case ACL_INT64: { int64_t x; memcpy(&x, p, 8); return (double)x; }
+    case ACL_INT32: { int32_t x; memcpy(&x, p, 4); return (double)x; }
+    default: return (double)ld_f32(dt, p); /* every other dtype is exact in f32 */
+    }
+}
+
+static inline void st_f32(aclDataType dt, char *p, float f)
+{
+    switch (dt) {
+    case ACL_FLOAT: memcpy(p, &f, 4); break;
+    case ACL_FLOAT16: { uint16_t h = acl_f32_to_f16(f); memcpy(p, &h, 2); break; }
+    case ACL_BF16: { uint16_t h = acl_f32_to_bf16(f); memcpy(p, &h, 2); break; }
+    case ACL_DOUBLE: { double d = f; memcpy(p, &d, 8); break; }
+    default: break;
+    }
+}
+
+static inline void st_f64(aclDataType dt, char *p, double d)
+{
+    if (dt == ACL_DOUBLE) memcpy(p, &d, 8);
+    else st_f32(dt, p, (float)d); /* only used where the output is f64 (ops.md §0.6) */
+}
+
+/* Contiguous bulk forms. */
+static void bulk_load_f32(aclDataType dt, const char *p, int64_t n, float *dst)
+{
+    switch (dt) {
+    case ACL_FLOAT: memcpy(dst, p, (size_t)n * 4); break;
+    case ACL_FLOAT16: acl_cvt_f16_to_f32((const uint16_t *)(const void *)p, dst, (size_t)n); break;
+    case ACL_BF16: acl_cvt_bf16_to_f32((const uint16_t *)(const void *)p, dst, (size_t)n); break;
+    default: {
+        size_t es = acl_dtype_size(dt);
+        for (int64_t i = 0; i < n; i++) dst[i] = ld_f32(dt, p + i * (int64_t)es);
+    }
+    }
+}
+
+static void bulk_store_f32(aclDataType dt, char *p, int64_t n, const float *src)
+{
+    switch (dt) {
+    case ACL_FLOAT: memcpy(p, src, (size_t)n * 4); break;
+    case ACL_FLOAT16: acl_cvt_f32_to_f16(src, (uint16_t *)(void *)p, (size_t)n); break;
+    case ACL_BF16: acl_cvt_f32_to_bf16(src, (uint16_t *)(void *)p, (size_t)n); break;
+    default: {
+        size_t es = acl_dtype_size(dt);
+        for (int64_t i = 0; i < n; i++) st_f32(dt, p + i * (int64_t)es, src[i]);
+    }
+    }
+}
+
+/* Odometer walk over [start, start+n): calls BODY(ptr_of_run_start, byte_stride, run_len, j0)
+ * for each maximal run along the innermost dimension. */
+#define VIEW_WALK(v, start, n, BODY)                                                               \
+    do {                                                                                           \
+        int64_t idx_[ACL_MAX_OP_RANK];                                                             \
+        int64_t rem_ = (start), off_ = (v)->offset;                                                \
+        for (int k_ = (v)->ndim - 1; k_ >= 0; k_--) {                                              \
+            idx_[k_] = rem_ % (v)->shape[k_];                                                      \
+            rem_ /= (v)->shape[k_];                                                                \
+            off_ += idx_[k_] * (v)->strides[k_];                                                   \
+        }                                                                                          \
+        int last_ = (v)->ndim - 1;                                                                 \
+        int64_t inner_ = last_ >= 0 ? (v)->shape[last_] : 1;                                       \
+        int64_t istr_ = last_ >= 0 ? (v)->strides[last_] * (int64_t)(v)->esize : 0;               \
+        int64_t done_ = 0;                                                                         \
+        while (done_ < (n)) {                                                                      \
+            int64_t pos_ = last_ >= 0 ? idx_[last_] : 0;                                           \
+            int64_t run_ = inner_ - pos_;                                                          \
+            if (run_ > (n)-done_) run_ = (n)-done_;                                                \
+            char *base_ = (v)->data + off_ * (int64_t)(v)->esize;                                  \
+            BODY(base_, istr_, run_, done_);                                                       \
+            done_ += run_;                                                                         \
+            if (done_ >= (n)) break;                                                               \
+            /* advance the odometer by run_ (which ends the innermost row) */                      \
+            off_ += (inner_ - pos_) * (last_ >= 0 ? (v)->strides[last_] : 0);                      \
+            if (last_ >= 0) idx_[last_] = 0;                                                       \
+            off_ -= inner_ * (last_ >= 0 ? (v)->strides[last_] : 0);                               \
+            for (int k_ = last_ - 1; k_ >= 0; k_--) {                                              \
+                off_ += (v)->strides[k_];                                                          \
+                if (++idx_[k_] < (v)->shape[k_]) break;                                            \
+                off_ -= idx_[k_] * (v)->strides[k_];                                               \
+                idx_[k_] = 0;                                                                      \
+            }                                                                                      \
+        }                                                                                          \
+    } while (0)
+
+void acl_view_load_f32(const acl_view *v, int64_t start, int64_t n, float *dst)
+{
+    if (n <= 0) return;
+    if (v->contiguous) {
+        bulk_load_f32(v->dtype, v->data + (v->offset + start) * (int64_t)v->esize, n, dst);
+        return;
+    }
+    aclDataType dt = v->dtype;
+#define LOAD_RUN(p, bstride, len, j0)                                                              \
+    do {                                                                                           \
+        if ((bstride) == (int64_t)v->esize) {                                                      \
+            bulk_load_f32(dt, (p), (len), dst + (j0));                                             \
+        } else if ((bstride) == 0) {                                                               \
+            float x_ = ld_f32(dt, (p));                                                            \
+            for (int64_t j = 0; j < (len); j++) dst[(j0) + j] = x_;                                \
+        } else {                                                                                   \
+            for (int64_t j = 0; j < (len); j++) dst[(j0) + j] = ld_f32(dt, (p) + j * (bstride));   \
+        }                                                                                          \
+    } while (0)
+    VIEW_WALK(v, start, n, LOAD_RUN);
+#undef LOAD_RUN
+}
+
+void acl_view_load_f64(const acl_view *v, int64_t start, int64_t n, double *dst)
+{
+    if (n <= 0) return;
+    aclDataType dt = v->dtype;
+#define LOAD_RUN(p, bstride, len, j0)                                                              \
+    for (int64_t j = 0; j < (len); j++) dst[(j0) + j] = ld_f64(dt, (p) + j * (bstride))
+    VIEW_WALK(v, start, n, LOAD_RUN);
+#undef LOAD_RUN
+}
+
+void acl_view_store_f32(const acl_view *v, int64_t start, int64_t n, const float *src)
+{
+    if (n <= 0) return;
+    if (v->contiguous) {
+        bulk_store_f32(v->dtype, v->data + (v->offset + start) * (int64_t)v->esize, n, src);
+        return;
+    }
+    aclDataType dt = v->dtype;
+#define STORE_RUN(p, bstride, len, j0)                                                             \
+    do {                                                                                           \
+        if ((bstride) == (int64_t)v->esize) {                                                      \
+            bulk_store_f32(dt, (p), (len), src + (j0));                                            \
+        } else {                                                                                   \
+            for (int64_t j = 0; j < (len); j++) st_f32(dt, (p) + j * (bstride), src[(j0) + j]);    \
+        }                                                                                          \
+    } while (0)
+    VIEW_WALK(v, start, n, STORE_RUN);
+#undef STORE_RUN
+}
+
+void acl_view_store_f64(const acl_view *v, int64_t start, int64_t n, const double *src)
+{
+    if (n <= 0) return;
+    aclDataType dt = v->dtype;
+#define STORE_RUN(p, bstride, len, j0)                                                             \
+    for (int64_t j = 0; j < (len); j++) st_f64(dt, (p) + j * (bstride), src[(j0) + j])
+    VIEW_WALK(v, start, n, STORE_RUN);
+#undef STORE_RUN
+}
