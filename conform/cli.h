@@ -1,0 +1,66 @@
+/* Shared machinery of the aclnn-conform commands: options (cli.md), constraint loading, the
+ * evaluation of one case (target + oracle + score), and report files. */
+#ifndef ACLCONFORM_CLI_H
+#define ACLCONFORM_CLI_H
+
+#include <stdio.h>
+
+#include "casefile.h"
+#include "fuzz.h"
+#include "run.h"
+#include "stats.h"
+#include "target.h"
+
+#define CF_TOOL_NAME "aclnn-conform"
+#define CF_TOOL_VERSION "0.1.0"
+
+typedef struct {
+    bool op_on[CF_OP_COUNT];
+    bool dtype_on[CF_DTYPE_COUNT];
+    uint64_t seed;
+    bool seed_given;
+    int64_t cases;       /* per stream; 0 = use the time budget */
+    double time_s;       /* budget (sweep) */
+    int64_t invalid_cases; /* per invalid-input rule */
+    char target[1024];
+    char profile[16];
+    int shard_k, shard_n;
+    int jobs;
+    char out_dir[1024];
+    char corpus[1024];
+    char constraints[1024];
+    bool exhaustive, exhaustive_f32;
+    bool quiet, json, strict_zero, no_shrink, no_store;
+    double timeout_s;    /* per case, foreign targets */
+    const char *format;  /* report --format */
+    const char *output;  /* merge -o / report -o */
+    int npos;
+    const char **pos;    /* positional arguments */
+} cf_opts;
+
+/* Parse argv[first..] into o.  Unknown or malformed flags: message naming the flag, CFE_INPUT. */
+cf_status cf_parse_opts(int argc, char **argv, int first, cf_opts *o, cf_err *e);
+void cf_opts_free(cf_opts *o);
+
+cf_status cf_load_constraints(const cf_opts *o, cz_constraints *cz[CF_OP_COUNT], cf_err *e);
+cf_status cf_tolerance_for(cz_constraints *const *cz, const cf_case *c, const char *profile,
+                           const char *variant, bool strict_zero, cf_tol *tol, cf_err *e);
+
+/* Compute the golden values of a valid case with the oracle (masked flags included). */
+cf_status cf_oracle_expected(const cf_case *c, const char *profile, cf_expected *x, cf_err *e);
+/* Fill masked flags of x from the case inputs (replay). */
+cf_status cf_fill_masked(const cf_case *c, cf_expected *x, cf_err *e);
+
+/* Variant strings of an operator's streams (for row keys of stored cases). */
+int cf_op_variants(const cz_constraints *cz, const char *profile, const char **out, int max,
+                   fz_stream *storage);
+
+/* Write the report atomically. */
+cf_status cf_write_report(const char *path, cJSON *report, cf_err *e);
+cJSON *cf_report_new(const char *command, const cf_opts *o, double seconds, int64_t cases,
+                     const char *started);
+void cf_print_summary(FILE *f, cf_row *const *rows, int nrows);
+
+bool cf_stderr_is_tty(void);
+
+#endif

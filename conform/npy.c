@@ -1,0 +1,183 @@
+#include "npy.h"
+
+#include <ctype.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const struct { cf_dtype dt; const char *descr; size_t size; } DESCRS[] = {
+    {CF_F16, "<f2", 2}, {CF_BF16, "<u2", 2}, {CF_F32, "<f4", 4}, {CF_F64, "<f8", 8},
+    {CF_I8, "|i1", 1},  {CF_I16, "<i2", 2},  {CF_I32, "<i4", 4}, {CF_I64, "<i8", 8},
+    {CF_U8, "|u1", 1},  {CF_BOOL, "|b1", 1},
+};
+
+const char *npy_descr_for(cf_dtype dt)
+{
+    for (size_t i = 0; i < sizeof DESCRS / sizeof DESCRS[0]; i++)
+        if (DESCRS[i].dt == dt) return DESCRS[i].descr;
+    return NULL;
+}
+
+bool npy_descr_matches(const char *descr, cf_dtype dt)
+{
+    const char *want = npy_descr_for(dt);
+    return want && strcmp(want, descr) == 0;
+}
+
+static size_t descr_size(const char *d)
+{
+    for (size_t i = 0; i < sizeof DESCRS / sizeof DESCRS[0]; i++)
+        if (strcmp(DESCRS[i].descr, d) == 0) return DESCRS[i].size;
+    return 0;
+}
+
+/* Find 'key' in the header dict and return a pointer just past its ':' (spaces skipped). */
+static const char *dict_value(const char *hdr, const char *key)
+{
+    char pat[32];
+    snprintf(pat, sizeof pat, "'%s'", key);
+    const char *p = strstr(hdr, pat);
+    if (!p) return NULL;
+    p += strlen(pat);
+    while (*p == ' ') p++;
+    if (*p != ':') return NULL;
+    p++;
+    while (*p == ' ') p++;
+    return p;
+}
+
+cf_status npy_read(const char *path, npy_array *out, cf_err *e)
+{
+    memset(out, 0, sizeof *out);
+    char *buf;
+    size_t len;
+    cf_status st = cf_read_file(path, &buf, &len, e);
+    if (st) return st;
+    const unsigned char *u = (const unsigned char *)buf;
+    size_t hlen, hstart;
+    if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0) {
+        st = cf_fail(e, CFE_INPUT, "%s: not a .npy file (magic)", path);
+        goto done;
+    }
+    if (u[6] == 1) {
+        hlen = (size_t)u[8] | (size_t)u[9] << 8;
+        hstart = 10;
+    } else if ((u[6] == 2 || u[6] == 3) && len >= 12) {
+        hlen = (size_t)u[8] | (size_t)u[9] << 8 | (size_t)u[10] << 16 | (size_t)u[11] << 24;
+        hstart = 12;
+    } else {
+        st = cf_fail(e, CFE_INPUT, "%s: version: unsupported .npy version %d.%d", path, u[6], u[7]);
+        goto done;
+    }
+    if (hstart + hlen > len || hlen > 65536) {
+        st = cf_fail(e, CFE_INPUT, "%s: header: truncated (header length %zu, file %zu bytes)", path, hlen, len);
+        goto done;
+    }
+    char hdr[65537];
+    memcpy(hdr, buf + hstart, hlen);
+    hdr[hlen] = '\0';
+    const char *v = dict_value(hdr, "descr");
+    if (!v || *v != '\'') {
+        st = cf_fail(e, CFE_INPUT, "%s: header field 'descr': missing", path);
+        goto done;
+    }
+    const char *end = strchr(v + 1, '\'');
+    if (!end || end - v - 1 >= (long)sizeof out->descr) {
+        st = cf_fail(e, CFE_INPUT, "%s: header field 'descr': malformed", path);
+        goto done;
+    }
+    memcpy(out->descr, v + 1, (size_t)(end - v - 1));
+    out->descr[end - v - 1] = '\0';
+    /* normalise byte-order marks of 1-byte types and '=' (native = little on our hosts) */
+    if ((out->descr[0] == '<' || out->descr[0] == '=') && (out->descr[2] == '1' && out->descr[3] == '\0'))
+        out->descr[0] = '|';
+    if (out->descr[0] == '=') out->descr[0] = '<';
+    out->itemsize = descr_size(out->descr);
+    if (!out->itemsize) {
+        st = cf_fail(e, CFE_INPUT, "%s: header field 'descr': unsupported dtype '%s' (expected one of <f2 <u2 <f4 <f8 |i1 <i2 <i4 <i8 |u1 |b1)",
+                     path, out->descr);
+        goto done;
+    }
+    v = dict_value(hdr, "fortran_order");
+    if (!v || strncmp(v, "False", 5) != 0) {
+        st = cf_fail(e, CFE_INPUT, "%s: header field 'fortran_order': expected False", path);
+        goto done;
+    }
+    v = dict_value(hdr, "shape");
+    if (!v || *v != '(') {
+        st = cf_fail(e, CFE_INPUT, "%s: header field 'shape': missing or not a tuple", path);
+        goto done;
+    }
+    v++;
+    out->numel = 1;
+    for (;;) {
+        while (*v == ' ' || *v == ',') v++;
+        if (*v == ')') break;
+        if (!isdigit((unsigned char)*v) || out->ndim >= NPY_MAX_DIMS) {
+            st = cf_fail(e, CFE_INPUT, "%s: header field 'shape': malformed", path);
+            goto done;
+        }
+        char *q;
+        long long d = strtoll(v, &q, 10);
+        if (d < 0 || __builtin_mul_overflow(out->numel, (int64_t)d, &out->numel)) {
+            st = cf_fail(e, CFE_INPUT, "%s: header field 'shape': dimension out of range", path);
+            goto done;
+        }
+        out->shape[out->ndim++] = d;
+        v = q;
+    }
+    size_t need;
+    if (__builtin_mul_overflow((size_t)out->numel, out->itemsize, &need) || len - hstart - hlen != need) {
+        st = cf_fail(e, CFE_INPUT, "%s: data: %zu bytes after the header, shape needs %lld x %zu",
+                     path, len - hstart - hlen, (long long)out->numel, out->itemsize);
+        goto done;
+    }
+    out->data = malloc(need ? need : 1);
+    if (!out->data) {
+        st = cf_fail(e, CFE_IO, "%s: out of memory", path);
+        goto done;
+    }
+    memcpy(out->data, buf + hstart + hlen, need);
+done:
+    free(buf);
+    return st;
+}
+
+cf_status npy_write(const char *path, const char *descr, int ndim, const int64_t *shape,
+                    const void *data, cf_err *e)
+{
+    size_t item = descr_size(descr);
+    if (!item) return cf_fail(e, CFE_IO, "%s: internal: unknown descr %s", path, descr);
+    char dict[1024];
+    int n = snprintf(dict, sizeof dict, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+    int64_t numel = 1;
+    for (int k = 0; k < ndim; k++) {
+        n += snprintf(dict + n, sizeof dict - (size_t)n, "%lld,%s", (long long)shape[k],
+                      (ndim > 1 && k + 1 < ndim) ? " " : "");
+        numel *= shape[k];
+    }
+    if (ndim > 1) n--; /* "(2, 3)" rather than "(2, 3,)" */
+    n += snprintf(dict + n, sizeof dict - (size_t)n, "), }");
+    size_t total_hdr = 10 + (size_t)n + 1;
+    size_t pad = (64 - total_hdr % 64) % 64;
+    size_t hlen = (size_t)n + pad + 1;
+    size_t bytes = (size_t)numel * item;
+    char *buf = malloc(10 + hlen + bytes);
+    if (!buf) return cf_fail(e, CFE_IO, "%s: out of memory", path);
+    memcpy(buf, "\x93NUMPY\x01\x00", 8);
+    buf[8] = (char)(hlen & 0xff);
+    buf[9] = (char)(hlen >> 8);
+    memcpy(buf + 10, dict, (size_t)n);
+    memset(buf + 10 + n, ' ', pad);
+    buf[10 + hlen - 1] = '\n';
+    if (bytes) memcpy(buf + 10 + hlen, data, bytes);
+    cf_status st = cf_write_atomic(path, buf, 10 + hlen + bytes, e);
+    free(buf);
+    return st;
+}
+
+void npy_free(npy_array *a)
+{
+    free(a->data);
+    a->data = NULL;
+}

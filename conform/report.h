@@ -1,0 +1,16 @@
+/* Report-level commands: publish (md/html), merge shards, export cases / score outputs of an
+ * out-of-process target. */
+#ifndef ACLCONFORM_REPORT_H
+#define ACLCONFORM_REPORT_H
+
+#include "cli.h"
+
+int cmd_report(const cf_opts *o);
+int cmd_merge(const cf_opts *o);
+int cmd_export(const cf_opts *o);
+int cmd_score(const cf_opts *o);
+
+/* Read and validate a report file (rows parsed into *rows, caller frees). */
+cf_status cf_report_read(const char *path, cJSON **root, cf_row **rows, int *nrows, cf_err *e);
+
+#endif

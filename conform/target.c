@@ -1,0 +1,77 @@
+#include "target.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "adapters.h"
+
+static cf_fnptr sym(void *h, const char *name)
+{
+    cf_fnptr f;
+    void *p = dlsym(h, name);
+    memcpy(&f, &p, sizeof f); /* POSIX: object pointer to function pointer */
+    return f;
+}
+
+cf_status cf_target_open(const char *spec, cf_target *t, cf_err *e)
+{
+    memset(t, 0, sizeof *t);
+    snprintf(t->name, sizeof t->name, "%s", spec);
+    if (strcmp(spec, "builtin") == 0) {
+        t->create_tensor = aclCreateTensor;
+        t->create_scalar = aclCreateScalar;
+        t->create_int_array = aclCreateIntArray;
+        t->destroy_tensor = aclDestroyTensor;
+        t->destroy_scalar = aclDestroyScalar;
+        t->destroy_int_array = aclDestroyIntArray;
+        t->destroy_executor = aclDestroyAclOpExecutor;
+        for (int op = 0; op < CF_OP_COUNT; op++) {
+            t->get_ws[op] = cf_adapters[op]->builtin_get_ws;
+            t->exec[op] = cf_adapters[op]->builtin_exec;
+        }
+        return CFE_OK;
+    }
+    /* RTLD_DEEPBIND keeps the target's own aclCreateTensor from binding to the built-in one;
+     * the sanitizer runtimes refuse it, so sanitizer builds load without it. */
+#if defined(__SANITIZE_ADDRESS__)
+    int flags = RTLD_NOW | RTLD_LOCAL;
+#else
+    int flags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;
+#endif
+    t->handle = dlopen(spec, flags);
+    if (!t->handle) return cf_fail(e, CFE_INPUT, "--target %s: cannot load: %s", spec, dlerror());
+    t->isolate = true;
+#define NEED(field, name)                                                                          \
+    do {                                                                                           \
+        cf_fnptr f_ = sym(t->handle, name);                                                        \
+        if (!f_) {                                                                                 \
+            cf_target_close(t);                                                                    \
+            return cf_fail(e, CFE_INPUT, "--target %s: missing symbol %s", spec, name);            \
+        }                                                                                          \
+        memcpy(&t->field, &f_, sizeof f_);                                                         \
+    } while (0)
+    NEED(create_tensor, "aclCreateTensor");
+    NEED(create_scalar, "aclCreateScalar");
+    NEED(create_int_array, "aclCreateIntArray");
+    NEED(destroy_tensor, "aclDestroyTensor");
+    NEED(destroy_scalar, "aclDestroyScalar");
+    NEED(destroy_int_array, "aclDestroyIntArray");
+    for (int op = 0; op < CF_OP_COUNT; op++) {
+        char n[128];
+        snprintf(n, sizeof n, "aclnn%sGetWorkspaceSize", cf_op_camel((cf_op)op));
+        NEED(get_ws[op], n);
+        snprintf(n, sizeof n, "aclnn%s", cf_op_camel((cf_op)op));
+        NEED(exec[op], n);
+    }
+#undef NEED
+    cf_fnptr d = sym(t->handle, "aclDestroyAclOpExecutor");
+    memcpy(&t->destroy_executor, &d, sizeof d);
+    return CFE_OK;
+}
+
+void cf_target_close(cf_target *t)
+{
+    if (t->handle) dlclose(t->handle);
+    t->handle = NULL;
+}

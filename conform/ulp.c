@@ -1,0 +1,120 @@
+#include "ulp.h"
+
+#include <math.h>
+#include <string.h>
+
+bool cf_fmt_of(cf_dtype dt, cf_fmt *f)
+{
+    switch (dt) {
+    case CF_F16: *f = (cf_fmt){11, -14, 65504.0, 65520.0}; return true;
+    case CF_BF16: *f = (cf_fmt){8, -126, 0x1.fep127, 0x1.ffp127}; return true;
+    case CF_F32: *f = (cf_fmt){24, -126, 0x1.fffffep127, 0x1.ffffffp127}; return true;
+    case CF_F64: *f = (cf_fmt){53, -1022, 0x1.fffffffffffffp1023, INFINITY}; return true;
+    default: return false;
+    }
+}
+
+double cf_ulp(const cf_fmt *f, double v)
+{
+    double a = fabs(v);
+    if (isnan(a)) return NAN;
+    if (a > f->maxfin) a = f->maxfin;
+    int e = a == 0 ? f->emin : ilogb(a);
+    if (e < f->emin) e = f->emin;
+    return ldexp(1.0, e - f->p + 1);
+}
+
+double cf_decode(cf_dtype dt, const void *p)
+{
+    uint16_t h;
+    uint32_t u;
+    float fl;
+    double d;
+    switch (dt) {
+    case CF_F16: {
+        memcpy(&h, p, 2);
+        int s = h >> 15, e = (h >> 10) & 0x1f, m = h & 0x3ff;
+        double v = e == 0 ? ldexp(m, -24) : e == 31 ? (m ? NAN : INFINITY) : ldexp(1024 + m, e - 25);
+        return s ? -v : v;
+    }
+    case CF_BF16:
+        memcpy(&h, p, 2);
+        u = (uint32_t)h << 16;
+        memcpy(&fl, &u, 4);
+        return fl;
+    case CF_F32: memcpy(&fl, p, 4); return fl;
+    case CF_F64: memcpy(&d, p, 8); return d;
+    default: return NAN;
+    }
+}
+
+static const char *const MM_NAMES[] = {
+#define X(k) #k,
+    CF_MISMATCH_KINDS(X)
+#undef X
+};
+
+const char *cf_mismatch_name(cf_mismatch k) { return (unsigned)k < CF_MM_COUNT ? MM_NAMES[k] : "?"; }
+
+/* Score against one candidate exact value v (r or alt). */
+static cf_elem_score score_one(const cf_fmt *f, double got, double v, double v_lo, const cf_expect *x,
+                               const cf_tol *tol)
+{
+    cf_elem_score s = {CF_EL_PASS, CF_MM_COUNT, false, false, 0, 0, 0};
+    if (isnan(v)) {
+        s.special = true;
+        if (!isnan(got)) s.verdict = CF_EL_FAIL, s.kind = CF_MM_nan_expected, s.ulp = s.scaled = INFINITY;
+        return s;
+    }
+    if (isinf(v) || fabs(v) >= f->ovf) {
+        s.special = true;
+        if (isinf(got) && signbit(got) == signbit(v)) return s;
+        s.verdict = CF_EL_FAIL;
+        s.kind = isnan(got) ? CF_MM_unexpected_nan : CF_MM_inf_expected;
+        s.ulp = s.scaled = INFINITY;
+        return s;
+    }
+    if (isnan(got) || isinf(got)) {
+        s.special = true;
+        s.verdict = CF_EL_FAIL;
+        s.kind = isnan(got) ? CF_MM_unexpected_nan : CF_MM_unexpected_inf;
+        s.ulp = s.scaled = INFINITY;
+        return s;
+    }
+    if (v == 0 && v_lo == 0 && got == 0) {
+        s.special = true;
+        if (signbit(got) != signbit(v)) {
+            s.signed_zero = true;
+            if (tol->strict_zero) s.verdict = CF_EL_FAIL, s.kind = CF_MM_signed_zero;
+        }
+        return s;
+    }
+    double diff = fabs((got - v) - v_lo); /* got − v is exact when they are close (Sterbenz) */
+    s.ulp = diff / cf_ulp(f, v);
+    s.scaled = diff / cf_ulp(f, x->m);
+    s.rel = diff / fmax(fabs(v), 0x1p-126);
+    if (!(s.ulp <= tol->max_ulp || s.scaled <= tol->max_scaled_ulp))
+        s.verdict = CF_EL_FAIL, s.kind = CF_MM_over_tolerance;
+    return s;
+}
+
+cf_elem_score cf_score_element(const cf_fmt *f, double got, uint64_t got_bits, const cf_expect *x,
+                               const cf_tol *tol)
+{
+    if (x->masked) {
+        cf_elem_score s = {CF_EL_PASS, CF_MM_COUNT, true, false, 0, 0, 0};
+        if (got_bits != 0) s.verdict = CF_EL_FAIL, s.kind = CF_MM_mask_not_zero, s.ulp = s.scaled = INFINITY;
+        return s;
+    }
+    /* Oracle-uncertain: its own error exceeds ulp_T(m)/64 (finite results only). */
+    if (x->err > 0 && isfinite(x->r) && x->err > cf_ulp(f, x->m) / 64) {
+        cf_elem_score s = {CF_EL_UNCERTAIN, CF_MM_COUNT, false, false, 0, 0, 0};
+        return s;
+    }
+    cf_elem_score s = score_one(f, got, x->r, x->r_lo, x, tol);
+    if (s.verdict == CF_EL_FAIL && memcmp(&x->alt, &x->r, sizeof(double)) != 0) {
+        cf_elem_score a = score_one(f, got, x->alt, 0.0, x, tol);
+        if (a.verdict == CF_EL_PASS) return a;
+    }
+    return s;
+}

@@ -1,0 +1,205 @@
+#include "util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+cf_status cf_fail(cf_err *e, cf_status code, const char *fmt, ...)
+{
+    if (e && e->msg[0] == '\0') {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(e->msg, sizeof e->msg, fmt, ap);
+        va_end(ap);
+    }
+    return code;
+}
+
+cf_status cf_write_atomic(const char *path, const void *data, size_t len, cf_err *e)
+{
+    char tmp[4096];
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+        return cf_fail(e, CFE_IO, "%s: path too long", path);
+    FILE *f = fopen(tmp, "wb");
+    if (!f) return cf_fail(e, CFE_IO, "%s: cannot create: %s", tmp, strerror(errno));
+    size_t w = len ? fwrite(data, 1, len, f) : 0;
+    int ok = w == len && fflush(f) == 0;
+    ok = (fclose(f) == 0) && ok;
+    if (!ok || rename(tmp, path) != 0) {
+        int err = errno;
+        remove(tmp);
+        return cf_fail(e, CFE_IO, "%s: write failed: %s", path, strerror(err));
+    }
+    return CFE_OK;
+}
+
+cf_status cf_read_file(const char *path, char **data, size_t *len, cf_err *e)
+{
+    *data = NULL;
+    *len = 0;
+    FILE *f = fopen(path, "rb");
+    if (!f) return cf_fail(e, CFE_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        size_t r = fread(buf + n, 1, cap - n, f);
+        n += r;
+        if (n < cap) break;
+        char *nb = realloc(buf, 2 * cap + 1);
+        if (!nb) {
+            free(buf);
+            buf = NULL;
+            break;
+        }
+        buf = nb;
+        cap *= 2;
+    }
+    int rerr = ferror(f);
+    fclose(f);
+    if (!buf) return cf_fail(e, CFE_IO, "%s: out of memory", path);
+    if (rerr) {
+        free(buf);
+        return cf_fail(e, CFE_INPUT, "%s: read error", path);
+    }
+    buf[n] = '\0';
+    *data = buf;
+    *len = n;
+    return CFE_OK;
+}
+
+cf_status cf_mkdirs(const char *path, cf_err *e)
+{
+    char buf[4096];
+    if (snprintf(buf, sizeof buf, "%s", path) >= (int)sizeof buf)
+        return cf_fail(e, CFE_IO, "%s: path too long", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = '\0';
+        if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+            return cf_fail(e, CFE_IO, "%s: cannot create directory: %s", buf, strerror(errno));
+        *p = '/';
+    }
+    if (mkdir(buf, 0777) != 0 && errno != EEXIST)
+        return cf_fail(e, CFE_IO, "%s: cannot create directory: %s", buf, strerror(errno));
+    return CFE_OK;
+}
+
+void cf_rmtree(const char *path)
+{
+    DIR *d = opendir(path);
+    if (d) {
+        struct dirent *de;
+        while ((de = readdir(d))) {
+            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
+            char sub[4096];
+            snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
+            if (cf_is_dir(sub)) cf_rmtree(sub);
+            else remove(sub);
+        }
+        closedir(d);
+    }
+    rmdir(path);
+}
+
+bool cf_is_dir(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+bool cf_is_file(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+/* ---- SHA-256 (FIPS 180-4), used for content-hash case ids ---- */
+static const uint32_t K256[64] = {
+    0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4, 0xab1c5ed5,
+    0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe, 0x9bdc06a7, 0xc19bf174,
+    0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f, 0x4a7484aa, 0x5cb0a9dc, 0x76f988da,
+    0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7, 0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967,
+    0x27b70a85, 0x2e1b2138, 0x4d2c6dfc, 0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85,
+    0xa2bfe8a1, 0xa81a664b, 0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070,
+    0x19a4c116, 0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+    0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7, 0xc67178f2};
+
+static uint32_t ror(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
+
+static void sha_block(cf_sha256 *s, const uint8_t *p)
+{
+    uint32_t w[64];
+    for (int i = 0; i < 16; i++)
+        w[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16 | (uint32_t)p[4 * i + 2] << 8 | p[4 * i + 3];
+    for (int i = 16; i < 64; i++) {
+        uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint32_t a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3], e = s->h[4], f = s->h[5],
+             g = s->h[6], h = s->h[7];
+    for (int i = 0; i < 64; i++) {
+        uint32_t t1 = h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + K256[i] + w[i];
+        uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+        h = g; g = f; f = e; e = d + t1; d = c; c = b; b = a; a = t1 + t2;
+    }
+    s->h[0] += a; s->h[1] += b; s->h[2] += c; s->h[3] += d;
+    s->h[4] += e; s->h[5] += f; s->h[6] += g; s->h[7] += h;
+}
+
+void cf_sha256_init(cf_sha256 *s)
+{
+    static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+    memcpy(s->h, h0, sizeof h0);
+    s->len = 0;
+    s->fill = 0;
+}
+
+void cf_sha256_update(cf_sha256 *s, const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    s->len += len;
+    while (len > 0) {
+        size_t take = 64 - s->fill < len ? 64 - s->fill : len;
+        memcpy(s->buf + s->fill, p, take);
+        s->fill += take;
+        p += take;
+        len -= take;
+        if (s->fill == 64) {
+            sha_block(s, s->buf);
+            s->fill = 0;
+        }
+    }
+}
+
+void cf_sha256_final(cf_sha256 *s, uint8_t out[32])
+{
+    uint64_t bits = s->len * 8;
+    uint8_t pad = 0x80;
+    cf_sha256_update(s, &pad, 1);
+    uint8_t zero = 0;
+    while (s->fill != 56) cf_sha256_update(s, &zero, 1);
+    uint8_t lenbe[8];
+    for (int i = 0; i < 8; i++) lenbe[i] = (uint8_t)(bits >> (56 - 8 * i));
+    cf_sha256_update(s, lenbe, 8);
+    for (int i = 0; i < 8; i++) {
+        out[4 * i] = (uint8_t)(s->h[i] >> 24);
+        out[4 * i + 1] = (uint8_t)(s->h[i] >> 16);
+        out[4 * i + 2] = (uint8_t)(s->h[i] >> 8);
+        out[4 * i + 3] = (uint8_t)s->h[i];
+    }
+}
+
+uint64_t cf_mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}

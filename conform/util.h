@@ -1,0 +1,50 @@
+/* Harness utilities: error values with messages, atomic file writes, directories, SHA-256. */
+#ifndef ACLCONFORM_UTIL_H
+#define ACLCONFORM_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* Harness status: also the process exit codes of cli.md. */
+typedef enum {
+    CFE_OK = 0,
+    CFE_FAIL = 1,  /* conformance failures found */
+    CFE_INPUT = 2, /* usage or input-file error */
+    CFE_IO = 3     /* internal or I/O error */
+} cf_status;
+
+/* An error message buffer threaded through calls: the first error wins. */
+typedef struct {
+    char msg[512];
+} cf_err;
+
+/* Record "fmt..." in e (if e has no message yet) and return code. */
+cf_status cf_fail(cf_err *e, cf_status code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* Write `len` bytes to path atomically: a temporary file in the same directory, then rename. */
+cf_status cf_write_atomic(const char *path, const void *data, size_t len, cf_err *e);
+/* Read a whole file (NUL-terminated copy; *len excludes the NUL).  Caller frees. */
+cf_status cf_read_file(const char *path, char **data, size_t *len, cf_err *e);
+/* mkdir -p */
+cf_status cf_mkdirs(const char *path, cf_err *e);
+/* Remove a directory tree (used to clean temporary case directories). */
+void cf_rmtree(const char *path);
+bool cf_is_dir(const char *path);
+bool cf_is_file(const char *path);
+
+typedef struct {
+    uint32_t h[8];
+    uint64_t len;
+    uint8_t buf[64];
+    size_t fill;
+} cf_sha256;
+void cf_sha256_init(cf_sha256 *s);
+void cf_sha256_update(cf_sha256 *s, const void *data, size_t len);
+void cf_sha256_final(cf_sha256 *s, uint8_t out[32]);
+
+/* splitmix64 step: the mixer used to derive per-case seeds. */
+uint64_t cf_mix64(uint64_t x);
+
+#endif

@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Install what the build needs (Debian 12 packages) and configure + build one tree.
+#   scripts/setup.sh [BUILD_DIR [extra cmake args...]]
+# Idempotent: installs only missing packages, reconfigures only when asked for a new tree,
+# rebuilds incrementally.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(build-essential cmake pkg-config libgsl-dev libcjson-dev libcmocka-dev libmpfr-dev libsleef-dev)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${missing[*]}" >&2
+  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+BUILD_DIR="${1:-build}"
+shift || true
+if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
+  cmake -S . -B "$BUILD_DIR" -DACLCONFORM_WERROR=ON "$@" >/dev/null
+fi
+cmake --build "$BUILD_DIR" -j"$(nproc)"

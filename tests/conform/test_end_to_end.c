@@ -1,0 +1,290 @@
+/* ctest-labels: diff
+ * The tool end to end, through its command line:
+ *  - a bounded sweep of every operator and dtype against the built-in implementation passes and
+ *    writes a report that follows formats.md;
+ *  - a deliberately wrong target (tests/targets/wrong_target.c: a 1-bit LogitGrad error and a
+ *    wrong Softplus status) is caught by the sweep, its failures are stored (shrunk) in the
+ *    corpus, and replay reproduces them against that target while the built-in one passes them;
+ *  - a sweep split into 3 shards merges to the statistics of the unsharded sweep;
+ *  - report renders md and html from the JSON; malformed flags and files exit 2. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "casefile.h"
+#include "commands.h"
+
+#define TOOL ACLCONFORM_BINARY_DIR "/conform/aclnn-conform"
+static char tmp[512];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmp, sizeof tmp, "%s/e2e_tmp_%ld", ACLCONFORM_BINARY_DIR, (long)getpid());
+    cf_err e = {{0}};
+    return cf_mkdirs(tmp, &e) == CFE_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    cf_rmtree(tmp);
+    return 0;
+}
+
+/* Run a shell command; return its exit code and, when out is non-NULL, its stdout. */
+static int run(char **out, const char *fmt, ...)
+{
+    char cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(cmd, sizeof cmd, fmt, ap);
+    va_end(ap);
+    char full[4200];
+    snprintf(full, sizeof full, "cd %s && %s 2>%s/stderr.txt", ACLCONFORM_SOURCE_DIR, cmd, tmp);
+    FILE *p = popen(full, "r");
+    assert_non_null(p);
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    size_t r;
+    while ((r = fread(buf + n, 1, cap - n - 1, p)) > 0) {
+        n += r;
+        if (n + 1 >= cap) buf = realloc(buf, cap *= 2);
+    }
+    buf[n] = '\0';
+    int st = pclose(p);
+    if (out) *out = buf;
+    else free(buf);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static cJSON *load_json(const char *path)
+{
+    char *text;
+    size_t len;
+    cf_err e = {{0}};
+    if (cf_read_file(path, &text, &len, &e)) fail_msg("%s", e.msg);
+    cJSON *j = cJSON_Parse(text);
+    free(text);
+    assert_non_null(j);
+    return j;
+}
+
+static const cJSON *field(const cJSON *o, const char *k)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!v) fail_msg("report lacks field '%s'", k);
+    return v;
+}
+
+static void sweep_of_builtin_passes_and_report_follows_the_format(void **state)
+{
+    (void)state;
+    char *out;
+    int rc = run(&out, TOOL " sweep --cases 3 --invalid-cases 1 --seed 11 --jobs 2 --no-shrink --corpus %s/c0 --output %s/r0.json", tmp, tmp);
+    printf("%s", out);
+    if (rc != 0) {
+        char *err;
+        run(&err, "cat %s/stderr.txt", tmp);
+        fail_msg("sweep of builtin exited %d:\n%s", rc, err);
+    }
+    free(out);
+    char path[600];
+    snprintf(path, sizeof path, "%s/r0.json", tmp);
+    cJSON *r = load_json(path);
+    assert_int_equal(field(r, "schema")->valueint, 1);
+    const cJSON *runj = field(r, "run");
+    assert_string_equal(field(runj, "command")->valuestring, "sweep");
+    assert_string_equal(field(runj, "seed")->valuestring, "0xb");
+    const cJSON *results = field(r, "results"), *row;
+    bool seen[16] = {0};
+    int nrows = 0;
+    cJSON_ArrayForEach(row, results)
+    {
+        nrows++;
+        const char *keys[] = {"op", "dtype", "variant", "cases", "elements", "scored", "uncertain", "max_ulp", "mean_ulp", "p99_ulp",
+                              "max_scaled_ulp", "histogram", "mismatches", "single_bm", "tolerance", "verdict", "sum_ulp", "failed_elements"};
+        for (size_t k = 0; k < sizeof keys / sizeof keys[0]; k++) field(row, keys[k]);
+        assert_string_equal(field(row, "verdict")->valuestring, "pass");
+        assert_true(field(row, "cases")->valuedouble == 3);
+        const cJSON *counts = field(field(row, "histogram"), "counts");
+        assert_int_equal(cJSON_GetArraySize(counts), 8);
+        double total = 0;
+        const cJSON *c;
+        cJSON_ArrayForEach(c, counts) total += c->valuedouble;
+        assert_true(total == field(row, "scored")->valuedouble);
+        const char *op = field(row, "op")->valuestring;
+        for (int i = 0; i < 5; i++) {
+            static const char *ops[] = {"scaled_masked_softmax_backward", "logit_grad", "nsa_compress_grad", "gelu_backward_v2", "softplus_backward"};
+            if (!strcmp(op, ops[i])) seen[i] = true;
+        }
+    }
+    for (int i = 0; i < 5; i++) assert_true(seen[i]);
+    assert_true(nrows >= 14); /* softmax 3, logit 3, nsa 2, gelu 3x2, softplus 4 */
+    const cJSON *sc = field(r, "status_checks"), *s;
+    int nrules = 0;
+    cJSON_ArrayForEach(s, sc)
+    {
+        nrules++;
+        assert_true(field(s, "mismatches")->valuedouble == 0);
+    }
+    assert_true(nrules >= 20);
+    cJSON_Delete(r);
+    /* publishing from the JSON only */
+    assert_int_equal(run(NULL, TOOL " report %s/r0.json --format md -o %s/r0.md", tmp, tmp), 0);
+    assert_int_equal(run(NULL, TOOL " report %s/r0.json --format html -o %s/r0.html", tmp, tmp), 0);
+    assert_int_equal(run(NULL, "grep -q '<svg' %s/r0.html && grep -q '## gelu_backward_v2' %s/r0.md", tmp, tmp), 0);
+}
+
+static void wrong_target_is_caught_stored_shrunk_and_replayed(void **state)
+{
+    (void)state;
+    char *out;
+    int rc = run(&out, TOOL " sweep --target " WRONG_TARGET " --op logit_grad,softplus_backward --cases 4 --invalid-cases 2 --seed 5 --jobs 1 --corpus %s/c1 --output %s/r1.json", tmp, tmp);
+    assert_int_equal(rc, 1);
+    free(out);
+    char path[600];
+    snprintf(path, sizeof path, "%s/r1.json", tmp);
+    cJSON *r = load_json(path);
+    const cJSON *row;
+    bool logit_failed = false;
+    cJSON_ArrayForEach(row, field(r, "results"))
+    {
+        if (!strcmp(field(row, "op")->valuestring, "logit_grad")) {
+            logit_failed |= field(row, "failed_cases")->valuedouble > 0;
+            assert_string_equal(field(row, "verdict")->valuestring, "fail");
+        } else {
+            assert_string_equal(field(row, "verdict")->valuestring, "pass"); /* softplus values are right */
+        }
+    }
+    assert_true(logit_failed);
+    bool beta_rule_failed = false;
+    cJSON_ArrayForEach(row, field(r, "status_checks"))
+    {
+        const char *rule = field(row, "rule")->valuestring;
+        double mm = field(row, "mismatches")->valuedouble;
+        if (!strcmp(field(row, "op")->valuestring, "softplus_backward") && strstr(rule, "beta") && strstr(rule, "null"))
+            beta_rule_failed |= mm > 0;
+        else
+            assert_true(mm == 0);
+    }
+    assert_true(beta_rule_failed);
+    assert_true(cJSON_GetArraySize(field(r, "failures")) > 0);
+    cJSON_Delete(r);
+    /* the stored failures replay: failing on the wrong target, passing on the built-in one */
+    rc = run(&out, TOOL " replay %s/c1 --target " WRONG_TARGET, tmp);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "FAIL logit_grad"));
+    assert_non_null(strstr(out, "rerun: aclnn-conform replay"));
+    assert_non_null(strstr(out, "status 161002"));
+    free(out);
+    rc = run(&out, TOOL " replay %s/c1", tmp);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, " 0 failed"));
+    free(out);
+    /* the logit failures were shrunk to one element and say where they came from */
+    char dir[600], **dirs;
+    int n, shrunk = 0;
+    cf_err e = {{0}};
+    snprintf(dir, sizeof dir, "%s/c1/logit_grad", tmp);
+    assert_int_equal(cf_collect_cases(dir, &dirs, &n, &e), CFE_OK);
+    for (int i = 0; i < n; i++) {
+        cf_case c;
+        cf_expected x;
+        assert_int_equal(cf_case_read(dirs[i], &c, &x, &e), CFE_OK);
+        if (c.shrunk_from[0]) {
+            shrunk++;
+            assert_int_equal(cf_tensor_numel(cf_case_tensor_c(&c, "out")), 1);
+            assert_string_equal(c.origin_kind, "shrink");
+        }
+        cf_case_free(&c);
+        cf_expected_free(&x);
+        free(dirs[i]);
+    }
+    free(dirs);
+    assert_true(shrunk > 0);
+}
+
+static void three_shards_merge_to_the_unsharded_run(void **state)
+{
+    (void)state;
+    const char *common = "--op gelu_backward_v2,scaled_masked_softmax_backward --cases 6 --invalid-cases 3 --seed 77 --no-store";
+    assert_int_equal(run(NULL, TOOL " sweep %s --output %s/full.json", common, tmp), 0);
+    for (int k = 0; k < 3; k++)
+        assert_int_equal(run(NULL, TOOL " sweep %s --jobs 1 --shard %d/3 --output %s/s%d.json", common, k, tmp, k), 0);
+    assert_int_equal(run(NULL, TOOL " merge %s/s0.json %s/s1.json %s/s2.json -o %s/merged.json", tmp, tmp, tmp, tmp), 0);
+    char p1[600], p2[600];
+    snprintf(p1, sizeof p1, "%s/full.json", tmp);
+    snprintf(p2, sizeof p2, "%s/merged.json", tmp);
+    cJSON *a = load_json(p1), *b = load_json(p2);
+    const cJSON *ra = field(a, "results"), *rb = field(b, "results");
+    assert_int_equal(cJSON_GetArraySize(ra), cJSON_GetArraySize(rb));
+    for (int i = 0; i < cJSON_GetArraySize(ra); i++) {
+        const cJSON *x = cJSON_GetArrayItem(ra, i), *y = cJSON_GetArrayItem(rb, i);
+        const char *exact[] = {"cases", "elements", "scored", "uncertain", "failed_elements", "max_ulp", "max_scaled_ulp"};
+        for (size_t k = 0; k < sizeof exact / sizeof exact[0]; k++)
+            if (field(x, exact[k])->valuedouble != field(y, exact[k])->valuedouble)
+                fail_msg("row %d %s: %.17g unsharded vs %.17g merged", i, exact[k], field(x, exact[k])->valuedouble, field(y, exact[k])->valuedouble);
+        char *hx = cJSON_PrintUnformatted(field(x, "histogram")), *hy = cJSON_PrintUnformatted(field(y, "histogram"));
+        assert_string_equal(hx, hy);
+        free(hx);
+        free(hy);
+        char *mx = cJSON_PrintUnformatted(field(x, "mismatches")), *my = cJSON_PrintUnformatted(field(y, "mismatches"));
+        assert_string_equal(mx, my);
+        free(mx);
+        free(my);
+        double sa = field(x, "sum_ulp")->valuedouble, sb = field(y, "sum_ulp")->valuedouble;
+        assert_true(fabs(sa - sb) <= 1e-9 * fmax(1, fabs(sa))); /* sums: addition order only */
+        const cJSON *wa = cJSON_GetObjectItemCaseSensitive(x, "worst"), *wb = cJSON_GetObjectItemCaseSensitive(y, "worst");
+        if (wa && wb) assert_true(field(wa, "case_index")->valuedouble == field(wb, "case_index")->valuedouble);
+    }
+    const cJSON *s;
+    double ca = 0, cb = 0;
+    cJSON_ArrayForEach(s, field(a, "status_checks")) ca += field(s, "cases")->valuedouble;
+    cJSON_ArrayForEach(s, field(b, "status_checks")) cb += field(s, "cases")->valuedouble;
+    assert_true(ca == cb && ca > 0);
+    cJSON_Delete(a);
+    cJSON_Delete(b);
+}
+
+static void bad_flags_and_files_exit_2_naming_them(void **state)
+{
+    (void)state;
+    char *err;
+    assert_int_equal(run(NULL, TOOL " sweep --shard 3/3"), 2);
+    run(&err, "cat %s/stderr.txt", tmp);
+    assert_non_null(strstr(err, "--shard"));
+    free(err);
+    assert_int_equal(run(NULL, TOOL " sweep --op not_an_op"), 2);
+    assert_int_equal(run(NULL, TOOL " sweep --cases -4"), 2);
+    assert_int_equal(run(NULL, TOOL " sweep --frobnicate"), 2);
+    assert_int_equal(run(NULL, TOOL " bogus"), 2);
+    assert_int_equal(run(NULL, TOOL " replay %s/does-not-exist", tmp), 2);
+    assert_int_equal(run(NULL, TOOL " sweep --target %s/nothing.so --cases 1", tmp), 2);
+    assert_int_equal(run(NULL, "echo '{\"schema\": 1, \"run\": {}, \"results\": [{\"op\": 1}]}' > %s/bad.json && " TOOL " report %s/bad.json --format md", tmp, tmp), 2);
+    run(&err, "cat %s/stderr.txt", tmp);
+    assert_non_null(strstr(err, "results[0].op"));
+    free(err);
+    assert_int_equal(run(NULL, TOOL " merge %s/bad.json -o %s/m.json", tmp, tmp), 2);
+    assert_false(cf_is_file(ACLCONFORM_BINARY_DIR "/m.json"));
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(sweep_of_builtin_passes_and_report_follows_the_format),
+        cmocka_unit_test(wrong_target_is_caught_stored_shrunk_and_replayed),
+        cmocka_unit_test(three_shards_merge_to_the_unsharded_run),
+        cmocka_unit_test(bad_flags_and_files_exit_2_naming_them),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

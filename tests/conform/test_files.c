@@ -1,0 +1,292 @@
+/* ctest-labels: unit
+ * Files the suite reads and writes: .npy round trips, every malformed-file path (truncated,
+ * corrupted header, wrong dtype, shape vs size) reported with the file and field, case.json
+ * validation, the spec's independent example cases read correctly, atomic writes, SHA-256. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+
+#include "casefile.h"
+#include "npy.h"
+
+static char tmpdir[256];
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmpdir, sizeof tmpdir, "%s/test_files_tmp_%ld", ACLCONFORM_BINARY_DIR, (long)getpid());
+    cf_err e = {{0}};
+    return cf_mkdirs(tmpdir, &e) == CFE_OK ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    cf_rmtree(tmpdir);
+    return 0;
+}
+
+static void write_raw(const char *path, const void *data, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(data, 1, n, f), n);
+    fclose(f);
+}
+
+static void npy_round_trips_every_suite_dtype(void **state)
+{
+    (void)state;
+    for (int dt = 0; dt < CF_DTYPE_COUNT; dt++) {
+        int64_t shape[3] = {2, 3, dt + 1};
+        size_t es = cf_dtype_size((cf_dtype)dt), n = (size_t)(6 * (dt + 1));
+        unsigned char *data = malloc(n * es);
+        for (size_t i = 0; i < n * es; i++) data[i] = (unsigned char)(i * 7 + (size_t)dt);
+        char path[512];
+        snprintf(path, sizeof path, "%s/rt_%d.npy", tmpdir, dt);
+        cf_err e = {{0}};
+        assert_int_equal(npy_write(path, npy_descr_for((cf_dtype)dt), 3, shape, data, &e), CFE_OK);
+        npy_array a;
+        assert_int_equal(npy_read(path, &a, &e), CFE_OK);
+        assert_true(npy_descr_matches(a.descr, (cf_dtype)dt));
+        assert_int_equal(a.ndim, 3);
+        assert_int_equal(a.shape[2], dt + 1);
+        assert_memory_equal(a.data, data, n * es);
+        npy_free(&a);
+        free(data);
+        /* the header is padded to a multiple of 64 bytes, as numpy does */
+        FILE *f = fopen(path, "rb");
+        unsigned char hdr[10];
+        assert_int_equal(fread(hdr, 1, 10, f), 10);
+        fclose(f);
+        assert_int_equal((10 + hdr[8] + 256 * hdr[9]) % 64, 0);
+    }
+    /* rank 0 and rank 1 */
+    double v = 2.5;
+    char path[512];
+    snprintf(path, sizeof path, "%s/r0.npy", tmpdir);
+    cf_err e = {{0}};
+    assert_int_equal(npy_write(path, "<f8", 0, NULL, &v, &e), CFE_OK);
+    npy_array a;
+    assert_int_equal(npy_read(path, &a, &e), CFE_OK);
+    assert_int_equal(a.ndim, 0);
+    assert_int_equal(a.numel, 1);
+    assert_true(*(double *)a.data == 2.5);
+    npy_free(&a);
+}
+
+static void expect_npy_error(const char *name, const void *bytes, size_t n, const char *field)
+{
+    char path[512];
+    snprintf(path, sizeof path, "%s/%s", tmpdir, name);
+    write_raw(path, bytes, n);
+    npy_array a;
+    cf_err e = {{0}};
+    assert_int_equal(npy_read(path, &a, &e), CFE_INPUT);
+    if (!strstr(e.msg, path) || !strstr(e.msg, field)) fail_msg("message '%s' lacks file or '%s'", e.msg, field);
+}
+
+static void malformed_npy_files_are_rejected_with_file_and_field(void **state)
+{
+    (void)state;
+    char good[128];
+    const char *dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
+    size_t dl = strlen(dict), hl = 64 - 10;
+    memcpy(good, "\x93NUMPY\x01\x00", 8);
+    good[8] = (char)hl;
+    good[9] = 0;
+    memset(good + 10, ' ', hl);
+    memcpy(good + 10, dict, dl);
+    good[10 + hl - 1] = '\n';
+    float vals[2] = {1, 2};
+    memcpy(good + 64, vals, 8);
+    char path[512];
+    snprintf(path, sizeof path, "%s/good.npy", tmpdir);
+    write_raw(path, good, 72);
+    npy_array a;
+    cf_err e = {{0}};
+    assert_int_equal(npy_read(path, &a, &e), CFE_OK);
+    npy_free(&a);
+
+    expect_npy_error("trunc_data.npy", good, 70, "data");       /* data cut short */
+    expect_npy_error("trunc_hdr.npy", good, 40, "header");      /* header cut short */
+    expect_npy_error("magic.npy", "\x93NUMPX\x01\x00\x10\x00", 10, "magic");
+    char bad[72];
+    memcpy(bad, good, 72);
+    memcpy(bad + 10 + 11, ">f4", 3); /* big endian */
+    expect_npy_error("descr.npy", bad, 72, "descr");
+    memcpy(bad, good, 72);
+    memcpy(bad + 10 + strlen("{'descr': '<f4', 'fortran_order': "), "True ", 5);
+    expect_npy_error("fortran.npy", bad, 72, "fortran_order");
+    memcpy(bad, good, 72);
+    bad[10 + strlen("{'descr': '<f4', 'fortran_order': False, 'shape': (")] = 'x';
+    expect_npy_error("shape.npy", bad, 72, "shape");
+    memcpy(bad, good, 72);
+    bad[6] = 9; /* version */
+    expect_npy_error("version.npy", bad, 72, "version");
+    /* a missing file */
+    snprintf(path, sizeof path, "%s/none.npy", tmpdir);
+    assert_int_equal(npy_read(path, &a, &e), CFE_INPUT);
+}
+
+/* Write a case.json into a fresh dir and expect reading to fail naming the field. */
+static void expect_case_error(const char *json, const char *field)
+{
+    static int n;
+    char dir[512], path[600];
+    snprintf(dir, sizeof dir, "%s/case%d", tmpdir, n++);
+    cf_err e = {{0}};
+    assert_int_equal(cf_mkdirs(dir, &e), CFE_OK);
+    snprintf(path, sizeof path, "%s/case.json", dir);
+    write_raw(path, json, strlen(json));
+    float x[2] = {0.5f, 0.25f};
+    int64_t shape[1] = {2};
+    snprintf(path, sizeof path, "%s/x.npy", dir);
+    assert_int_equal(npy_write(path, "<f4", 1, shape, x, &e), CFE_OK);
+    cf_case c;
+    cf_expected xx;
+    cf_err ce = {{0}};
+    assert_int_equal(cf_case_read(dir, &c, &xx, &ce), CFE_INPUT);
+    if (!strstr(ce.msg, dir) || !strstr(ce.msg, field)) fail_msg("message '%s' lacks dir or '%s'", ce.msg, field);
+}
+
+#define T_OK "\"x\": {\"dtype\": \"f32\", \"shape\": [2], \"strides\": [1], \"offset\": 0, \"format\": \"ND\", \"storage_shape\": [2], \"file\": \"x.npy\"}"
+
+static void malformed_case_json_is_rejected_with_field(void **state)
+{
+    (void)state;
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\"", "not valid JSON");
+    expect_case_error("{\"schema\": 2, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {}, \"expect\": {\"status\": 0}}", "schema");
+    expect_case_error("{\"schema\": 1, \"op\": \"nope\", \"params\": {}, \"tensors\": {}, \"expect\": {\"status\": 0}}", "'op'");
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"tensors\": {}, \"expect\": {\"status\": 0}}", "params");
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {" T_OK "}}", "expect.status");
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {\"x\": {\"dtype\": \"f17\", \"shape\": [2], \"strides\": [1], \"offset\": 0, \"storage_shape\": [2], \"file\": \"x.npy\"}}, \"expect\": {\"status\": 0}}", "tensors.x.dtype");
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {\"x\": {\"dtype\": \"f32\", \"shape\": [2], \"strides\": [1, 1], \"offset\": 0, \"storage_shape\": [2], \"file\": \"x.npy\"}}, \"expect\": {\"status\": 0}}", "tensors.x.strides");
+    /* the file holds 2 elements, the manifest says 3 */
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {\"x\": {\"dtype\": \"f32\", \"shape\": [3], \"strides\": [1], \"offset\": 0, \"storage_shape\": [3], \"file\": \"x.npy\"}}, \"expect\": {\"status\": 0}}", "storage_shape");
+    /* dtype f16 but the file is '<f4' */
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {\"x\": {\"dtype\": \"f16\", \"shape\": [2], \"strides\": [1], \"offset\": 0, \"storage_shape\": [2], \"file\": \"x.npy\"}}, \"expect\": {\"status\": 0}}", "tensors.x.dtype");
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {\"x\": {\"dtype\": \"f32\", \"shape\": [2], \"strides\": [1], \"offset\": 0, \"storage_shape\": [2], \"file\": \"../x.npy\"}}, \"expect\": {\"status\": 0}}", "tensors.x.file");
+    expect_case_error("{\"schema\": 1, \"op\": \"softplus_backward\", \"params\": {\"beta\": {\"dtype\": \"f32\", \"value\": 1, \"bits\": \"1.0\"}}, \"tensors\": {}, \"expect\": {\"status\": 0}}", "params.beta.bits");
+    expect_case_error("{\"schema\": 1, \"op\": \"softplus_backward\", \"params\": {\"beta\": {\"dtype\": \"i8\", \"value\": 1, \"bits\": \"0x1ff\"}}, \"tensors\": {}, \"expect\": {\"status\": 0}}", "params.beta.bits");
+    /* a valid case with missing golden files */
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {\"eps\": 0.1}, \"tensors\": {" T_OK ", \"out\": {\"dtype\": \"f32\", \"shape\": [2], \"strides\": [1], \"offset\": 0, \"storage_shape\": [2], \"output\": true}}, \"expect\": {\"status\": 0}}", "expected.out.npy");
+}
+
+static void spec_examples_are_read_exactly(void **state)
+{
+    (void)state;
+    cf_case c;
+    cf_expected x;
+    cf_err e = {{0}};
+    assert_int_equal(cf_case_read(ACLCONFORM_TEST_DATA "/examples/softplus_backward/5fe457886ceada4b", &c, &x, &e), CFE_OK);
+    assert_int_equal(c.op, CF_OP_softplus_backward);
+    const cf_param *beta = cf_case_param_c(&c, "beta"), *th = cf_case_param_c(&c, "threshold");
+    assert_non_null(beta);
+    assert_int_equal(beta->kind, CF_PARAM_SCALAR);
+    assert_int_equal(beta->scalar_dtype, CF_I64);
+    assert_true(beta->scalar_bits == 1);
+    assert_int_equal(th->scalar_dtype, CF_F16);
+    assert_true(th->scalar_bits == 0x4d00);
+    assert_int_equal(cf_case_tensor_c(&c, "self")->dtype, CF_I32);
+    assert_int_equal(cf_case_tensor_c(&c, "gradOutput")->dtype, CF_BF16);
+    assert_int_equal(x.nout, 1);
+    assert_int_equal(x.out[0].n, 12);
+    /* ids are content hashes: writing it again gives a stable 16-hex-digit id */
+    char id1[17], id2[17];
+    cf_case_id(&c, id1);
+    cf_case_id(&c, id2);
+    assert_string_equal(id1, id2);
+    assert_int_equal(strlen(id1), 16);
+    /* write + read back: the same inputs, params and golden values */
+    char path[1024];
+    assert_int_equal(cf_case_write(tmpdir, &c, &x, "test", path, sizeof path, &e), CFE_OK);
+    cf_case c2;
+    cf_expected x2;
+    assert_int_equal(cf_case_read(path, &c2, &x2, &e), CFE_OK);
+    char id3[17];
+    cf_case_id(&c2, id3);
+    assert_string_equal(id1, id3);
+    assert_memory_equal(x.out[0].r, x2.out[0].r, 12 * sizeof(double));
+    assert_true(cf_case_param_c(&c2, "threshold")->scalar_bits == 0x4d00);
+    cf_case_free(&c2);
+    cf_expected_free(&x2);
+    cf_case_free(&c);
+    cf_expected_free(&x);
+
+    assert_int_equal(cf_case_read(ACLCONFORM_TEST_DATA "/examples/scaled_masked_softmax_backward/f527a19e06f1f2c4", &c, &x, &e), CFE_OK);
+    assert_int_equal(c.expect_status, 161001);
+    assert_false(cf_case_tensor_c(&c, "mask")->present);
+    assert_int_equal(x.nout, 0);
+    cf_case_free(&c);
+    assert_int_equal(cf_case_read(ACLCONFORM_TEST_DATA "/examples/nsa_compress_grad/51a7488a3c231b9f", &c, &x, &e), CFE_OK);
+    const cf_param *a = cf_case_param_c(&c, "actSeqLen");
+    assert_int_equal(a->arr_len, 4);
+    assert_int_equal(a->arr[3], 120);
+    assert_int_equal(x.nout, 2);
+    assert_string_equal(cf_case_param_c(&c, "layout")->str, "TND");
+    cf_case_free(&c);
+    cf_expected_free(&x);
+    assert_int_equal(cf_case_read(ACLCONFORM_TEST_DATA "/examples/logit_grad/8872fe16f3f6a2fe", &c, &x, &e), CFE_OK);
+    assert_non_null(x.out[0].alt);
+    assert_true(cf_case_param_c(&c, "eps")->f64 == 0.2);
+    cf_case_free(&c);
+    cf_expected_free(&x);
+}
+
+static void sha256_matches_known_vectors(void **state)
+{
+    (void)state;
+    cf_sha256 s;
+    uint8_t h[32];
+    cf_sha256_init(&s);
+    cf_sha256_update(&s, "abc", 3);
+    cf_sha256_final(&s, h);
+    static const uint8_t abc[8] = {0xba, 0x78, 0x16, 0xbf, 0x8f, 0x01, 0xcf, 0xea};
+    assert_memory_equal(h, abc, 8);
+    cf_sha256_init(&s);
+    const char *m = "abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq";
+    cf_sha256_update(&s, m, strlen(m));
+    cf_sha256_final(&s, h);
+    static const uint8_t two[8] = {0x24, 0x8d, 0x6a, 0x61, 0xd2, 0x06, 0x38, 0xb8};
+    assert_memory_equal(h, two, 8);
+}
+
+static void atomic_write_leaves_no_temporary(void **state)
+{
+    (void)state;
+    char path[512];
+    snprintf(path, sizeof path, "%s/atomic.txt", tmpdir);
+    cf_err e = {{0}};
+    assert_int_equal(cf_write_atomic(path, "hello", 5, &e), CFE_OK);
+    char tmp[600];
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    assert_false(cf_is_file(tmp));
+    char *d;
+    size_t n;
+    assert_int_equal(cf_read_file(path, &d, &n, &e), CFE_OK);
+    assert_int_equal(n, 5);
+    free(d);
+    /* into a directory that does not exist: an error, not a crash */
+    snprintf(path, sizeof path, "%s/no/such/dir/x", tmpdir);
+    assert_int_equal(cf_write_atomic(path, "x", 1, &e), CFE_IO);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(npy_round_trips_every_suite_dtype),
+        cmocka_unit_test(malformed_npy_files_are_rejected_with_file_and_field),
+        cmocka_unit_test(malformed_case_json_is_rejected_with_field),
+        cmocka_unit_test(spec_examples_are_read_exactly),
+        cmocka_unit_test(sha256_matches_known_vectors),
+        cmocka_unit_test(atomic_write_leaves_no_temporary),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,120 @@
+/* A deliberately wrong target for the harness's own tests: it forwards every ABI function to the
+ * real libaclnn_impl.so (loaded privately) and plants two defects:
+ *   - LogitGrad flips the last bit of the first output element (a 1-ULP error);
+ *   - SoftplusBackward answers a NULL beta with 161002 instead of 161001 (a wrong status).
+ * The sweep must find both, store them, and replay must reproduce them. */
+#include <dlfcn.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "aclnnop/aclnn_gelu_backward_v2.h"
+#include "aclnnop/aclnn_logit_grad.h"
+#include "aclnnop/aclnn_nsa_compress_grad.h"
+#include "aclnnop/aclnn_scaled_masked_softmax_backward.h"
+#include "aclnnop/aclnn_softplus_backward.h"
+
+static void *real(const char *name)
+{
+    static void *h;
+    if (!h) h = dlopen(ACLCONFORM_REAL_IMPL, RTLD_NOW | RTLD_LOCAL);
+    return h ? dlsym(h, name) : NULL;
+}
+
+#define FWD(ret, name, params, args)                                                               \
+    ret name params                                                                                \
+    {                                                                                              \
+        ret(*f) params;                                                                            \
+        void *p = real(#name);                                                                     \
+        memcpy(&f, &p, sizeof f);                                                                  \
+        return f args;                                                                             \
+    }
+
+/* Remember where each tensor's first view element lives, to corrupt LogitGrad's output. */
+typedef struct { const aclTensor *t; char *first; size_t esize; } rec_t;
+static rec_t recs[4096];
+static int nrecs;
+
+static size_t esize_of(aclDataType dt) { return dt == ACL_FLOAT ? 4 : (dt == ACL_FLOAT16 || dt == ACL_BF16) ? 2 : 0; }
+
+aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDataType dataType,
+                           const int64_t *stride, int64_t offset, aclFormat format,
+                           const int64_t *storageDims, uint64_t storageDimsNum, void *tensorData)
+{
+    aclTensor *(*f)(const int64_t *, uint64_t, aclDataType, const int64_t *, int64_t, aclFormat,
+                    const int64_t *, uint64_t, void *);
+    void *p = real("aclCreateTensor");
+    memcpy(&f, &p, sizeof f);
+    aclTensor *t = f(viewDims, viewDimsNum, dataType, stride, offset, format, storageDims, storageDimsNum, tensorData);
+    if (t && tensorData && nrecs < 4096)
+        recs[nrecs++] = (rec_t){t, (char *)tensorData + offset * (int64_t)esize_of(dataType), esize_of(dataType)};
+    return t;
+}
+
+FWD(aclScalar *, aclCreateScalar, (void *v, aclDataType d), (v, d))
+FWD(aclIntArray *, aclCreateIntArray, (const int64_t *v, uint64_t n), (v, n))
+FWD(aclnnStatus, aclDestroyScalar, (const aclScalar *s), (s))
+FWD(aclnnStatus, aclDestroyIntArray, (const aclIntArray *a), (a))
+FWD(aclnnStatus, aclDestroyAclOpExecutor, (aclOpExecutor *e), (e))
+
+aclnnStatus aclDestroyTensor(const aclTensor *t)
+{
+    for (int i = 0; i < nrecs; i++)
+        if (recs[i].t == t) recs[i] = recs[--nrecs];
+    aclnnStatus (*f)(const aclTensor *);
+    void *p = real("aclDestroyTensor");
+    memcpy(&f, &p, sizeof f);
+    return f(t);
+}
+
+FWD(aclnnStatus, aclnnScaledMaskedSoftmaxBackwardGetWorkspaceSize,
+    (const aclTensor *g, const aclTensor *y, const aclTensor *m, double s, bool fx, aclTensor *o, uint64_t *w, aclOpExecutor **e),
+    (g, y, m, s, fx, o, w, e))
+FWD(aclnnStatus, aclnnScaledMaskedSoftmaxBackward, (void *w, uint64_t n, aclOpExecutor *e, aclrtStream s), (w, n, e, s))
+FWD(aclnnStatus, aclnnNsaCompressGradGetWorkspaceSize,
+    (const aclTensor *a, const aclTensor *b, const aclTensor *c, const aclIntArray *d, int64_t l, int64_t st, int64_t ty, char *lay,
+     const aclTensor *ig, const aclTensor *wg, uint64_t *w, aclOpExecutor **e),
+    (a, b, c, d, l, st, ty, lay, ig, wg, w, e))
+FWD(aclnnStatus, aclnnNsaCompressGrad, (void *w, uint64_t n, aclOpExecutor *e, aclrtStream s), (w, n, e, s))
+FWD(aclnnStatus, aclnnGeluBackwardV2GetWorkspaceSize,
+    (const aclTensor *g, const aclTensor *x, char *ap, aclTensor *o, uint64_t *w, aclOpExecutor **e), (g, x, ap, o, w, e))
+FWD(aclnnStatus, aclnnGeluBackwardV2, (void *w, uint64_t n, aclOpExecutor *e, aclrtStream s), (w, n, e, s))
+FWD(aclnnStatus, aclnnSoftplusBackward, (void *w, uint64_t n, aclOpExecutor *e, aclrtStream s), (w, n, e, s))
+
+aclnnStatus aclnnSoftplusBackwardGetWorkspaceSize(const aclTensor *g, const aclTensor *x, const aclScalar *beta,
+                                                  const aclScalar *th, aclTensor *o, uint64_t *w, aclOpExecutor **e)
+{
+    if (!beta && g && x && th && o && w && e) return 161002; /* defect: should be 161001 */
+    aclnnStatus (*f)(const aclTensor *, const aclTensor *, const aclScalar *, const aclScalar *, aclTensor *, uint64_t *, aclOpExecutor **);
+    void *p = real("aclnnSoftplusBackwardGetWorkspaceSize");
+    memcpy(&f, &p, sizeof f);
+    return f(g, x, beta, th, o, w, e);
+}
+
+static const aclTensor *logit_out;
+
+aclnnStatus aclnnLogitGradGetWorkspaceSize(const aclTensor *x, const aclTensor *dy, double eps, const aclTensor *out,
+                                           uint64_t *w, aclOpExecutor **e)
+{
+    logit_out = out;
+    aclnnStatus (*f)(const aclTensor *, const aclTensor *, double, const aclTensor *, uint64_t *, aclOpExecutor **);
+    void *p = real("aclnnLogitGradGetWorkspaceSize");
+    memcpy(&f, &p, sizeof f);
+    return f(x, dy, eps, out, w, e);
+}
+
+aclnnStatus aclnnLogitGrad(void *ws, uint64_t n, aclOpExecutor *e, aclrtStream s)
+{
+    aclnnStatus (*f)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+    void *p = real("aclnnLogitGrad");
+    memcpy(&f, &p, sizeof f);
+    aclnnStatus st = f(ws, n, e, s);
+    if (st == 0)
+        for (int i = 0; i < nrecs; i++)
+            if (recs[i].t == logit_out && recs[i].esize) {
+                recs[i].first[0] ^= 1; /* defect: last bit of the first element */
+                break;
+            }
+    return st;
+}
