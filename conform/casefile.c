@@ -109,7 +109,7 @@ static cf_status parse_param(const char *file, const char *name, const cJSON *v,
         int n = cJSON_GetArraySize(v);
         p->arr = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
         if (!p->arr) return cf_fail(e, CFE_IO, "out of memory");
-        int got;
+        int got = 0;
         char field[64];
         snprintf(field, sizeof field, "params.%s", name);
         cf_status st = get_int_array(file, field, v, p->arr, &got, n, e);
@@ -157,7 +157,7 @@ static cf_status parse_tensor(const char *dir, const char *file, const cJSON *v,
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(v, "dtype");
     if (!cJSON_IsString(dt) || !cf_dtype_parse(dt->valuestring, &t->dtype))
         return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.dtype': expected one of f16 bf16 f32 f64 i8 i16 i32 i64 u8 bool", file, nm);
-    int n1, n2, n3;
+    int n1 = 0, n2 = 0, n3 = 0;
     cf_status st;
     snprintf(field, sizeof field, "tensors.%s.shape", nm);
     if ((st = get_int_array(file, field, cJSON_GetObjectItemCaseSensitive(v, "shape"), t->shape, &n1, CF_MAX_RANK, e))) return st;
