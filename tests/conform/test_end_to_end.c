@@ -67,6 +67,17 @@ static int run(char **out, const char *fmt, ...)
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* The stderr of the last run(). */
+static char *last_stderr(void)
+{
+    char path[600], *text;
+    size_t len;
+    cf_err e = {{0}};
+    snprintf(path, sizeof path, "%s/stderr.txt", tmp);
+    if (cf_read_file(path, &text, &len, &e)) fail_msg("%s", e.msg);
+    return text;
+}
+
 static cJSON *load_json(const char *path)
 {
     char *text;
@@ -93,9 +104,7 @@ static void sweep_of_builtin_passes_and_report_follows_the_format(void **state)
     int rc = run(&out, TOOL " sweep --cases 3 --invalid-cases 1 --seed 11 --jobs 2 --no-shrink --corpus %s/c0 --output %s/r0.json", tmp, tmp);
     printf("%s", out);
     if (rc != 0) {
-        char *err;
-        run(&err, "cat %s/stderr.txt", tmp);
-        fail_msg("sweep of builtin exited %d:\n%s", rc, err);
+        fail_msg("sweep of builtin exited %d:\n%s", rc, last_stderr());
     }
     free(out);
     char path[600];
@@ -261,7 +270,7 @@ static void bad_flags_and_files_exit_2_naming_them(void **state)
     (void)state;
     char *err;
     assert_int_equal(run(NULL, TOOL " sweep --shard 3/3"), 2);
-    run(&err, "cat %s/stderr.txt", tmp);
+    err = last_stderr();
     assert_non_null(strstr(err, "--shard"));
     free(err);
     assert_int_equal(run(NULL, TOOL " sweep --op not_an_op"), 2);
@@ -271,7 +280,7 @@ static void bad_flags_and_files_exit_2_naming_them(void **state)
     assert_int_equal(run(NULL, TOOL " replay %s/does-not-exist", tmp), 2);
     assert_int_equal(run(NULL, TOOL " sweep --target %s/nothing.so --cases 1", tmp), 2);
     assert_int_equal(run(NULL, "echo '{\"schema\": 1, \"run\": {}, \"results\": [{\"op\": 1}]}' > %s/bad.json && " TOOL " report %s/bad.json --format md", tmp, tmp), 2);
-    run(&err, "cat %s/stderr.txt", tmp);
+    err = last_stderr();
     assert_non_null(strstr(err, "results[0].op"));
     free(err);
     assert_int_equal(run(NULL, TOOL " merge %s/bad.json -o %s/m.json", tmp, tmp), 2);

@@ -95,9 +95,9 @@ static void expect_npy_error(const char *name, const void *bytes, size_t n, cons
 static void malformed_npy_files_are_rejected_with_file_and_field(void **state)
 {
     (void)state;
-    char good[128];
+    char good[136];
     const char *dict = "{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }";
-    size_t dl = strlen(dict), hl = 64 - 10;
+    size_t dl = strlen(dict), hl = 128 - 10; /* header padded to 128 bytes */
     memcpy(good, "\x93NUMPY\x01\x00", 8);
     good[8] = (char)hl;
     good[9] = 0;
@@ -105,31 +105,31 @@ static void malformed_npy_files_are_rejected_with_file_and_field(void **state)
     memcpy(good + 10, dict, dl);
     good[10 + hl - 1] = '\n';
     float vals[2] = {1, 2};
-    memcpy(good + 64, vals, 8);
+    memcpy(good + 128, vals, 8);
     char path[512];
     snprintf(path, sizeof path, "%s/good.npy", tmpdir);
-    write_raw(path, good, 72);
+    write_raw(path, good, 136);
     npy_array a;
     cf_err e = {{0}};
     assert_int_equal(npy_read(path, &a, &e), CFE_OK);
     npy_free(&a);
 
-    expect_npy_error("trunc_data.npy", good, 70, "data");       /* data cut short */
+    expect_npy_error("trunc_data.npy", good, 134, "data");       /* data cut short */
     expect_npy_error("trunc_hdr.npy", good, 40, "header");      /* header cut short */
     expect_npy_error("magic.npy", "\x93NUMPX\x01\x00\x10\x00", 10, "magic");
-    char bad[72];
-    memcpy(bad, good, 72);
+    char bad[136];
+    memcpy(bad, good, 136);
     memcpy(bad + 10 + 11, ">f4", 3); /* big endian */
-    expect_npy_error("descr.npy", bad, 72, "descr");
-    memcpy(bad, good, 72);
+    expect_npy_error("descr.npy", bad, 136, "descr");
+    memcpy(bad, good, 136);
     memcpy(bad + 10 + strlen("{'descr': '<f4', 'fortran_order': "), "True ", 5);
-    expect_npy_error("fortran.npy", bad, 72, "fortran_order");
-    memcpy(bad, good, 72);
+    expect_npy_error("fortran.npy", bad, 136, "fortran_order");
+    memcpy(bad, good, 136);
     bad[10 + strlen("{'descr': '<f4', 'fortran_order': False, 'shape': (")] = 'x';
-    expect_npy_error("shape.npy", bad, 72, "shape");
-    memcpy(bad, good, 72);
+    expect_npy_error("shape.npy", bad, 136, "shape");
+    memcpy(bad, good, 136);
     bad[6] = 9; /* version */
-    expect_npy_error("version.npy", bad, 72, "version");
+    expect_npy_error("version.npy", bad, 136, "version");
     /* a missing file */
     snprintf(path, sizeof path, "%s/none.npy", tmpdir);
     assert_int_equal(npy_read(path, &a, &e), CFE_INPUT);
