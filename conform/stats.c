@@ -300,8 +300,9 @@ void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *
         if (r->error[0])
             snprintf(v->first_failure, sizeof v->first_failure, "%s %s: %s", cf_op_name(c->op), case_ref, r->error);
         else
-            snprintf(v->first_failure, sizeof v->first_failure, "%s %s: status %d (phase %s), expected %d",
-                     cf_op_name(c->op), case_ref, r->status, r->phase ? "execute" : "GetWorkspaceSize", c->expect_status);
+            snprintf(v->first_failure, sizeof v->first_failure, "FAIL %s %s: status %d (phase %s), expected %d%s%s",
+                     cf_op_name(c->op), case_ref, r->status, r->phase ? "execute" : "GetWorkspaceSize", c->expect_status,
+                     c->rule[0] ? " for rule " : "", c->rule);
         if (cb) cb(ctx, v->first_failure);
         if (row) {
             row->failed_cases++;
