@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Sweep PyTorch's CPU operators through the out-of-process path and publish the result as
+# reports/pytorch-cpu.{json,md}:  export -> tools/torch_target.py -> score -> report.
+#   scripts/pytorch_report.sh [--cases N] [--seed S]      (default 200 cases per stream)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh build
+missing=()
+for p in python3-torch python3-numpy; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+cases=200 seed=0x70c4
+while (($#)); do
+  case "$1" in
+    --cases) cases="$2"; shift 2 ;;
+    --seed) seed="$2"; shift 2 ;;
+    *) echo "pytorch_report.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+done
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+B=build/conform/aclnn-conform
+$B export --cases "$cases" --invalid-cases 0 --seed "$seed" --out "$work/cases"
+/usr/bin/python3 tools/torch_target.py "$work/cases"
+set +e
+$B score "$work/cases" --quiet --output "$work/pytorch-cpu.json"
+rc=$?
+set -e
+[ "$rc" -le 1 ] || exit "$rc"
+# the report names the target: PyTorch through export/score
+/usr/bin/python3 - "$work/pytorch-cpu.json" <<'PY'
+import json, sys, torch
+p = sys.argv[1]
+r = json.load(open(p))
+r["run"]["target"] = "pytorch %s CPU (tools/torch_target.py via export/score)" % torch.__version__
+json.dump(r, open(p, "w"), indent=1)
+PY
+mkdir -p reports
+cp "$work/pytorch-cpu.json" reports/pytorch-cpu.json.tmp && mv reports/pytorch-cpu.json.tmp reports/pytorch-cpu.json
+$B report reports/pytorch-cpu.json --format md -o reports/pytorch-cpu.md
+echo "wrote reports/pytorch-cpu.json and reports/pytorch-cpu.md (score exit $rc: 1 = deviations found)"
