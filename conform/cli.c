@@ -88,6 +88,8 @@ cf_status cf_parse_opts(int argc, char **argv, int first, cf_opts *o, cf_err *e)
             if (!parse_i64(val, &o->cases) || o->cases == 0) return cf_fail(e, CFE_INPUT, "--cases: expected a positive integer, got '%s'", val);
         } else if (!strcmp(flag, "--invalid-cases")) {
             if (!parse_i64(val, &o->invalid_cases)) return cf_fail(e, CFE_INPUT, "--invalid-cases: expected an integer >= 0, got '%s'", val);
+        } else if (!strcmp(flag, "--max-elements")) {
+            if (!parse_i64(val, &o->max_elements)) return cf_fail(e, CFE_INPUT, "--max-elements: expected an integer >= 0, got '%s'", val);
         } else if (!strcmp(flag, "--time")) {
             char *end;
             o->time_s = strtod(val, &end);

@@ -32,6 +32,7 @@ typedef struct {
     bool exhaustive, exhaustive_f32;
     bool quiet, json, strict_zero, no_shrink, no_store;
     double timeout_s;    /* per case, foreign targets */
+    int64_t max_elements; /* export: skip cases with more elements in all tensors (0 = no limit) */
     const char *format;  /* report --format */
     const char *output;  /* merge -o / report -o */
     int npos;

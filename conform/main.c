@@ -35,6 +35,7 @@ static void usage(FILE *f)
             "  --out DIR (reports/)  --corpus DIR (corpus/)   --constraints DIR (constraints/)\n"
             "  --exhaustive [--all-f32]   --quiet   --json   --strict-zero   --no-shrink   --no-store\n"
             "  --timeout S           per-case limit for a foreign target (worker process)\n"
+            "  --max-elements N      export: skip cases with more than N elements in all tensors\n"
             "exit: 0 conforms, 1 failures found, 2 usage/input error, 3 internal or I/O error\n");
 }
 

@@ -362,6 +362,12 @@ int cmd_export(const cf_opts *o)
                     break;
                 }
                 snprintf(c.profile, sizeof c.profile, "%s", o->profile);
+                int64_t elems = 0;
+                for (int t = 0; t < c.ntensors; t++) elems += c.tensors[t].present ? cf_tensor_numel(&c.tensors[t]) : 0;
+                if (o->max_elements && elems > o->max_elements) {
+                    cf_case_free(&c);
+                    continue;
+                }
                 cf_expected x = {0};
                 if (c.expect_status == 0) st = cf_oracle_expected(&c, o->profile, &x, &e);
                 char path[2048];
