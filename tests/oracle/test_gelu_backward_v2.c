@@ -120,7 +120,7 @@ static void unknown_mode_is_einval(void **state)
 static void spec_example_matches(void **state)
 {
     (void)state;
-    int64_t n;
+    int64_t n = 0;
     float *dy = tt_example("gelu_backward_v2/f3592db808b27a8b/gradOutput.npy", &n);
     float *x = tt_example("gelu_backward_v2/f3592db808b27a8b/self.npy", &n);
     double *ex = tt_example("gelu_backward_v2/f3592db808b27a8b/expected.gradInput.npy", &n);

@@ -108,7 +108,7 @@ static void eps_is_rounded_to_f32_and_hi_rounding_gives_alt(void **state)
 static void spec_example_matches(void **state)
 {
     (void)state;
-    int64_t n1, n2, n3, n4, n5;
+    int64_t n1 = 0, n2 = 0, n3 = 0, n4 = 0, n5 = 0;
     float *x = tt_example("logit_grad/8872fe16f3f6a2fe/x.npy", &n1);
     float *dy = tt_example("logit_grad/8872fe16f3f6a2fe/dy.npy", &n2);
     double *ex = tt_example("logit_grad/8872fe16f3f6a2fe/expected.out.npy", &n3);

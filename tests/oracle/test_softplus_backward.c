@@ -136,7 +136,7 @@ static void f64_output_carries_a_low_part(void **state)
 static void spec_example_matches(void **state)
 {
     (void)state;
-    int64_t n;
+    int64_t n = 0;
     uint16_t *dy = tt_example("softplus_backward/5fe457886ceada4b/gradOutput.npy", &n);
     int32_t *x = tt_example("softplus_backward/5fe457886ceada4b/self.npy", &n);
     double *ex = tt_example("softplus_backward/5fe457886ceada4b/expected.gradInput.npy", &n);
