@@ -6,7 +6,10 @@
 #include <string.h>
 #include <threads.h>
 
+#include <float.h>
+
 #include <gsl/gsl_errno.h>
+#include <gsl/gsl_sf_exp.h>
 
 static once_flag orc_once = ONCE_FLAG_INIT;
 
@@ -179,6 +182,23 @@ int orc_broadcast_shape(const orc_tensor *a, const orc_tensor *b, int *ndim, int
 }
 
 int orc_gsl_status(int gsl_status) { return gsl_status == GSL_SUCCESS ? ORC_OK : ORC_ENUMERIC; }
+
+int orc_exp_mult(double x, double y, double *val, double *err)
+{
+    gsl_sf_result res;
+    int st = gsl_sf_exp_mult_e(x, y, &res);
+    if (st == GSL_EUNDRFLW || (st == GSL_SUCCESS && res.val == 0.0 && y != 0.0)) {
+        *val = 0.0;
+        *err = DBL_MIN;
+        return ORC_OK;
+    }
+    if (st != GSL_SUCCESS) return ORC_ENUMERIC;
+    double ly = y > 0 ? fabs(log(y)) : 0.0;
+    double own = 4.0 * DBL_EPSILON * (fabs(x) + ly + 2.0) * fabs(res.val);
+    *val = res.val;
+    *err = fmax(fabs(res.err), own) + ORC_TINY;
+    return ORC_OK;
+}
 
 void orc_iter_next(orc_iter *it)
 {

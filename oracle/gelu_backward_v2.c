@@ -45,21 +45,16 @@ static gelu_val tail_product(double dy, double coef, double mcoef, double arg, i
         v.r = sneg ? -INFINITY : INFINITY;
         return v;
     }
-    gsl_sf_result res, mres;
-    int st = gsl_sf_exp_mult_e(arg, ady * coef, &res);
-    if (st == GSL_EUNDRFLW || (st == GSL_SUCCESS && res.val == 0.0)) {
-        res.val = 0.0;
-        res.err = DBL_MIN;
-    } else if (st != GSL_SUCCESS) {
-        v.status = orc_gsl_status(st);
+    double val, verr, mval, merr;
+    int st = orc_exp_mult(arg, ady * coef, &val, &verr);
+    if (st == ORC_OK) st = orc_exp_mult(arg, ady * mcoef, &mval, &merr);
+    if (st != ORC_OK) {
+        v.status = st;
         return v;
     }
-    int mst = gsl_sf_exp_mult_e(arg, ady * mcoef, &mres);
-    if (mst == GSL_EUNDRFLW) mres.val = 0.0;
-    else if (mst != GSL_SUCCESS) { v.status = orc_gsl_status(mst); return v; }
-    v.r = sneg ? -res.val : res.val;
-    v.err = 2.0 * (res.err + rel_err * res.val) + ORC_TINY;
-    v.m = mres.val;
+    v.r = sneg ? -val : val;
+    v.err = 2.0 * (verr + rel_err * val) + ORC_TINY;
+    v.m = mval;
     return v;
 }
 

@@ -19,7 +19,7 @@
 
 #include "oracle.h"
 
-#define ORC_MAX_RANK 8
+#define ORC_MAX_RANK 32 /* aclCreateTensor's limit; the cann-kernel Gelu accepts rank > 8 */
 #define ORC_U 0x1p-53           /* unit roundoff of double */
 #define ORC_TINY 0x1p-1074      /* smallest subnormal double: absolute underflow allowance */
 
@@ -92,6 +92,14 @@ void orc_put_alt(orc_out *out, int64_t i, double r, double m, double err, double
 /* Maps a GSL status of a special function to the oracle's: GSL_SUCCESS -> ORC_OK, anything else
  * -> ORC_ENUMERIC (callers handle the statuses they expect, e.g. underflow, before this). */
 int orc_gsl_status(int gsl_status);
+
+/* y·e^x for y ≥ 0 finite, through gsl_sf_exp_mult_e, with two repairs: underflow (|result| <
+ * DBL_MIN) is returned as val = 0, err = DBL_MIN (a true bound) with ORC_OK; and the error
+ * estimate is made non-negative and not smaller than 4ε·(|x| + |ln y| + 2)·|val| — GSL 2.7.1's
+ * large-argument branch adds 2ε·(M + N + 1)·|val| with M + N = ⌊x⌋ + ⌊ln y⌋, which is negative
+ * for x ≪ 0 and yields a *negative* err (found by test_oracle_mpfr_cert).  Other statuses ->
+ * ORC_ENUMERIC. */
+int orc_exp_mult(double x, double y, double *val, double *err);
 
 /* f32 rounding of a double (round to nearest even, overflow to Inf; done by the C conversion in
  * the default rounding mode). */

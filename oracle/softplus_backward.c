@@ -9,7 +9,9 @@
  * Branch (numerics.md §5): z > threshold is decided exactly — in double when |fl(z) − threshold|
  * is clearly larger than fl(z)'s error, otherwise with MPFR (exact product at 128 bits).  A kernel
  * decides on fl_P(beta·fl_P(self)); where that differs from the exact decision, alt holds the
- * other branch's value.  At exact equality both agree (no alt): the σ branch.
+ * other branch's value.  At exact equality both agree (no alt): the σ branch.  Profile cann-kernel
+ * (f64 computed in f32): for f64 cases the kernel decision uses beta, threshold, self and the
+ * product rounded to f32; the exact values are those of the spec.
  * Special values: NaN z (beta = 0 with self = ±Inf, NaN inputs) fails the comparison -> NaN;
  * z = −Inf -> gradOutput·0 (NaN for ±Inf); for finite z, σ(z) > 0, so gradOutput = ±Inf gives ±Inf
  * however small σ is (§5a, evaluated as gradOutput·e^{z} with gsl_sf_exp_mult_e in the far tail).
@@ -111,12 +113,11 @@ static sp_val sigmoid_double(double dy, double z)
     }
     if (z < -700.0) {                              /* σ = e^{z}·(1 − O(e^{z})) */
         if (isinf(dy)) { v.r = dy; return v; }
-        gsl_sf_result res;
-        int st = gsl_sf_exp_mult_e(z, fabs(dy), &res);
-        if (st == GSL_EUNDRFLW) { res.val = 0; res.err = DBL_MIN; }
-        else if (st != GSL_SUCCESS) { v.status = orc_gsl_status(st); return v; }
-        v.r = copysign(res.val, dy);
-        v.err = 2.0 * (res.err + res.val * (ez + 4.0 * ORC_U)) + ORC_TINY;
+        double val, verr;
+        int st = orc_exp_mult(z, fabs(dy), &val, &verr);
+        if (st != ORC_OK) { v.status = st; return v; }
+        v.r = copysign(val, dy);
+        v.err = 2.0 * (verr + val * (ez + 4.0 * ORC_U)) + ORC_TINY;
         v.m = fabs(v.r) * (1.0 + fabs(z));
         return v;
     }
@@ -169,7 +170,8 @@ int orc_softplus_backward(const orc_tensor *gradOutput, const orc_tensor *self, 
                           orc_out *out)
 {
     orc_init();
-    (void)profile; /* cann-kernel changes only tolerances and status rules */
+    /* cann-kernel computes f64 in f32: its branch decision (alt) is taken on f32 operands */
+    bool cann = profile == ORC_PROFILE_CANN_KERNEL;
     if (!gradOutput || !self || !out || !out->r) return ORC_EINVAL;
     if (orc_dtype_size(beta.dtype) == 0 || orc_dtype_size(threshold.dtype) == 0) return ORC_EINVAL;
     const orc_tensor *ts[2] = {gradOutput, self};
@@ -202,7 +204,8 @@ int orc_softplus_backward(const orc_tensor *gradOutput, const orc_tensor *self, 
             x.v = orc_widen(self->dtype, xp);
         }
         bool above = greater_exact(b, &x, t);
-        bool above_k = greater_rounded(b, &x, t, p64);
+        bool above_k = cann && p64 ? greater_rounded(orc_round_f32(b), &x, orc_round_f32(t), false)
+                                   : greater_rounded(b, &x, t, p64);
         sp_val sv = {0, 0, 0, 0, ORC_OK};
         if (!above || !above_k) {
             sv = hp ? sigmoid_mpfr(dy, b, &x, w) : sigmoid_double(dy, b * x.v);
