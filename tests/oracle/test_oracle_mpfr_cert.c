@@ -223,7 +223,7 @@ static void gelu_certified(void **state)
     const char *modes[2] = {"none", "tanh"};
     for (int mode = 0; mode < 2; mode++) {
         stats s = {.name = mode ? "gelu_backward_v2 tanh" : "gelu_backward_v2 none"};
-        enum { NS = 3000 };
+        enum { NS = 8000 };
         static float xs[NS], dys[NS];
         for (int i = 0; i < NS; i++) {
             xs[i] = gelu_sample_x(i);
@@ -327,7 +327,7 @@ static int softplus_exact(double beta, double x, double t, double dy, mpfr_t ex,
 static void softplus_certified(void **state)
 {
     (void)state;
-    enum { NS = 4000 };
+    enum { NS = 8000 };
     /* f32 compute, f32 tensors */
     {
         stats s = {.name = "softplus_backward f32"};
@@ -481,7 +481,7 @@ static void logit_certified(void **state)
     (void)state;
     stats s = {.name = "logit_grad"};
     static const double epss[8] = {0.2, 1e-3, 0.0, -1.0, 0.45, 1e-7, 0.5, 0x1p-140};
-    enum { NB = 600 };
+    enum { NB = 1500 };
     float xs[NB], dys[NB];
     mpfr_t ex, lo, hi, xm;
     mpfr_inits2(PREC, ex, lo, hi, xm, (mpfr_ptr)0);
