@@ -105,7 +105,13 @@ double orc_scalar_widen(orc_scalar s)
     return widen_bits(s.dtype, v);
 }
 
-double orc_round_f32(double x) { return (double)(float)x; }
+double orc_round_f32(double x)
+{
+    /* Out-of-range conversion is undefined in C11 outside Annex F: decide overflow here.  Values
+     * with |x| ≥ FLT_MAX + ulp/2 = 2^128 − 2^103 round to ±Inf (the tie goes to the even Inf). */
+    if (isfinite(x) && fabs(x) >= 0x1.ffffffp127) return copysign(INFINITY, x);
+    return (double)(float)x;
+}
 
 /* ---- tensors and walks ------------------------------------------------------------------------ */
 

@@ -50,7 +50,7 @@ int orc_nsa_compress_grad(const orc_tensor *outputGrad, const orc_tensor *input,
 
     /* batches as [begin, end) token ranges and their first block index */
     int64_t nb = actSeqLen ? nActSeqLen : 1;
-    if (nb <= 0) return ORC_EINVAL;
+    if (nb <= 0 || nb > (INT64_MAX / 3) / (int64_t)sizeof(int64_t)) return ORC_EINVAL;
     int64_t *beg = malloc((size_t)nb * 3 * sizeof *beg);
     if (!beg) return ORC_ENOMEM;
     int64_t *end = beg + nb, *cfirst = beg + 2 * nb;

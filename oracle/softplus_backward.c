@@ -90,7 +90,7 @@ static bool greater_rounded(double beta, const sp_self *x, double t, bool p64)
         double s = x->is_int ? (double)x->iv : x->v;
         return beta * s > t;
     }
-    float s = x->is_int ? (float)x->iv : (float)x->v;
+    float s = x->is_int ? (float)x->iv : (float)orc_round_f32(x->v);
     float z = (float)beta * s;
     return (double)z > t;
 }

@@ -72,6 +72,10 @@ static void outside_range_is_zero_or_nan_by_sign_of_eps(void **state)
     /* eps = 1 and eps > 1 follow the formula, not the CANN page's special-value list */
     assert_true(one(0.5f, 1.0f, 1.0, ORC_PROFILE_SPEC).r == 0.0);
     assert_true(one(0.5f, 1.0f, 3.0, ORC_PROFILE_SPEC).r == 0.0);
+    /* eps beyond f32's range rounds to ±Inf first */
+    assert_true(one(0.5f, 1.0f, 1e300, ORC_PROFILE_SPEC).r == 0.0);
+    assert_true(isnan(one(0.25f, 1.0f, -1e300, ORC_PROFILE_SPEC).r) == 0);
+    assert_true(one(0.25f, 1.0f, -1e300, ORC_PROFILE_SPEC).r == 1.0 / (0.25 * 0.75));
 }
 
 static void nan_inputs_give_nan_except_under_cann_kernel(void **state)
