@@ -14,7 +14,7 @@
  * x < X− gives g = −(|x| − M(|x|))·φ(x) ("none", M the Mills ratio Q/φ from its asymptotic series)
  * or g = (1 + 2·x·u')·E ("tanh"), evaluated as dy·coef·e^{arg} with gsl_sf_exp_mult_e so that an
  * underflowing factor never turns gradOutput = ±Inf into Inf·0 (numerics.md §5a): the sign is
- * known analytically (g < 0 below the root ≈ −0.75179 / −0.7522).
+ * known analytically (g < 0 below the root ≈ −0.75179 / −0.75246).
  * Limits: x = +Inf -> dy·1; x = −Inf -> dy·0 (NaN for dy = ±Inf); NaN x or dy -> NaN. */
 #include <float.h>
 #include <math.h>

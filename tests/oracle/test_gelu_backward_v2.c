@@ -64,6 +64,10 @@ static void none_mode_root_is_judged_against_x_gprime(void **state)
 static void tanh_mode_hand_values(void **state)
 {
     (void)state;
+    /* the tanh form's root is at −0.752461422071016...: sign change, m from |x·g'| */
+    gv rt = one("tanh", -0.7524614f, 1.0f);
+    assert_true(fabs(rt.r) < 1e-7 && rt.m > 0.3 && rt.err <= 0x1p-40 * rt.m);
+    assert_true(one("tanh", -0.7530f, 1.0f).r < 0 && one("tanh", -0.7520f, 1.0f).r > 0);
     gv a = one("tanh", 0.0f, -1.0f);
     assert_true(a.r == -0.5);
     /* at x = 1 the literal formula is well conditioned in double */

@@ -75,6 +75,11 @@ static void rounding_of_beta_x_gives_alt(void **state)
     double vd = v, td = t, one_d = 1.0;
     sv b = one_t(CF_F64, &one_d, CF_F64, &vd, f64s(vd), f64s(td), CF_F64);
     assert_true(b.r == 1.0 && b.alt == 1.0);
+    /* f64 compute: beta = x = 1 + 2^-52, t = 1 + 2^-51: exact z = t + 2^-104 > t, fl64(z) == t */
+    double w = 1.0 + 0x1p-52, tw = 1.0 + 0x1p-51, dyw = 3.0;
+    sv c = one_t(CF_F64, &dyw, CF_F64, &w, f64s(w), f64s(tw), CF_F64);
+    assert_true(c.r == 3.0 && c.r_lo == 0.0 && c.err == 0.0);
+    assert_true(fabs(c.alt - 3.0 * sigmoid(w * w)) <= 1e-15);
 }
 
 static void beta_zero_and_infinities(void **state)
