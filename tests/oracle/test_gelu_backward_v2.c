@@ -118,6 +118,16 @@ static void unknown_mode_is_einval(void **state)
                                           "erf", CF_F32, ORC_PROFILE_SPEC, out),
                      ORC_EINVAL);
     assert_int_equal(orc_gelu_backward_v2(&td.t, &tx.t, NULL, CF_F32, ORC_PROFILE_SPEC, out), ORC_EINVAL);
+    /* shapes that do not broadcast, negative dims */
+    float xs[3] = {0}, ds[2] = {0};
+    int64_t s3[1] = {3}, s2[1] = {2}, neg[1] = {-1};
+    tt_tensor a, b;
+    assert_int_equal(orc_gelu_backward_v2(tt_make(&a, CF_F32, 1, s2, ds), tt_make(&b, CF_F32, 1, s3, xs), "none", CF_F32,
+                                          ORC_PROFILE_SPEC, out),
+                     ORC_EINVAL);
+    assert_int_equal(orc_gelu_backward_v2(tt_make(&a, CF_F32, 1, neg, ds), tt_make(&b, CF_F32, 1, s3, xs), "none", CF_F32,
+                                          ORC_PROFILE_SPEC, out),
+                     ORC_EINVAL);
     tt_out_free(&o);
 }
 

@@ -93,12 +93,40 @@ static void infinite_product_propagates_by_ieee(void **state)
     tt_out_free(&o);
 }
 
+static void malformed_arguments_are_einval_not_crashes(void **state)
+{
+    (void)state;
+    float g[4] = {0}, y[4] = {0};
+    uint8_t mk[4] = {0};
+    int64_t sh[4] = {1, 1, 2, 2}, sh3[3] = {1, 2, 2}, bad[4] = {1, 1, 2, 3}, mb[4] = {1, 1, 1, 2};
+    tt_tensor tg, ty, tm;
+    tt_out o;
+    orc_out *out = tt_out_alloc(&o, 4);
+    tt_make(&tg, CF_F32, 4, sh, g), tt_make(&ty, CF_F32, 4, sh, y);
+    assert_int_equal(orc_scaled_masked_softmax_backward(&tg.t, &ty.t, NULL, 1.0, CF_F32, ORC_PROFILE_SPEC, out), ORC_EINVAL);
+    assert_int_equal(orc_scaled_masked_softmax_backward(&tg.t, &ty.t, tt_make(&tm, CF_BOOL, 3, sh3, mk), 1.0, CF_F32,
+                                                        ORC_PROFILE_SPEC, out), ORC_EINVAL);
+    assert_int_equal(orc_scaled_masked_softmax_backward(&tg.t, &ty.t, tt_make(&tm, CF_BOOL, 4, bad, mk), 1.0, CF_F32,
+                                                        ORC_PROFILE_SPEC, out), ORC_EINVAL);
+    /* the mask broadcasts on B and N only, not on S1 */
+    assert_int_equal(orc_scaled_masked_softmax_backward(&tg.t, &ty.t, tt_make(&tm, CF_BOOL, 4, mb, mk), 1.0, CF_F32,
+                                                        ORC_PROFILE_SPEC, out), ORC_EINVAL);
+    orc_out none = {NULL, NULL, NULL, NULL, NULL};
+    assert_int_equal(orc_scaled_masked_softmax_backward(&tg.t, &ty.t, tt_make(&tm, CF_BOOL, 4, sh, mk), 1.0, CF_F32,
+                                                        ORC_PROFILE_SPEC, &none), ORC_EINVAL);
+    /* only r is required: the other arrays may be NULL */
+    orc_out only_r = {out->r, NULL, NULL, NULL, NULL};
+    assert_int_equal(orc_scaled_masked_softmax_backward(&tg.t, &ty.t, &tm.t, 1.0, CF_F32, ORC_PROFILE_SPEC, &only_r), ORC_OK);
+    tt_out_free(&o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(block_3x4_with_masked_positions),
         cmocka_unit_test(scale_is_rounded_to_f32_and_mask_broadcasts),
         cmocka_unit_test(infinite_product_propagates_by_ieee),
+        cmocka_unit_test(malformed_arguments_are_einval_not_crashes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
