@@ -22,7 +22,10 @@
 
 #include "dtype.h"
 
-enum { ORC_OK = 0, ORC_EINVAL = 1, ORC_ENOMEM = 2 };
+/* ORC_ENUMERIC (additive): a special function (GSL/MPFR) reported a status the oracle does not
+ * handle for that input; the outputs are then incomplete.  It signals a bug of the oracle, never a
+ * property of the case. */
+enum { ORC_OK = 0, ORC_EINVAL = 1, ORC_ENOMEM = 2, ORC_ENUMERIC = 3 };
 
 typedef enum { ORC_PROFILE_SPEC = 0, ORC_PROFILE_CANN_KERNEL = 1 } orc_profile;
 

@@ -1,0 +1,81 @@
+/* ScaledMaskedSoftmaxBackward oracle (ops.md §1), per row (b, n, i):
+ *
+ *   s          = Σ_j g_j·y_j                      (all j, masked or not)
+ *   out_j      = mask ? +0 : scale·(g_j·y_j − s·y_j)      scale rounded to f32 first
+ *   m_j        = |scale|·(|g_j·y_j| + |y_j|·Σ_j |g_j·y_j|)   (0 at masked positions)
+ *
+ * Products of f16/bf16/f32 values are exact in double (≤ 48 significant bits, exponents within
+ * range), so s is a sum of exact terms: compensated summation (internal.h) gives s with
+ * |ŝ − s| ≤ e_s = u·|s| + γ_n²·Σ|g·y|.  The subtraction that cancels, g·y − s·y, is evaluated as
+ * y·(g − ŝ): g − ŝ is one rounding away from g − s plus e_s, so
+ *   err = (|scale·y|·(e_s + 2u·|g − ŝ|) + 2u·|r|)·(1 + 4u)  ≤  about u·m + 3u·|r|,
+ * a fraction ~2^−29 of ulp_f32(m).
+ * Non-finite rows (a NaN/Inf product, or scale32 not finite): the formula is evaluated literally
+ * in IEEE double, scale·(g·y − s·y), with s the plain sum, so NaN/Inf propagate by IEEE rules.
+ * Masked positions are exactly +0 whatever the row holds. */
+#include <math.h>
+
+#include "internal.h"
+
+static int64_t off4(const orc_tensor *t, int64_t b, int64_t n, int64_t i, int64_t j)
+{
+    int64_t bb = t->shape[0] == 1 ? 0 : b, nn = t->shape[1] == 1 ? 0 : n;
+    return t->offset + bb * t->strides[0] + nn * t->strides[1] + i * t->strides[2] + j * t->strides[3];
+}
+
+static double load(const orc_tensor *t, int64_t off)
+{
+    return orc_widen(t->dtype, (const unsigned char *)t->data + off * orc_dtype_size(t->dtype));
+}
+
+int orc_scaled_masked_softmax_backward(const orc_tensor *gradOutput, const orc_tensor *y,
+                                       const orc_tensor *mask, double scale, cf_dtype out_dtype,
+                                       orc_profile profile, orc_out *out)
+{
+    orc_init();
+    (void)out_dtype;
+    (void)profile; /* cann-kernel changes only the accepted out dtype, not the values */
+    if (!gradOutput || !y || !mask || !out || !out->r) return ORC_EINVAL;
+    if (orc_check_tensor(gradOutput) || orc_check_tensor(y) || orc_check_tensor(mask)) return ORC_EINVAL;
+    if (gradOutput->ndim != 4 || y->ndim != 4 || mask->ndim != 4) return ORC_EINVAL;
+    const int64_t *sh = gradOutput->shape;
+    for (int k = 0; k < 4; k++) {
+        if (y->shape[k] != sh[k]) return ORC_EINVAL;
+        if (mask->shape[k] != sh[k] && !(k < 2 && mask->shape[k] == 1)) return ORC_EINVAL;
+    }
+    double sc = orc_round_f32(scale);
+    int64_t B = sh[0], N = sh[1], S1 = sh[2], S2 = sh[3];
+    int64_t o = 0;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t i = 0; i < S1; i++, o += S2) {
+                orc_sum acc;
+                orc_sum_init(&acc);
+                for (int64_t j = 0; j < S2; j++)
+                    orc_sum_add(&acc, load(gradOutput, off4(gradOutput, b, n, i, j)) *
+                                          load(y, off4(y, b, n, i, j)));
+                double es, A;
+                double s = orc_sum_result(&acc, &es, &A);
+                bool finite_row = isfinite(s) && isfinite(sc) && !acc.nonfinite;
+                for (int64_t j = 0; j < S2; j++) {
+                    int64_t e = o + j;
+                    if (load(mask, off4(mask, b, n, i, j)) != 0.0) {
+                        orc_put(out, e, 0.0, 0.0, 0.0);
+                        continue;
+                    }
+                    double g = load(gradOutput, off4(gradOutput, b, n, i, j));
+                    double yv = load(y, off4(y, b, n, i, j));
+                    if (!finite_row) {
+                        orc_put(out, e, sc * (g * yv - s * yv), 0.0, 0.0);
+                        continue;
+                    }
+                    double d = g - s;
+                    double r = sc * (yv * d);
+                    double err = (fabs(sc * yv) * (es + 2.0 * ORC_U * fabs(d)) + 2.0 * ORC_U * fabs(r)) *
+                                     (1.0 + 4.0 * ORC_U) + ORC_TINY;
+                    double m = fabs(sc) * (fabs(g * yv) + fabs(yv) * A);
+                    orc_put(out, e, r, m, err);
+                }
+            }
+    return ORC_OK;
+}

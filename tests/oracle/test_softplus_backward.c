@@ -1,0 +1,185 @@
+/* ctest-labels: unit
+ * SoftplusBackward oracle: the threshold comparison (equality takes the σ branch, no alt; a tie
+ * that only f32 rounding of beta·x creates gives alt), scalar conversion to the compute precision,
+ * special values, the f64 high/low result, and the spec example (i32 self, bf16 gradients). */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <cmocka.h>
+
+#include "oracle_test_util.h"
+
+static orc_scalar f32s(float v)
+{
+    uint32_t b;
+    memcpy(&b, &v, 4);
+    return (orc_scalar){CF_F32, b};
+}
+static orc_scalar f64s(double v)
+{
+    uint64_t b;
+    memcpy(&b, &v, 8);
+    return (orc_scalar){CF_F64, b};
+}
+
+typedef struct {
+    double r, r_lo, m, err, alt;
+} sv;
+
+static sv one_t(cf_dtype gdt, const void *dy, cf_dtype xdt, const void *x, orc_scalar beta, orc_scalar thr,
+                cf_dtype odt)
+{
+    tt_tensor tx, td;
+    int64_t sh[1] = {1};
+    tt_out o;
+    orc_out *out = tt_out_alloc(&o, 1);
+    int st = orc_softplus_backward(tt_make(&td, gdt, 1, sh, dy), tt_make(&tx, xdt, 1, sh, x), beta, thr, odt,
+                                   ORC_PROFILE_SPEC, out);
+    assert_int_equal(st, ORC_OK);
+    sv r = {out->r[0], out->r_lo[0], out->m[0], out->err[0], out->alt[0]};
+    tt_out_free(&o);
+    return r;
+}
+
+static sv one(float x, float dy, float beta, float thr)
+{
+    return one_t(CF_F32, &dy, CF_F32, &x, f32s(beta), f32s(thr), CF_F32);
+}
+
+static double sigmoid(double z) { return 1.0 / (1.0 + exp(-z)); }
+
+static void threshold_equality_takes_the_sigmoid_branch(void **state)
+{
+    (void)state;
+    sv a = one(20.0f, 2.0f, 1.0f, 20.0f); /* z == threshold: not greater */
+    assert_true(fabs(a.r - 2.0 * sigmoid(20.0)) <= 1e-15 * a.r);
+    assert_true(a.r < 2.0 && memcmp(&a.alt, &a.r, 8) == 0);
+    /* m = |r|·(1 + |z|·(1 − σ(z))) */
+    assert_true(fabs(a.m - a.r * (1 + 20.0 * sigmoid(-20.0))) <= 1e-14 * a.m);
+    sv b = one(nextafterf(20.0f, 30.0f), 2.0f, 1.0f, 20.0f);
+    assert_true(b.r == 2.0 && b.m == 2.0 && b.err == 0.0 && b.alt == 2.0);
+    sv c = one(0.5f, 3.0f, 1.0f, 20.0f);
+    assert_true(fabs(c.r - 3.0 * sigmoid(0.5)) <= c.err + 1e-16 && c.err <= 1e-14);
+}
+
+static void rounding_of_beta_x_gives_alt(void **state)
+{
+    (void)state;
+    /* beta = x = 1 + 2^-23: z = 1 + 2^-22 + 2^-46 > t = 1 + 2^-22 exactly, but fl32(z) == t */
+    float v = 1.0f + 0x1p-23f, t = 1.0f + 0x1p-22f;
+    sv a = one(v, 1.0f, v, t);
+    assert_true(a.r == 1.0);
+    double z = (double)v * v;
+    assert_true(fabs(a.alt - sigmoid(z)) <= 1e-15);
+    /* in f64 compute precision the product is exact enough: no alt */
+    double vd = v, td = t, one_d = 1.0;
+    sv b = one_t(CF_F64, &one_d, CF_F64, &vd, f64s(vd), f64s(td), CF_F64);
+    assert_true(b.r == 1.0 && b.alt == 1.0);
+    /* f64 compute: beta = x = 1 + 2^-52, t = 1 + 2^-51: exact z = t + 2^-104 > t, fl64(z) == t */
+    double w = 1.0 + 0x1p-52, tw = 1.0 + 0x1p-51, dyw = 3.0;
+    sv c = one_t(CF_F64, &dyw, CF_F64, &w, f64s(w), f64s(tw), CF_F64);
+    assert_true(c.r == 3.0 && c.r_lo == 0.0 && c.err == 0.0);
+    assert_true(fabs(c.alt - 3.0 * sigmoid(w * w)) <= 1e-15);
+}
+
+static void beta_zero_and_infinities(void **state)
+{
+    (void)state;
+    assert_true(isnan(one(INFINITY, 1.0f, 0.0f, 20.0f).r));      /* 0·Inf */
+    assert_true(isnan(one(-INFINITY, 1.0f, 0.0f, 20.0f).r));
+    assert_true(one(5.0f, 3.0f, 0.0f, 0.0f).r == 1.5);             /* σ(0) */
+    assert_true(one(5.0f, 3.0f, 0.0f, -1.0f).r == 3.0);            /* 0 > −1 */
+    sv z = one(-INFINITY, 3.0f, 1.0f, 20.0f);                      /* z = −Inf: dy·0 */
+    assert_true(z.r == 0.0);
+    assert_true(isnan(one(-INFINITY, INFINITY, 1.0f, 20.0f).r));
+    assert_true(one(-1000.0f, INFINITY, 1.0f, 20.0f).r == INFINITY); /* §5a */
+    assert_true(one(-1000.0f, -INFINITY, 1.0f, 20.0f).r == -INFINITY);
+    assert_true(one(INFINITY, 3.0f, 1.0f, INFINITY).r == 3.0);     /* Inf > Inf false: σ(Inf) = 1 */
+    assert_true(isnan(one(1.0f, NAN, 1.0f, 20.0f).r));
+    assert_true(isnan(one(NAN, 1.0f, 1.0f, 20.0f).r));
+    assert_true(isnan(one(1.0f, 1.0f, NAN, 20.0f).r));
+    sv nt = one(30.0f, 1.0f, 1.0f, NAN);                            /* comparison false */
+    assert_true(fabs(nt.r - sigmoid(30.0)) <= 1e-16);
+    sv tail = one(-800.0f, 1.0f, 1.0f, 20.0f);                       /* e^{-800}: tiny, positive */
+    assert_true(tail.r >= 0.0 && tail.r < 1e-300 && tail.err < 1e-300);
+}
+
+static void scalars_are_converted_to_the_compute_precision(void **state)
+{
+    (void)state;
+    /* f64 threshold 1 + 2^-30 rounds to 1.0f in f32 compute: x = beta = 1 gives z == 1 == t
+     * (σ branch); in f64 compute it stays 1 + 2^-30 > 1. */
+    float x = 1.0f, dy = 1.0f;
+    sv a = one_t(CF_F32, &dy, CF_F32, &x, f32s(1.0f), f64s(1.0 + 0x1p-30), CF_F32);
+    assert_true(fabs(a.r - sigmoid(1.0)) <= 1e-16);
+    /* an integer self beyond 2^24 with f32 compute: i32 16777217, beta 1, t 16777216 exactly:
+     * exact z > t, a kernel's (float)16777217 == t */
+    int32_t xi = 16777217;
+    sv b = one_t(CF_F32, &dy, CF_I32, &xi, f32s(1.0f), f32s(16777216.0f), CF_F32);
+    assert_true(b.r == 1.0 && b.alt == 1.0 * sigmoid(16777217.0));
+    /* an i64 beta scalar is converted with one rounding */
+    int64_t bi = 3;
+    orc_scalar bs = {CF_I64, (uint64_t)bi};
+    sv c = one_t(CF_F32, &dy, CF_F32, &x, bs, f32s(20.0f), CF_F32);
+    assert_true(fabs(c.r - sigmoid(3.0)) <= 1e-16);
+}
+
+static void f64_output_carries_a_low_part(void **state)
+{
+    (void)state;
+    double x = 0.5, dy = 1.0;
+    sv a = one_t(CF_F64, &dy, CF_F64, &x, f64s(1.0), f64s(20.0), CF_F64);
+    /* σ(0.5) = 0.622459331201854564638900565745508478753279365308... */
+    assert_true(a.r == 0.6224593312018546);
+    assert_true(fabs(a.r_lo) <= 0x1p-54 && a.r_lo != 0.0);
+    assert_true(a.err <= 0x1p-100);
+    /* r + r_lo beats double: compare with long double where it is wider */
+    long double s = 1.0L / (1.0L + expl(-0.5L));
+    if (sizeof(long double) > 8) assert_true(fabsl(((long double)a.r + a.r_lo) - s) <= 1e-19L);
+}
+
+static void spec_example_matches(void **state)
+{
+    (void)state;
+    int64_t n = 0;
+    uint16_t *dy = tt_example("softplus_backward/5fe457886ceada4b/gradOutput.npy", &n);
+    int32_t *x = tt_example("softplus_backward/5fe457886ceada4b/self.npy", &n);
+    double *ex = tt_example("softplus_backward/5fe457886ceada4b/expected.gradInput.npy", &n);
+    double *mg = tt_example("softplus_backward/5fe457886ceada4b/magnitude.gradInput.npy", &n);
+    assert_non_null(dy);
+    assert_non_null(x);
+    assert_non_null(ex);
+    assert_non_null(mg);
+    assert_int_equal(n, 12);
+    tt_tensor td, tx;
+    int64_t sh[1] = {12};
+    tt_out o;
+    orc_out *out = tt_out_alloc(&o, 12);
+    orc_scalar beta = {CF_I64, 1}, thr = {CF_F16, 0x4d00};
+    assert_int_equal(orc_softplus_backward(tt_make(&td, CF_BF16, 1, sh, dy), tt_make(&tx, CF_I32, 1, sh, x), beta,
+                                           thr, CF_BF16, ORC_PROFILE_SPEC, out),
+                     ORC_OK);
+    for (int i = 0; i < 12; i++) {
+        if (!isfinite(ex[i])) {
+            assert_true(isnan(ex[i]) ? isnan(out->r[i]) : out->r[i] == ex[i]);
+            continue;
+        }
+        assert_true(fabs(out->r[i] - ex[i]) <= out->err[i] + 1e-300);
+        assert_true(fabs(out->m[i] - mg[i]) <= 1e-12 * mg[i] + 1e-300);
+    }
+    tt_out_free(&o);
+    free(dy), free(x), free(ex), free(mg);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(threshold_equality_takes_the_sigmoid_branch),
+        cmocka_unit_test(rounding_of_beta_x_gives_alt),
+        cmocka_unit_test(beta_zero_and_infinities),
+        cmocka_unit_test(scalars_are_converted_to_the_compute_precision),
+        cmocka_unit_test(f64_output_carries_a_low_part),
+        cmocka_unit_test(spec_example_matches),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
