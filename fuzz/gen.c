@@ -450,6 +450,7 @@ static void nsa_draw(gx *g)
 {
     const cz_model *m = &g->cz->model;
     int64_t bm = m->block_multiple;
+    bool large = rbern(&g->r, 0.05); /* occasionally up to 8x the usual element budget */
     for (int attempt = 0;; attempt++) {
         int64_t llo = (m->l_range[0] + bm - 1) / bm, lhi = m->l_range[1] / bm;
         int64_t dlo = (m->d_range[0] + bm - 1) / bm, dhi = m->d_range[1] / bm;
@@ -480,8 +481,9 @@ static void nsa_draw(gx *g)
             T += g->l - g->S[b];
             g->S[b] = g->l;
         }
-        if ((T * g->N * g->D <= m->max_elements) || attempt > 8) {
-            if (T * g->N * g->D > m->max_elements) { /* fall back: one window, small N, D */
+        int64_t cap = large ? 8 * m->max_elements : m->max_elements;
+        if ((T * g->N * g->D <= cap) || attempt > 8) {
+            if (T * g->N * g->D > cap) { /* fall back: one window, small N, D */
                 g->nb = 1;
                 g->S[0] = g->l;
                 g->N = 1;
@@ -982,6 +984,7 @@ static bool break_view(gx *g)
     const cz_rule *ru = &g->cz->rules[g->rule];
     cf_tensor *t = &g->c->tensors[ru->targets[rrange(&g->r, 0, ru->ntargets - 1)]];
     int big[CF_MAX_RANK], nb = 0;
+    if (cf_tensor_numel(t) < 2) return false; /* an empty view has no two elements to collide */
     for (int d = 0; d < t->ndim; d++)
         if (t->shape[d] > 1) big[nb++] = d;
     if (nb == 0) return false;
