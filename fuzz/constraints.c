@@ -737,6 +737,12 @@ static fz_status load_values(ld *L, cz_constraints *cz, const cJSON *root)
                 cd->b = cJSON_GetArrayItem(rg, 1)->valuedouble;
                 if (!(cd->a <= cd->b) || (cd->kind == CZ_DIST_LOGUNIFORM && !(cd->a > 0)))
                     return failf(L, s, cd->kind == CZ_DIST_LOGUNIFORM ? "0 < lo <= hi" : "lo <= hi");
+                const cJSON *pos = cJSON_GetObjectItemCaseSensitive(d, "positive");
+                if (pos) {
+                    sub(s, r, "positive");
+                    if (!cJSON_IsBool(pos) || cd->kind != CZ_DIST_LOGUNIFORM) return failf(L, s, "true or false, on a loguniform dist only");
+                    cd->positive = cJSON_IsTrue(pos);
+                }
             } else {
                 sub(s, r, "kind");
                 return failf(L, s, "one of normal, uniform, loguniform");

@@ -65,6 +65,7 @@ typedef struct {
     cz_dist_kind kind;
     double a, b; /* normal: a = scale; uniform: [a,b]; loguniform: magnitude in [a,b], random sign */
     double weight;
+    bool positive; /* loguniform: no negative values */
 } cz_dist;
 
 typedef enum {

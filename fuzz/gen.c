@@ -620,7 +620,7 @@ static double draw_dist(rng *r, const cz_dist *d)
     case CZ_DIST_UNIFORM: return d->a + (d->b - d->a) * runif(r);
     case CZ_DIST_LOGUNIFORM: {
         double m = exp(log(d->a) + (log(d->b) - log(d->a)) * runif(r));
-        return rbern(r, 0.5) ? -m : m;
+        return !d->positive && rbern(r, 0.5) ? -m : m;
     }
     }
     return 0;

@@ -146,6 +146,12 @@ static void valid_cases_satisfy_every_constraint(void **state)
                     if (v_broken_rules(js[o], &c, broken, sizeof broken))
                         fail_msg("%s %s %s %s k=%lld: valid case breaks %s", cf_op_name((cf_op)o), prof,
                                  cf_dtype_name(s[i].dtype), s[i].variant, (long long)k, broken);
+                    for (int t = 0; t < c.ntensors; t++) {
+                        assert_true(c.tensors[t].present);
+                        assert_true(v_dtype_ok(js[o], &c.tensors[t]));
+                        assert_true(v_rank_ok(js[o], &c.tensors[t]));
+                        assert_true(v_in_strlist(v_get(v_get(js[o], "formats"), "accepted"), c.tensors[t].format));
+                    }
                     const char *st = v_get(v_get(js[o], "streams"), "dtype_of")->valuestring;
                     assert_int_equal(cf_case_tensor_c(&c, st)->dtype, s[i].dtype);
                     assert_int_equal(c.expect_status, 0);
