@@ -91,7 +91,8 @@ int fz_streams(const cz_constraints *cz, const char *profile, fz_stream *out, in
 uint64_t fz_case_seed(uint64_t run_seed, cf_op op, cf_dtype dtype, const char *variant, int64_t k);
 
 /* Case k (k >= 0) of stream s: a valid case (expect_status 0, rule ""), origin_kind "fuzz" or
- * "edge" (the latter when it is built around planted edge values).  Shapes, views, dtypes,
+ * "edge" (the latter when it is built around planted edge values); `note` says which stream
+ * and what kind of values (for people, not parsed).  Shapes, views, dtypes,
  * params and values are drawn as described in SCHEMA.md. */
 fz_status fz_generate(const cz_constraints *cz, const char *profile, const fz_stream *s,
                       uint64_t run_seed, int64_t k, cf_case *out);
@@ -105,7 +106,8 @@ int32_t fz_rule_status(const cz_constraints *cz, const char *profile, int i);   
 int fz_rule_find(const cz_constraints *cz, const char *profile, const char *name); /* -1 if none */
 
 /* Case k of rule i: a case that breaks exactly that rule and nothing else, expect_status =
- * the rule's status in this profile, rule = its name, origin_kind "invalid".  Its seed is
+ * the rule's status in this profile, rule = its name, origin_kind "invalid", note naming the
+ * broken tensor or parameter.  The base valid case comes from a stream picked by the seed.  Its seed is
  * fz_case_seed(run_seed, op, CF_DTYPE_COUNT, rule name, k). */
 fz_status fz_generate_invalid(const cz_constraints *cz, const char *profile, int rule_i,
                               uint64_t run_seed, int64_t k, cf_case *out);

@@ -166,6 +166,7 @@ typedef struct {
     /* nsa description */
     int64_t l, d, D, N, nb, S[64];
     bool seq_null;
+    char target[CF_NAME_LEN]; /* what an invalid case broke (for the note) */
 } gx;
 
 typedef struct {
@@ -793,6 +794,10 @@ static bool break_meta_kind(gx *g)
     cf_case *c = g->c;
     int tgt = ru->ntargets ? ru->targets[rrange(&g->r, 0, ru->ntargets - 1)] : -1;
     const cz_model *m = &cz->model;
+    if (tgt >= 0)
+        snprintf(g->target, sizeof g->target, "%s",
+                 ru->kind == CZ_RULE_NULL_PARAM || ru->kind == CZ_RULE_PARAM_INVALID ? cz->params[tgt].name : cz->tensors[tgt].name);
+    if (ru->kind == CZ_RULE_RANK_OUT_OF_RANGE) g->target[0] = 0; /* all targets change */
     switch (ru->kind) {
     case CZ_RULE_NULL_TENSOR:
     case CZ_RULE_NULL_PARAM:
@@ -984,6 +989,7 @@ static bool break_view(gx *g)
     const cz_rule *ru = &g->cz->rules[g->rule];
     cf_tensor *t = &g->c->tensors[ru->targets[rrange(&g->r, 0, ru->ntargets - 1)]];
     int big[CF_MAX_RANK], nb = 0;
+    snprintf(g->target, sizeof g->target, "%s", t->name);
     if (cf_tensor_numel(t) < 2) return false; /* an empty view has no two elements to collide */
     for (int d = 0; d < t->ndim; d++)
         if (t->shape[d] > 1) big[nb++] = d;
@@ -1005,6 +1011,9 @@ static void break_late(gx *g)
 {
     const cz_rule *ru = &g->cz->rules[g->rule];
     int tgt = ru->targets[rrange(&g->r, 0, ru->ntargets - 1)];
+    if (ru->kind == CZ_RULE_FORMAT_NOT_ACCEPTED || ru->kind == CZ_RULE_NULL_TENSOR || ru->kind == CZ_RULE_NULL_PARAM)
+        snprintf(g->target, sizeof g->target, "%s",
+                 ru->kind == CZ_RULE_NULL_PARAM ? g->cz->params[tgt].name : g->cz->tensors[tgt].name);
     if (ru->kind == CZ_RULE_FORMAT_NOT_ACCEPTED) {
         cf_tensor *t = &g->c->tensors[tgt];
         snprintf(t->format, sizeof t->format, "%s", g->cz->formats_rejected[rrange(&g->r, 0, g->cz->nformats_rejected - 1)]);
@@ -1063,6 +1072,13 @@ static fz_status build(gx *g)
     if (g->rule >= 0) break_late(g);
     snprintf(c->origin_kind, sizeof c->origin_kind, "%s",
              g->rule >= 0 ? "invalid" : g->edge_rate > 0 ? "edge" : "fuzz");
+    if (g->rule >= 0)
+        snprintf(c->note, sizeof c->note, "invalid: breaks %s%s%s (base: %s%s%s)", cz->rules[g->rule].name,
+                 g->target[0] ? " on " : "", g->target, cf_dtype_name(g->s->dtype), g->s->variant[0] ? " " : "", g->s->variant);
+    else
+        snprintf(c->note, sizeof c->note, "%s %s%s%s%s%s", c->origin_kind, cf_dtype_name(g->s->dtype),
+                 g->s->variant[0] ? " " : "", g->s->variant, g->edge_rate > 0 ? ", edge-heavy values" : "",
+                 g->realistic_y ? ", realistic softmax y" : "");
     return FZ_OK;
 }
 
