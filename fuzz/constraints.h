@@ -240,6 +240,9 @@ uint64_t fz_load_bits(cf_dtype dt, const void *data, int64_t i);
 void fz_store_bits(cf_dtype dt, void *data, int64_t i, uint64_t bits);
 /* Edge class values of a float dtype. */
 double fz_class_value(cf_dtype dt, cz_cls cls);
+/* exp and log from basic IEEE operations only: identical on every C library. */
+double fz_exp(double x);
+double fz_log(double x);
 /* Next representable value up (+1) / down (-1) from bits; floats only. */
 uint64_t fz_bits_step(cf_dtype dt, uint64_t bits, int dir);
 

@@ -54,10 +54,14 @@ static int64_t rrange(rng *r, int64_t lo, int64_t hi) /* inclusive */
     if (hi <= lo) return lo;
     return lo + (int64_t)(rnext(r) % (uint64_t)(hi - lo + 1));
 }
+/* Marsaglia's polar method: no trigonometry, and fz_log rather than the C library's log, so
+ * the draws do not depend on the platform's libm (sqrt is correctly rounded by IEEE 754). */
 static double rnormal(rng *r)
 {
-    double u = runif(r), v = runif(r);
-    return sqrt(-2.0 * log(1.0 - u)) * cos(6.283185307179586 * v);
+    for (;;) {
+        double u = 2 * runif(r) - 1, v = 2 * runif(r) - 1, s = u * u + v * v;
+        if (s > 0 && s < 1) return u * sqrt(-2 * fz_log(s) / s);
+    }
 }
 
 static uint64_t fnv1a(uint64_t h, const char *s)
@@ -255,7 +259,7 @@ static double draw_domain(rng *r, const cz_param *p)
         a = b;
         b = t;
     }
-    double m = exp(log(a) + (log(b) - log(a)) * runif(r));
+    double m = fz_exp(fz_log(a) + (fz_log(b) - fz_log(a)) * runif(r));
     return d->lo < 0 ? -m : m;
 }
 
@@ -620,7 +624,7 @@ static double draw_dist(rng *r, const cz_dist *d)
     case CZ_DIST_NORMAL: return d->a * rnormal(r);
     case CZ_DIST_UNIFORM: return d->a + (d->b - d->a) * runif(r);
     case CZ_DIST_LOGUNIFORM: {
-        double m = exp(log(d->a) + (log(d->b) - log(d->a)) * runif(r));
+        double m = fz_exp(fz_log(d->a) + (fz_log(d->b) - fz_log(d->a)) * runif(r));
         return !d->positive && rbern(r, 0.5) ? -m : m;
     }
     }
@@ -727,7 +731,7 @@ static void fill_softmax(gx *g)
                     if (row[j] > mx) mx = row[j];
                 }
                 for (int64_t j = 0; j < S2; j++) {
-                    row[j] = isinf(mx) ? 0 : exp(row[j] - mx);
+                    row[j] = isinf(mx) ? 0 : fz_exp(row[j] - mx);
                     sum += row[j];
                 }
                 for (int64_t j = 0; j < S2; j++) {
