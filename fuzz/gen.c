@@ -459,7 +459,8 @@ static void nsa_draw(gx *g)
     for (int attempt = 0;; attempt++) {
         int64_t llo = (m->l_range[0] + bm - 1) / bm, lhi = m->l_range[1] / bm;
         int64_t dlo = (m->d_range[0] + bm - 1) / bm, dhi = m->d_range[1] / bm;
-        if (llo < 2) llo = 2;
+        if (llo < dlo + 1) llo = dlo + 1; /* room for d < l */
+        if (lhi < llo) lhi = llo;
         g->l = bm * rrange(&g->r, llo, lhi);
         int64_t dmax = g->l / bm - 1 < dhi ? g->l / bm - 1 : dhi;
         g->d = bm * rrange(&g->r, dlo, dmax >= dlo ? dmax : dlo);
