@@ -422,7 +422,7 @@ static void shapes_softmax(gx *g)
 {
     const cz_model *m = &g->cz->model;
     const cz_tensor *t0 = &g->cz->tensors[m->tensors[0]];
-    int64_t s2max = 4096;
+    int64_t s2max = shape_budget(g); /* no limit in the file: only the sampling budget */
     for (int k = 0; k < t0->ndims; k++)
         if (t0->dim_idx[k] == 3) s2max = t0->dim_max[k];
     int64_t g4[4];
