@@ -59,6 +59,15 @@ static int float_class(cf_dtype dt, uint64_t bits, double v, const cz_constraint
     return 0;
 }
 
+/* Position of a float's bits on a line where adjacent values differ by 1 (sign-magnitude to
+ * two's complement), so that "k ULPs apart" is a difference of k. */
+static int64_t ordered(cf_dtype dt, uint64_t bits)
+{
+    int w = (int)cf_dtype_size(dt) * 8;
+    uint64_t sign = 1ull << (w - 1), mag = bits & (sign - 1);
+    return (bits & sign) ? -(int64_t)mag : (int64_t)mag;
+}
+
 void fz_coverage_add(const cz_constraints *cz, const cf_case *c, fz_coverage *cov)
 {
     bool seen[FZ_COV_COUNT] = {false};
@@ -102,8 +111,13 @@ void fz_coverage_add(const cz_constraints *cz, const cf_case *c, fz_coverage *co
             uint64_t bits = fz_load_bits(t->dtype, t->data, fz_view_index(t, e));
             double v = fz_double_from_bits(t->dtype, bits);
             float_class(t->dtype, bits & signmask, v, cz, cov, seen);
-            for (int k = 0; k < nb; k++)
+            for (int k = 0; k < nb; k++) {
                 if (bits == bnd[k]) seen[FZ_COV_val_boundary] = true;
+                else if (cf_dtype_is_float(t->dtype) && vals->ulp_neighbours > 0 && !isnan(v)) {
+                    int64_t dist = ordered(t->dtype, bits) - ordered(t->dtype, bnd[k]);
+                    if (dist >= -vals->ulp_neighbours && dist <= vals->ulp_neighbours) seen[FZ_COV_val_boundary_ulp] = true;
+                }
+            }
         }
     }
     seen[FZ_COV_contiguous] = all_contig;

@@ -216,6 +216,8 @@ static bool cov_expected(cf_op op, fz_cov_class k)
     case FZ_COV_mixed_dtype: return op == CF_OP_gelu_backward_v2 || op == CF_OP_softplus_backward;
     case FZ_COV_param_special: return op != CF_OP_nsa_compress_grad && op != CF_OP_gelu_backward_v2;
     case FZ_COV_scalar_int: return op == CF_OP_softplus_backward;
+    case FZ_COV_val_boundary_ulp:
+        return op == CF_OP_logit_grad || op == CF_OP_gelu_backward_v2 || op == CF_OP_softplus_backward;
     case FZ_COV_mask_all_masked_row:
     case FZ_COV_mask_unmasked_row:
     case FZ_COV_mask_broadcast:
