@@ -18,6 +18,8 @@
  * Its own seed is fz_case_seed(run_seed, op, dtype, variant, k) -- splitmix64 over an FNV-1a
  * hash of the names -- stored in out->seed; out->index = k.  Shards take case indices
  * k = K, K+N, K+2N, ... of each stream (spec cli.md); any single case can be regenerated alone.
+ * Sampling uses only IEEE basic operations (own exp/log, no libm transcendental calls), so
+ * the same seed gives the same bytes on any platform with IEEE doubles.
  * Threads: the loaded constraints are read-only after loading, so generator calls may run
  * concurrently on one cz_constraints. */
 #ifndef ACLCONFORM_FUZZ_H
