@@ -19,7 +19,8 @@
  * hash of the names -- stored in out->seed; out->index = k.  Shards take case indices
  * k = K, K+N, K+2N, ... of each stream (spec cli.md); any single case can be regenerated alone.
  * Sampling uses only IEEE basic operations (own exp/log, no libm transcendental calls), so
- * the same seed gives the same bytes on any platform with IEEE doubles.
+ * the same seed gives the same bytes on any platform that evaluates doubles as IEEE binary64
+ * (FLT_EVAL_METHOD 0, no FMA contraction: the default for -std=c11 on x86-64 and AArch64).
  * Threads: the loaded constraints are read-only after loading, so generator calls may run
  * concurrently on one cz_constraints. */
 #ifndef ACLCONFORM_FUZZ_H
