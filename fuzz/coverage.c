@@ -114,8 +114,11 @@ void fz_coverage_add(const cz_constraints *cz, const cf_case *c, fz_coverage *co
             for (int k = 0; k < nb; k++) {
                 if (bits == bnd[k]) seen[FZ_COV_val_boundary] = true;
                 else if (cf_dtype_is_float(t->dtype) && vals->ulp_neighbours > 0 && !isnan(v)) {
-                    int64_t dist = ordered(t->dtype, bits) - ordered(t->dtype, bnd[k]);
-                    if (dist >= -vals->ulp_neighbours && dist <= vals->ulp_neighbours) seen[FZ_COV_val_boundary_ulp] = true;
+                    int64_t p = ordered(t->dtype, bits), q = ordered(t->dtype, bnd[k]), kk = vals->ulp_neighbours;
+                    /* same sign: no overflow; opposite signs: near only when both are tiny */
+                    bool near = (p >= 0) == (q >= 0) ? (p - q >= -kk && p - q <= kk)
+                                                     : (p >= -kk && p <= kk && q >= -kk && q <= kk && p - q >= -kk && p - q <= kk);
+                    if (near) seen[FZ_COV_val_boundary_ulp] = true;
                 }
             }
         }
