@@ -1,0 +1,1377 @@
+/* Loader of constraints/<op>.json (format: constraints/SCHEMA.md).  Every check reports the
+ * file, the JSON path of the offending field and what was expected; malformed input of any
+ * kind (not JSON, wrong types, unknown names, out-of-range numbers) is an FZ_ERR_* value. */
+#include <cjson/cJSON.h>
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "constraints.h"
+
+typedef struct {
+    const char *file;
+    char *err;
+    size_t errlen;
+} ld;
+
+#define PATHLEN 160
+
+static fz_status failf(ld *L, const char *path, const char *fmt, ...)
+{
+    if (L->err && L->errlen) {
+        int n = snprintf(L->err, L->errlen, "%s: %s: expected ", L->file, path[0] ? path : "(top level)");
+        if (n >= 0 && (size_t)n < L->errlen) {
+            va_list ap;
+            va_start(ap, fmt);
+            vsnprintf(L->err + n, L->errlen - (size_t)n, fmt, ap);
+            va_end(ap);
+        }
+    }
+    return FZ_ERR_SCHEMA;
+}
+
+#define TRY(x)                                                                                     \
+    do {                                                                                           \
+        fz_status s_ = (x);                                                                        \
+        if (s_ != FZ_OK) return s_;                                                                \
+    } while (0)
+
+/* JSON paths: "a.b", "a[3]"; truncated (never overflowing) if absurdly deep. */
+static void sub(char *out, const char *path, const char *key)
+{
+    if (snprintf(out, PATHLEN, "%s%s%s", path, path[0] ? "." : "", key ? key : "?") >= PATHLEN) out[PATHLEN - 1] = 0;
+}
+static void idx(char *out, const char *path, int i)
+{
+    if (snprintf(out, PATHLEN, "%s[%d]", path, i) >= PATHLEN) out[PATHLEN - 1] = 0;
+}
+
+static fz_status member(ld *L, const cJSON *obj, const char *path, const char *key, bool required,
+                        const cJSON **out)
+{
+    char p[PATHLEN];
+    sub(p, path, key);
+    *out = cJSON_GetObjectItemCaseSensitive(obj, key);
+    if (!*out && required) return failf(L, p, "a member \"%s\"", key);
+    return FZ_OK;
+}
+
+static fz_status get_str(ld *L, const cJSON *obj, const char *path, const char *key, bool required,
+                         char *dst, size_t cap)
+{
+    const cJSON *it;
+    char p[PATHLEN];
+    sub(p, path, key);
+    TRY(member(L, obj, path, key, required, &it));
+    if (!it) return FZ_OK;
+    if (!cJSON_IsString(it)) return failf(L, p, "a string");
+    if (strlen(it->valuestring) >= cap) return failf(L, p, "a string shorter than %zu characters", cap);
+    strcpy(dst, it->valuestring);
+    return FZ_OK;
+}
+
+static fz_status as_array(ld *L, const cJSON *it, const char *p, int maxn, int *n)
+{
+    if (!cJSON_IsArray(it)) return failf(L, p, "an array");
+    *n = cJSON_GetArraySize(it);
+    if (*n > maxn) return failf(L, p, "at most %d entries", maxn);
+    return FZ_OK;
+}
+
+/* A double: a JSON number or one of the strings "nan" "inf" "-inf" "-0" "0". */
+static fz_status num_special(ld *L, const cJSON *it, const char *p, double *v)
+{
+    if (cJSON_IsNumber(it)) {
+        *v = it->valuedouble;
+        return FZ_OK;
+    }
+    if (cJSON_IsString(it)) {
+        const char *s = it->valuestring;
+        if (!strcmp(s, "nan")) *v = NAN;
+        else if (!strcmp(s, "inf")) *v = INFINITY;
+        else if (!strcmp(s, "-inf")) *v = -INFINITY;
+        else if (!strcmp(s, "-0")) *v = -0.0;
+        else if (!strcmp(s, "0")) *v = 0.0;
+        else return failf(L, p, "a number or one of \"nan\" \"inf\" \"-inf\" \"-0\" \"0\", not \"%s\"", s);
+        return FZ_OK;
+    }
+    return failf(L, p, "a number or one of \"nan\" \"inf\" \"-inf\" \"-0\" \"0\"");
+}
+
+static fz_status get_num(ld *L, const cJSON *obj, const char *path, const char *key, bool required,
+                         double *v)
+{
+    const cJSON *it;
+    char p[PATHLEN];
+    sub(p, path, key);
+    TRY(member(L, obj, path, key, required, &it));
+    if (!it) return FZ_OK;
+    if (!cJSON_IsNumber(it) || !isfinite(it->valuedouble)) return failf(L, p, "a finite number");
+    *v = it->valuedouble;
+    return FZ_OK;
+}
+
+static fz_status as_int(ld *L, const cJSON *it, const char *p, int64_t lo, int64_t hi, int64_t *v)
+{
+    if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || it->valuedouble < (double)lo ||
+        it->valuedouble > (double)hi)
+        return failf(L, p, "an integer in [%lld, %lld]", (long long)lo, (long long)hi);
+    *v = (int64_t)it->valuedouble;
+    return FZ_OK;
+}
+
+static fz_status get_range(ld *L, const cJSON *obj, const char *path, const char *key, int64_t lo,
+                           int64_t hi, int64_t out[2])
+{
+    const cJSON *it;
+    char p[PATHLEN], q[PATHLEN];
+    int n = 0;
+    sub(p, path, key);
+    TRY(member(L, obj, path, key, true, &it));
+    TRY(as_array(L, it, p, 2, &n));
+    if (n != 2) return failf(L, p, "[min, max]");
+    for (int i = 0; i < 2; i++) {
+        idx(q, p, i);
+        TRY(as_int(L, cJSON_GetArrayItem(it, i), q, lo, hi, &out[i]));
+    }
+    if (out[0] > out[1]) return failf(L, p, "min <= max");
+    return FZ_OK;
+}
+
+static fz_status as_dtype(ld *L, const cJSON *it, const char *p, cf_dtype *dt)
+{
+    if (!cJSON_IsString(it) || !cf_dtype_parse(it->valuestring, dt))
+        return failf(L, p, "a dtype id (f16 bf16 f32 f64 i8 i16 i32 i64 u8 bool)");
+    return FZ_OK;
+}
+
+static fz_status dtype_list(ld *L, const cJSON *obj, const char *path, const char *key, bool required,
+                            cz_dtset *set)
+{
+    const cJSON *it;
+    char p[PATHLEN], q[PATHLEN];
+    int n = 0;
+    sub(p, path, key);
+    *set = 0;
+    TRY(member(L, obj, path, key, required, &it));
+    if (!it) return FZ_OK;
+    TRY(as_array(L, it, p, CF_DTYPE_COUNT, &n));
+    if (n == 0) return failf(L, p, "a non-empty array of dtype ids");
+    for (int i = 0; i < n; i++) {
+        cf_dtype dt;
+        idx(q, p, i);
+        TRY(as_dtype(L, cJSON_GetArrayItem(it, i), q, &dt));
+        if (*set & (1u << dt)) return failf(L, q, "no duplicate dtype");
+        *set |= 1u << dt;
+    }
+    return FZ_OK;
+}
+
+int cz_tensor_index(const cz_constraints *cz, const char *name)
+{
+    for (int i = 0; i < cz->ntensors; i++)
+        if (name && !strcmp(cz->tensors[i].name, name)) return i;
+    return -1;
+}
+
+int cz_param_index(const cz_constraints *cz, const char *name)
+{
+    for (int i = 0; i < cz->nparams; i++)
+        if (name && !strcmp(cz->params[i].name, name)) return i;
+    return -1;
+}
+
+static fz_status tensor_ref(ld *L, const cz_constraints *cz, const cJSON *it, const char *p, int *out)
+{
+    if (!cJSON_IsString(it) || (*out = cz_tensor_index(cz, it->valuestring)) < 0)
+        return failf(L, p, "the name of a tensor declared in \"tensors\"");
+    return FZ_OK;
+}
+
+static fz_status param_ref(ld *L, const cz_constraints *cz, const cJSON *it, const char *p, int *out)
+{
+    if (!cJSON_IsString(it) || (*out = cz_param_index(cz, it->valuestring)) < 0)
+        return failf(L, p, "the name of a parameter declared in \"params\"");
+    return FZ_OK;
+}
+
+static fz_status tensor_member(ld *L, const cz_constraints *cz, const cJSON *obj, const char *path,
+                               const char *key, int *out)
+{
+    const cJSON *it;
+    char p[PATHLEN];
+    sub(p, path, key);
+    TRY(member(L, obj, path, key, true, &it));
+    return tensor_ref(L, cz, it, p, out);
+}
+
+/* ---------------------------------------------------------------- sections ---- */
+static fz_status load_tensors(ld *L, cz_constraints *cz, const cJSON *root)
+{
+    const cJSON *arr;
+    int n = 0;
+    TRY(member(L, root, "", "tensors", true, &arr));
+    TRY(as_array(L, arr, "tensors", CF_MAX_TENSORS, &n));
+    if (n == 0) return failf(L, "tensors", "at least one tensor");
+    cz->ntensors = n;
+    for (int i = 0; i < n; i++) {
+        char p[PATHLEN], q[PATHLEN];
+        char role[16] = "";
+        const cJSON *t = cJSON_GetArrayItem(arr, i);
+        cz_tensor *ct = &cz->tensors[i];
+        idx(p, "tensors", i);
+        if (!cJSON_IsObject(t)) return failf(L, p, "an object");
+        TRY(get_str(L, t, p, "name", true, ct->name, sizeof ct->name));
+        for (int j = 0; j < i; j++)
+            if (!strcmp(cz->tensors[j].name, ct->name)) {
+                sub(q, p, "name");
+                return failf(L, q, "a name not used by an earlier tensor");
+            }
+        TRY(get_str(L, t, p, "role", true, role, sizeof role));
+        sub(q, p, "role");
+        if (!strcmp(role, "output")) ct->output = true;
+        else if (strcmp(role, "input")) return failf(L, q, "\"input\" or \"output\"");
+        TRY(dtype_list(L, t, p, "dtypes", true, &ct->dtypes));
+        int64_t r[2];
+        TRY(get_range(L, t, p, "rank", 0, 8, r));
+        ct->rank_min = (int)r[0];
+        ct->rank_max = (int)r[1];
+        const cJSON *dims;
+        TRY(member(L, t, p, "dims", false, &dims));
+        if (dims) {
+            int nd = 0;
+            sub(q, p, "dims");
+            TRY(as_array(L, dims, q, 4, &nd));
+            ct->ndims = nd;
+            for (int k = 0; k < nd; k++) {
+                char pk[PATHLEN], pd[PATHLEN];
+                const cJSON *d = cJSON_GetArrayItem(dims, k), *v;
+                idx(pk, q, k);
+                if (!cJSON_IsObject(d)) return failf(L, pk, "an object {\"dim\", \"max\"}");
+                int64_t x = 0;
+                TRY(member(L, d, pk, "dim", true, &v));
+                sub(pd, pk, "dim");
+                TRY(as_int(L, v, pd, 0, ct->rank_max - 1, &x));
+                ct->dim_idx[k] = (int)x;
+                TRY(member(L, d, pk, "max", true, &v));
+                sub(pd, pk, "max");
+                TRY(as_int(L, v, pd, 0, 1 << 30, &ct->dim_max[k]));
+            }
+        }
+    }
+    /* relations after all names are known */
+    for (int i = 0; i < n; i++) {
+        char p[PATHLEN], q[PATHLEN];
+        const cJSON *t = cJSON_GetArrayItem(arr, i), *rel;
+        cz_tensor *ct = &cz->tensors[i];
+        idx(p, "tensors", i);
+        TRY(member(L, t, p, "dtype_rel", false, &rel));
+        if (!rel || cJSON_IsNull(rel)) continue;
+        sub(q, p, "dtype_rel");
+        const cJSON *eq = cJSON_GetObjectItemCaseSensitive(rel, "equal");
+        const cJSON *pr = cJSON_GetObjectItemCaseSensitive(rel, "promote");
+        char r[PATHLEN];
+        if (cJSON_IsObject(rel) && eq && !pr) {
+            sub(r, q, "equal");
+            TRY(tensor_ref(L, cz, eq, r, &ct->rel_a));
+            if (ct->rel_a == i) return failf(L, r, "another tensor");
+            ct->rel = CZ_REL_EQUAL;
+        } else if (cJSON_IsObject(rel) && pr && !eq) {
+            int m = 0;
+            sub(r, q, "promote");
+            TRY(as_array(L, pr, r, 2, &m));
+            if (m != 2) return failf(L, r, "two tensor names");
+            char r0[PATHLEN], r1[PATHLEN];
+            idx(r0, r, 0);
+            idx(r1, r, 1);
+            TRY(tensor_ref(L, cz, cJSON_GetArrayItem(pr, 0), r0, &ct->rel_a));
+            TRY(tensor_ref(L, cz, cJSON_GetArrayItem(pr, 1), r1, &ct->rel_b));
+            ct->rel = CZ_REL_PROMOTE;
+        } else
+            return failf(L, q, "{\"equal\": TENSOR} or {\"promote\": [TENSOR, TENSOR]}");
+        if (cz->tensors[ct->rel_a].rel != CZ_REL_NONE && cz->tensors[ct->rel_a].rel_a == i)
+            return failf(L, q, "no cycle of relations");
+    }
+    return FZ_OK;
+}
+
+static fz_status load_promotion(ld *L, cz_constraints *cz, const cJSON *root)
+{
+    const cJSON *pr;
+    memset(cz->promotion, -1, sizeof cz->promotion);
+    TRY(member(L, root, "", "promotion", false, &pr));
+    bool needed = false;
+    for (int i = 0; i < cz->ntensors; i++) needed |= cz->tensors[i].rel == CZ_REL_PROMOTE;
+    if (!pr) return needed ? failf(L, "promotion", "a promotion table (a tensor uses \"promote\")") : FZ_OK;
+    if (!cJSON_IsObject(pr)) return failf(L, "promotion", "an object {DTYPE: {DTYPE: DTYPE}}");
+    cz->has_promotion = true;
+    const cJSON *row;
+    cJSON_ArrayForEach(row, pr)
+    {
+        char p[PATHLEN];
+        cf_dtype a, b, c;
+        sub(p, "promotion", row->string);
+        if (!cf_dtype_parse(row->string, &a)) return failf(L, p, "a dtype id as key");
+        if (!cJSON_IsObject(row)) return failf(L, p, "an object {DTYPE: DTYPE}");
+        const cJSON *cell;
+        cJSON_ArrayForEach(cell, row)
+        {
+            char q[PATHLEN];
+            sub(q, p, cell->string);
+            if (!cf_dtype_parse(cell->string, &b)) return failf(L, q, "a dtype id as key");
+            TRY(as_dtype(L, cell, q, &c));
+            cz->promotion[a][b] = (int8_t)c;
+        }
+    }
+    for (int a = 0; a < CF_DTYPE_COUNT; a++)
+        for (int b = 0; b < CF_DTYPE_COUNT; b++)
+            if (cz->promotion[a][b] >= 0 && cz->promotion[b][a] >= 0 &&
+                cz->promotion[a][b] != cz->promotion[b][a]) {
+                char p[PATHLEN];
+                snprintf(p, sizeof p, "promotion.%s.%s", cf_dtype_name((cf_dtype)a), cf_dtype_name((cf_dtype)b));
+                return failf(L, p, "a symmetric table (promotion.%s.%s differs)", cf_dtype_name((cf_dtype)b),
+                             cf_dtype_name((cf_dtype)a));
+            }
+    return FZ_OK;
+}
+
+int cz_promote(const cz_constraints *cz, cf_dtype a, cf_dtype b)
+{
+    if ((unsigned)a >= CF_DTYPE_COUNT || (unsigned)b >= CF_DTYPE_COUNT) return -1;
+    if (cz->promotion[a][b] >= 0) return cz->promotion[a][b];
+    return cz->promotion[b][a];
+}
+
+static fz_status load_domain(ld *L, cz_param *cp, const cJSON *dom, const char *p)
+{
+    int n = 0;
+    TRY(as_array(L, dom, p, CZ_MAX_DOMAIN, &n));
+    if (n == 0) return failf(L, p, "a non-empty array of domain parts");
+    cp->ndomain = n;
+    for (int i = 0; i < n; i++) {
+        char q[PATHLEN], r[PATHLEN];
+        const cJSON *d = cJSON_GetArrayItem(dom, i), *v, *rg;
+        cz_domain_part *dp = &cp->domain[i];
+        idx(q, p, i);
+        if (!cJSON_IsObject(d)) return failf(L, q, "an object {label, weight, values | range}");
+        TRY(get_str(L, d, q, "label", true, dp->label, sizeof dp->label));
+        dp->weight = 1;
+        TRY(get_num(L, d, q, "weight", false, &dp->weight));
+        if (dp->weight < 0) {
+            sub(r, q, "weight");
+            return failf(L, r, "a weight >= 0");
+        }
+        v = cJSON_GetObjectItemCaseSensitive(d, "values");
+        rg = cJSON_GetObjectItemCaseSensitive(d, "range");
+        if ((v != NULL) == (rg != NULL)) return failf(L, q, "exactly one of \"values\" and \"range\"");
+        if (v) {
+            sub(r, q, "values");
+            TRY(as_array(L, v, r, CZ_MAX_VALUES, &dp->nvalues));
+            if (dp->nvalues == 0) return failf(L, r, "a non-empty array");
+            for (int k = 0; k < dp->nvalues; k++) {
+                char s[PATHLEN];
+                idx(s, r, k);
+                TRY(num_special(L, cJSON_GetArrayItem(v, k), s, &dp->values[k]));
+            }
+        } else {
+            int m = 0;
+            sub(r, q, "range");
+            TRY(as_array(L, rg, r, 2, &m));
+            if (m != 2) return failf(L, r, "[lo, hi]");
+            char s[PATHLEN];
+            idx(s, r, 0);
+            TRY(num_special(L, cJSON_GetArrayItem(rg, 0), s, &dp->lo));
+            idx(s, r, 1);
+            TRY(num_special(L, cJSON_GetArrayItem(rg, 1), s, &dp->hi));
+            if (!isfinite(dp->lo) || !isfinite(dp->hi) || dp->lo > dp->hi) return failf(L, r, "finite lo <= hi");
+            dp->is_range = true;
+            const cJSON *lg = cJSON_GetObjectItemCaseSensitive(d, "log");
+            if (lg) {
+                sub(s, q, "log");
+                if (!cJSON_IsBool(lg)) return failf(L, s, "true or false");
+                dp->log = cJSON_IsTrue(lg);
+                if (dp->log && !((dp->lo > 0) || (dp->hi < 0)))
+                    return failf(L, r, "a range of one sign excluding 0 (\"log\": true)");
+            }
+        }
+    }
+    return FZ_OK;
+}
+
+static const char *const kind_names[] = {"f64", "bool", "int", "string", "intarray", "scalar"};
+
+static fz_status load_params(ld *L, cz_constraints *cz, const cJSON *root)
+{
+    const cJSON *arr;
+    int n = 0;
+    TRY(member(L, root, "", "params", true, &arr));
+    TRY(as_array(L, arr, "params", CF_MAX_PARAMS, &n));
+    cz->nparams = n;
+    for (int i = 0; i < n; i++) {
+        char p[PATHLEN], q[PATHLEN];
+        char kind[16] = "";
+        const cJSON *t = cJSON_GetArrayItem(arr, i), *it;
+        cz_param *cp = &cz->params[i];
+        idx(p, "params", i);
+        if (!cJSON_IsObject(t)) return failf(L, p, "an object");
+        TRY(get_str(L, t, p, "name", true, cp->name, sizeof cp->name));
+        for (int j = 0; j < i; j++)
+            if (!strcmp(cz->params[j].name, cp->name)) {
+                sub(q, p, "name");
+                return failf(L, q, "a name not used by an earlier parameter");
+            }
+        TRY(get_str(L, t, p, "kind", true, kind, sizeof kind));
+        sub(q, p, "kind");
+        int k = -1;
+        for (int j = 0; j < 6; j++)
+            if (!strcmp(kind, kind_names[j])) k = j;
+        if (k < 0) return failf(L, q, "one of f64 bool int string intarray scalar");
+        cp->kind = (cf_param_kind)k;
+        TRY(member(L, t, p, "nullable", false, &it));
+        if (it) {
+            sub(q, p, "nullable");
+            if (!cJSON_IsBool(it)) return failf(L, q, "true or false");
+            cp->nullable = cJSON_IsTrue(it);
+        }
+        TRY(member(L, t, p, "derived", false, &it));
+        if (it) {
+            sub(q, p, "derived");
+            if (!cJSON_IsBool(it)) return failf(L, q, "true or false");
+            cp->derived = cJSON_IsTrue(it);
+        }
+        const cJSON *dom, *valid;
+        TRY(member(L, t, p, "domain", false, &dom));
+        TRY(member(L, t, p, "valid", false, &valid));
+        if (cp->kind == CF_PARAM_SCALAR) TRY(dtype_list(L, t, p, "scalar_dtypes", true, &cp->scalar_dtypes));
+        if (cp->derived) continue;
+        if (cp->kind == CF_PARAM_F64 || cp->kind == CF_PARAM_SCALAR) {
+            sub(q, p, "domain");
+            if (!dom) return failf(L, q, "a domain (a %s parameter that is not derived)", kind);
+            TRY(load_domain(L, cp, dom, q));
+        } else if (cp->kind == CF_PARAM_INTARRAY) {
+            sub(q, p, "derived");
+            return failf(L, q, "true (an intarray is derived by the shape model)");
+        } else {
+            sub(q, p, "valid");
+            if (!valid) return failf(L, q, "the list of valid values");
+            TRY(as_array(L, valid, q, CZ_MAX_VALID, &cp->nvalid));
+            if (cp->nvalid == 0) return failf(L, q, "a non-empty array");
+            for (int j = 0; j < cp->nvalid; j++) {
+                char r[PATHLEN];
+                const cJSON *v = cJSON_GetArrayItem(valid, j);
+                idx(r, q, j);
+                if (cp->kind == CF_PARAM_STRING) {
+                    if (!cJSON_IsString(v) || strlen(v->valuestring) >= CZ_STR) return failf(L, r, "a short string");
+                    strcpy(cp->valid_str[j], v->valuestring);
+                } else if (cp->kind == CF_PARAM_BOOL) {
+                    if (!cJSON_IsBool(v)) return failf(L, r, "true or false");
+                    cp->valid_int[j] = cJSON_IsTrue(v);
+                } else
+                    TRY(as_int(L, v, r, INT32_MIN, INT32_MAX, &cp->valid_int[j]));
+            }
+        }
+    }
+    return FZ_OK;
+}
+
+static fz_status load_model(ld *L, cz_constraints *cz, const cJSON *root)
+{
+    const cJSON *m, *it;
+    char kind[24] = "", q[PATHLEN];
+    const char *p = "shape_model";
+    cz_model *cm = &cz->model;
+    TRY(member(L, root, "", p, true, &m));
+    if (!cJSON_IsObject(m)) return failf(L, p, "an object");
+    TRY(get_str(L, m, p, "kind", true, kind, sizeof kind));
+    if (!strcmp(kind, "same") || !strcmp(kind, "softmax_mask")) {
+        cm->kind = kind[0] == 's' && kind[1] == 'a' ? CZ_MODEL_SAME : CZ_MODEL_SOFTMAX;
+        TRY(member(L, m, p, "tensors", true, &it));
+        sub(q, p, "tensors");
+        TRY(as_array(L, it, q, CF_MAX_TENSORS, &cm->ntensors));
+        if (cm->ntensors == 0) return failf(L, q, "a non-empty array");
+        for (int i = 0; i < cm->ntensors; i++) {
+            char r[PATHLEN];
+            idx(r, q, i);
+            TRY(tensor_ref(L, cz, cJSON_GetArrayItem(it, i), r, &cm->tensors[i]));
+        }
+        if (cm->kind == CZ_MODEL_SOFTMAX) {
+            TRY(tensor_member(L, cz, m, p, "mask", &cm->mask));
+            TRY(tensor_member(L, cz, m, p, "y", &cm->y));
+            TRY(member(L, m, p, "broadcast_dims", true, &it));
+            sub(q, p, "broadcast_dims");
+            int n = 0;
+            TRY(as_array(L, it, q, 4, &n));
+            for (int i = 0; i < n; i++) {
+                char r[PATHLEN];
+                int64_t d = 0;
+                idx(r, q, i);
+                TRY(as_int(L, cJSON_GetArrayItem(it, i), r, 0, 3, &d));
+                cm->bdims |= 1u << d;
+            }
+            TRY(get_num(L, m, p, "realistic_y_rate", true, &cm->realistic_y_rate));
+            TRY(member(L, m, p, "logit_scales", true, &it));
+            sub(q, p, "logit_scales");
+            TRY(as_array(L, it, q, 4, &cm->nlogit_scales));
+            if (cm->nlogit_scales == 0) return failf(L, q, "a non-empty array");
+            for (int i = 0; i < cm->nlogit_scales; i++) {
+                char r[PATHLEN];
+                idx(r, q, i);
+                const cJSON *v = cJSON_GetArrayItem(it, i);
+                if (!cJSON_IsNumber(v) || !(v->valuedouble > 0)) return failf(L, r, "a positive number");
+                cm->logit_scales[i] = v->valuedouble;
+            }
+            if (cz->tensors[cm->tensors[0]].rank_min != 4 || cz->tensors[cm->tensors[0]].rank_max != 4)
+                return failf(L, "tensors[0].rank", "[4, 4] for the softmax_mask model");
+        }
+    } else if (!strcmp(kind, "broadcast")) {
+        cm->kind = CZ_MODEL_BROADCAST;
+        TRY(member(L, m, p, "inputs", true, &it));
+        sub(q, p, "inputs");
+        int n = 0;
+        TRY(as_array(L, it, q, 2, &n));
+        if (n != 2) return failf(L, q, "two tensor names");
+        for (int i = 0; i < 2; i++) {
+            char r[PATHLEN];
+            idx(r, q, i);
+            TRY(tensor_ref(L, cz, cJSON_GetArrayItem(it, i), r, &cm->bin[i]));
+        }
+        TRY(tensor_member(L, cz, m, p, "output", &cm->bout));
+        cm->ntensors = 3;
+        cm->tensors[0] = cm->bin[0];
+        cm->tensors[1] = cm->bin[1];
+        cm->tensors[2] = cm->bout;
+    } else if (!strcmp(kind, "nsa_tnd")) {
+        cm->kind = CZ_MODEL_NSA;
+        TRY(tensor_member(L, cz, m, p, "outputGrad", &cm->og));
+        TRY(tensor_member(L, cz, m, p, "input", &cm->in));
+        TRY(tensor_member(L, cz, m, p, "weight", &cm->w));
+        TRY(tensor_member(L, cz, m, p, "inputGrad", &cm->ig));
+        TRY(tensor_member(L, cz, m, p, "weightGrad", &cm->wg));
+        const char *pn[3] = {"actSeqLen", "l", "d"};
+        int *pi[3] = {&cm->p_seq, &cm->p_l, &cm->p_d};
+        for (int i = 0; i < 3; i++) {
+            TRY(member(L, m, p, pn[i], true, &it));
+            sub(q, p, pn[i]);
+            TRY(param_ref(L, cz, it, q, pi[i]));
+        }
+        if (cz->params[cm->p_seq].kind != CF_PARAM_INTARRAY) return failf(L, "shape_model.actSeqLen", "an intarray parameter");
+        if (cz->params[cm->p_l].kind != CF_PARAM_INT || cz->params[cm->p_d].kind != CF_PARAM_INT)
+            return failf(L, "shape_model.l", "int parameters for l and d");
+        TRY(member(L, m, p, "block_multiple", true, &it));
+        sub(q, p, "block_multiple");
+        TRY(as_int(L, it, q, 1, 1024, &cm->block_multiple));
+        TRY(member(L, m, p, "D_multiple", true, &it));
+        sub(q, p, "D_multiple");
+        TRY(as_int(L, it, q, 1, 1024, &cm->D_multiple));
+        TRY(get_range(L, m, p, "l_range", 1, 4096, cm->l_range));
+        TRY(get_range(L, m, p, "d_range", 1, 4096, cm->d_range));
+        TRY(get_range(L, m, p, "D_range", 1, 4096, cm->D_range));
+        TRY(get_range(L, m, p, "N_range", 1, 64, cm->N_range));
+        TRY(get_range(L, m, p, "batches", 1, 64, cm->batches));
+        TRY(member(L, m, p, "max_elements", true, &it));
+        sub(q, p, "max_elements");
+        TRY(as_int(L, it, q, 1024, 1 << 24, &cm->max_elements));
+        TRY(get_num(L, m, p, "null_actseqlen_rate", true, &cm->null_seq_rate));
+        if (cm->l_range[1] <= cm->d_range[0]) return failf(L, "shape_model.l_range", "room for l > d");
+    } else
+        return failf(L, "shape_model.kind", "one of same, broadcast, softmax_mask, nsa_tnd");
+    return FZ_OK;
+}
+
+static fz_status load_formats(ld *L, cz_constraints *cz, const cJSON *root)
+{
+    const cJSON *f, *it;
+    char q[PATHLEN];
+    TRY(member(L, root, "", "formats", true, &f));
+    if (!cJSON_IsObject(f)) return failf(L, "formats", "an object");
+    TRY(member(L, f, "formats", "accepted", true, &it));
+    TRY(as_array(L, it, "formats.accepted", CZ_MAX_FORMATS, &cz->nformats));
+    for (int i = 0; i < cz->nformats; i++) {
+        const cJSON *v = cJSON_GetArrayItem(it, i);
+        idx(q, "formats.accepted", i);
+        if (!cJSON_IsString(v) || strlen(v->valuestring) >= 16) return failf(L, q, "a format name");
+        strcpy(cz->formats[i], v->valuestring);
+    }
+    if (cz->nformats == 0 || strcmp(cz->formats[0], "ND")) return failf(L, "formats.accepted[0]", "\"ND\"");
+    TRY(member(L, f, "formats", "rank", false, &it));
+    if (it) {
+        const cJSON *e;
+        if (!cJSON_IsObject(it)) return failf(L, "formats.rank", "an object {FORMAT: RANK}");
+        cJSON_ArrayForEach(e, it)
+        {
+            int k = -1;
+            int64_t r = 0;
+            sub(q, "formats.rank", e->string);
+            for (int i = 0; i < cz->nformats; i++)
+                if (!strcmp(cz->formats[i], e->string)) k = i;
+            if (k < 0) return failf(L, q, "a format listed in formats.accepted");
+            TRY(as_int(L, e, q, 1, 8, &r));
+            cz->format_rank[k] = (int)r;
+        }
+    }
+    TRY(member(L, f, "formats", "rejected", true, &it));
+    TRY(as_array(L, it, "formats.rejected", CZ_MAX_FORMATS, &cz->nformats_rejected));
+    for (int i = 0; i < cz->nformats_rejected; i++) {
+        const cJSON *v = cJSON_GetArrayItem(it, i);
+        idx(q, "formats.rejected", i);
+        if (!cJSON_IsString(v) || strlen(v->valuestring) >= 16) return failf(L, q, "a format name");
+        for (int k = 0; k < cz->nformats; k++)
+            if (!strcmp(cz->formats[k], v->valuestring)) return failf(L, q, "a format not in formats.accepted");
+        strcpy(cz->formats_rejected[i], v->valuestring);
+    }
+    return FZ_OK;
+}
+
+static fz_status load_edge(ld *L, cz_constraints *cz, const cJSON *e, const char *p, cz_edge *ce)
+{
+    static const char *const cls[] = {"min_subnormal", "max_subnormal", "min_normal", "max_finite"};
+    if (cJSON_IsNumber(e)) {
+        ce->kind = CZ_EDGE_LITERAL;
+        ce->v = e->valuedouble;
+        ce->boundary = true;
+        return FZ_OK;
+    }
+    if (cJSON_IsString(e)) {
+        const char *s = e->valuestring;
+        bool neg = s[0] == '-';
+        for (int i = 0; i < 4; i++)
+            if (!strcmp(s + neg, cls[i])) {
+                ce->kind = CZ_EDGE_CLASS;
+                ce->cls = (cz_cls)i;
+                ce->neg = neg;
+                return FZ_OK;
+            }
+        ce->kind = CZ_EDGE_LITERAL;
+        if (num_special(L, e, p, &ce->v) != FZ_OK)
+            return failf(L, p, "a number, \"0\" \"-0\" \"inf\" \"-inf\" \"nan\", an edge class "
+                               "([-]min_subnormal, max_subnormal, min_normal, max_finite) or an object");
+        return FZ_OK;
+    }
+    if (cJSON_IsObject(e)) {
+        char q[PATHLEN];
+        const cJSON *pa = cJSON_GetObjectItemCaseSensitive(e, "param");
+        const cJSON *dv = cJSON_GetObjectItemCaseSensitive(e, "div");
+        ce->boundary = true;
+        if (pa) {
+            sub(q, p, "param");
+            TRY(param_ref(L, cz, pa, q, &ce->pa));
+            const cJSON *om = cJSON_GetObjectItemCaseSensitive(e, "one_minus");
+            if (om) {
+                sub(q, p, "one_minus");
+                if (!cJSON_IsBool(om)) return failf(L, q, "true or false");
+                ce->one_minus = cJSON_IsTrue(om);
+            }
+            ce->kind = CZ_EDGE_PARAM;
+        } else if (dv) {
+            int n = 0;
+            sub(q, p, "div");
+            TRY(as_array(L, dv, q, 2, &n));
+            if (n != 2) return failf(L, q, "[PARAM, PARAM]");
+            char r[PATHLEN];
+            idx(r, q, 0);
+            TRY(param_ref(L, cz, cJSON_GetArrayItem(dv, 0), r, &ce->pa));
+            idx(r, q, 1);
+            TRY(param_ref(L, cz, cJSON_GetArrayItem(dv, 1), r, &ce->pb));
+            ce->kind = CZ_EDGE_DIV;
+        } else
+            return failf(L, p, "{\"param\": NAME} or {\"div\": [NAME, NAME]}");
+        int pis[2] = {ce->pa, ce->kind == CZ_EDGE_DIV ? ce->pb : ce->pa};
+        for (int i = 0; i < 2; i++) {
+            cf_param_kind k = cz->params[pis[i]].kind;
+            if (k != CF_PARAM_F64 && k != CF_PARAM_SCALAR) return failf(L, p, "a reference to an f64 or scalar parameter");
+        }
+        return FZ_OK;
+    }
+    return failf(L, p, "an edge value");
+}
+
+static fz_status load_values(ld *L, cz_constraints *cz, const cJSON *root)
+{
+    const cJSON *arr;
+    TRY(member(L, root, "", "values", true, &arr));
+    TRY(as_array(L, arr, "values", CF_MAX_TENSORS, &cz->nvalues));
+    for (int i = 0; i < cz->nvalues; i++) {
+        char p[PATHLEN], q[PATHLEN];
+        const cJSON *v = cJSON_GetArrayItem(arr, i), *it;
+        cz_values *cv = &cz->values[i];
+        idx(p, "values", i);
+        if (!cJSON_IsObject(v)) return failf(L, p, "an object");
+        TRY(tensor_member(L, cz, v, p, "tensor", &cv->tensor));
+        if (cz->tensors[cv->tensor].output) {
+            sub(q, p, "tensor");
+            return failf(L, q, "an input tensor");
+        }
+        TRY(member(L, v, p, "dists", true, &it));
+        sub(q, p, "dists");
+        TRY(as_array(L, it, q, CZ_MAX_DISTS, &cv->ndists));
+        if (cv->ndists == 0) return failf(L, q, "a non-empty array");
+        for (int k = 0; k < cv->ndists; k++) {
+            char r[PATHLEN], s[PATHLEN], kind[16] = "";
+            const cJSON *d = cJSON_GetArrayItem(it, k);
+            cz_dist *cd = &cv->dists[k];
+            idx(r, q, k);
+            if (!cJSON_IsObject(d)) return failf(L, r, "an object");
+            TRY(get_str(L, d, r, "kind", true, kind, sizeof kind));
+            cd->weight = 1;
+            TRY(get_num(L, d, r, "weight", false, &cd->weight));
+            if (!strcmp(kind, "normal")) {
+                cd->kind = CZ_DIST_NORMAL;
+                TRY(get_num(L, d, r, "scale", true, &cd->a));
+                if (!(cd->a > 0)) {
+                    sub(s, r, "scale");
+                    return failf(L, s, "a positive scale");
+                }
+            } else if (!strcmp(kind, "uniform") || !strcmp(kind, "loguniform")) {
+                cd->kind = kind[0] == 'u' ? CZ_DIST_UNIFORM : CZ_DIST_LOGUNIFORM;
+                const cJSON *rg;
+                int n = 0;
+                TRY(member(L, d, r, "range", true, &rg));
+                sub(s, r, "range");
+                TRY(as_array(L, rg, s, 2, &n));
+                if (n != 2 || !cJSON_IsNumber(cJSON_GetArrayItem(rg, 0)) || !cJSON_IsNumber(cJSON_GetArrayItem(rg, 1)))
+                    return failf(L, s, "[lo, hi]");
+                cd->a = cJSON_GetArrayItem(rg, 0)->valuedouble;
+                cd->b = cJSON_GetArrayItem(rg, 1)->valuedouble;
+                if (!(cd->a <= cd->b) || (cd->kind == CZ_DIST_LOGUNIFORM && !(cd->a > 0)))
+                    return failf(L, s, cd->kind == CZ_DIST_LOGUNIFORM ? "0 < lo <= hi" : "lo <= hi");
+                const cJSON *pos = cJSON_GetObjectItemCaseSensitive(d, "positive");
+                if (pos) {
+                    sub(s, r, "positive");
+                    if (!cJSON_IsBool(pos) || cd->kind != CZ_DIST_LOGUNIFORM) return failf(L, s, "true or false, on a loguniform dist only");
+                    cd->positive = cJSON_IsTrue(pos);
+                }
+            } else {
+                sub(s, r, "kind");
+                return failf(L, s, "one of normal, uniform, loguniform");
+            }
+        }
+        TRY(member(L, v, p, "edges", true, &it));
+        sub(q, p, "edges");
+        TRY(as_array(L, it, q, CZ_MAX_EDGES, &cv->nedges));
+        for (int k = 0; k < cv->nedges; k++) {
+            char r[PATHLEN];
+            idx(r, q, k);
+            TRY(load_edge(L, cz, cJSON_GetArrayItem(it, k), r, &cv->edges[k]));
+        }
+        double un = 0;
+        TRY(get_num(L, v, p, "ulp_neighbours", false, &un));
+        if (un < 0 || un > 16 || un != floor(un)) {
+            sub(q, p, "ulp_neighbours");
+            return failf(L, q, "an integer in [0, 16]");
+        }
+        cv->ulp_neighbours = (int)un;
+        cv->edge_rate = -1;
+        TRY(get_num(L, v, p, "edge_rate", false, &cv->edge_rate));
+        if (cJSON_GetObjectItemCaseSensitive(v, "edge_rate") && !(cv->edge_rate >= 0 && cv->edge_rate <= 1)) {
+            sub(q, p, "edge_rate");
+            return failf(L, q, "a number in [0, 1]");
+        }
+        for (int k = 0; k < i; k++)
+            if (cz->values[k].tensor == cv->tensor) {
+                sub(q, p, "tensor");
+                return failf(L, q, "a tensor without an earlier values entry");
+            }
+    }
+    for (int t = 0; t < cz->ntensors; t++) {
+        bool has = false;
+        for (int k = 0; k < cz->nvalues; k++) has |= cz->values[k].tensor == t;
+        bool need = !cz->tensors[t].output && !(cz->model.kind == CZ_MODEL_SOFTMAX && t == cz->model.mask);
+        if (need && !has) return failf(L, "values", "an entry for input tensor \"%s\"", cz->tensors[t].name);
+    }
+    return FZ_OK;
+}
+
+static const char *const rule_kinds[CZ_RULE_KIND_COUNT] = {
+    "null_tensor", "null_param", "dtype_not_allowed", "dtype_relation", "rank_out_of_range",
+    "shape_equal", "not_broadcastable", "output_shape", "shape_broadcast_dims", "dim_out_of_range",
+    "param_invalid", "output_overlap", "format_not_accepted", "empty_tensor", "nsa_block_multiple",
+    "nsa_l_gt_d", "nsa_D_multiple", "nsa_actseqlen", "nsa_C", "nsa_dims"};
+
+static bool kind_targets_params(cz_rule_kind k) { return k == CZ_RULE_NULL_PARAM || k == CZ_RULE_PARAM_INVALID; }
+
+/* "values" of a rule: break values, interpreted by kind (and by the target for params). */
+static fz_status load_rule_values(ld *L, const cz_constraints *cz, const cz_rule *r, const cJSON *v,
+                                  const char *p, cz_rule *dst)
+{
+    int n = 0;
+    TRY(as_array(L, v, p, CZ_MAX_VALID, &n));
+    if (n == 0) return failf(L, p, "a non-empty array");
+    dst->nvalues = n;
+    dst->value_dtypes = 0;
+    for (int i = 0; i < n; i++) {
+        char q[PATHLEN];
+        const cJSON *e = cJSON_GetArrayItem(v, i);
+        idx(q, p, i);
+        if (r->kind == CZ_RULE_DTYPE_NOT_ALLOWED) {
+            cf_dtype dt;
+            TRY(as_dtype(L, e, q, &dt));
+            for (int t = 0; t < r->ntargets; t++)
+                if (cz->tensors[r->targets[t]].dtypes & (1u << dt))
+                    return failf(L, q, "a dtype not allowed for \"%s\"", cz->tensors[r->targets[t]].name);
+            dst->value_dtypes |= 1u << dt;
+        } else if (r->kind == CZ_RULE_PARAM_INVALID) {
+            const cz_param *cp = &cz->params[r->targets[0]];
+            if (cp->kind == CF_PARAM_STRING) {
+                if (!cJSON_IsString(e) || strlen(e->valuestring) >= CZ_STR) return failf(L, q, "a short string");
+                for (int k = 0; k < cp->nvalid; k++)
+                    if (!strcmp(cp->valid_str[k], e->valuestring)) return failf(L, q, "a value not in the parameter's \"valid\" list");
+                strcpy(dst->value_str[i], e->valuestring);
+            } else if (cp->kind == CF_PARAM_BOOL) {
+                if (!cJSON_IsBool(e)) return failf(L, q, "true or false");
+                dst->value_int[i] = cJSON_IsTrue(e);
+                for (int k = 0; k < cp->nvalid; k++)
+                    if (cp->valid_int[k] == dst->value_int[i]) return failf(L, q, "a value not in the parameter's \"valid\" list");
+            } else {
+                TRY(as_int(L, e, q, INT32_MIN, INT32_MAX, &dst->value_int[i]));
+                for (int k = 0; k < cp->nvalid; k++)
+                    if (cp->valid_int[k] == dst->value_int[i]) return failf(L, q, "a value not in the parameter's \"valid\" list");
+            }
+        } else
+            return failf(L, p, "no \"values\" for a rule of kind %s", rule_kinds[r->kind]);
+    }
+    return FZ_OK;
+}
+
+static fz_status load_rules(ld *L, cz_constraints *cz, const cJSON *root)
+{
+    const cJSON *arr;
+    TRY(member(L, root, "", "rules", true, &arr));
+    TRY(as_array(L, arr, "rules", CZ_MAX_RULES, &cz->nrules));
+    for (int i = 0; i < cz->nrules; i++) {
+        char p[PATHLEN], q[PATHLEN], kind[32] = "";
+        const cJSON *r = cJSON_GetArrayItem(arr, i), *it;
+        cz_rule *cr = &cz->rules[i];
+        idx(p, "rules", i);
+        if (!cJSON_IsObject(r)) return failf(L, p, "an object");
+        TRY(get_str(L, r, p, "name", true, cr->name, sizeof cr->name));
+        for (int j = 0; j < i; j++)
+            if (!strcmp(cz->rules[j].name, cr->name)) {
+                sub(q, p, "name");
+                return failf(L, q, "a rule name not used by an earlier rule");
+            }
+        TRY(get_str(L, r, p, "kind", true, kind, sizeof kind));
+        int k = -1;
+        for (int j = 0; j < CZ_RULE_KIND_COUNT; j++)
+            if (!strcmp(kind, rule_kinds[j])) k = j;
+        sub(q, p, "kind");
+        if (k < 0) return failf(L, q, "a known rule kind (constraints/SCHEMA.md), not \"%s\"", kind);
+        cr->kind = (cz_rule_kind)k;
+        int64_t st = 0;
+        TRY(member(L, r, p, "status", true, &it));
+        sub(q, p, "status");
+        TRY(as_int(L, it, q, 1, INT32_MAX, &st));
+        cr->status = (int32_t)st;
+        bool nsa = cr->kind >= CZ_RULE_NSA_BLOCK_MULTIPLE;
+        if (nsa && cz->model.kind != CZ_MODEL_NSA) return failf(L, q, "an nsa_* rule only with the nsa_tnd shape model");
+        TRY(member(L, r, p, "targets", !nsa, &it));
+        if (it) {
+            sub(q, p, "targets");
+            TRY(as_array(L, it, q, CF_MAX_TENSORS, &cr->ntargets));
+            if (cr->ntargets == 0) return failf(L, q, "a non-empty array");
+            for (int j = 0; j < cr->ntargets; j++) {
+                char s[PATHLEN];
+                idx(s, q, j);
+                if (kind_targets_params(cr->kind)) {
+                    TRY(param_ref(L, cz, cJSON_GetArrayItem(it, j), s, &cr->targets[j]));
+                    const cz_param *cp = &cz->params[cr->targets[j]];
+                    if (cr->kind == CZ_RULE_NULL_PARAM && cp->nullable)
+                        return failf(L, s, "a parameter that is not nullable");
+                    if (cr->kind == CZ_RULE_PARAM_INVALID &&
+                        (cp->nvalid == 0 || (cp->kind != CF_PARAM_STRING && cp->kind != CF_PARAM_INT && cp->kind != CF_PARAM_BOOL)))
+                        return failf(L, s, "a string, int or bool parameter with a \"valid\" list");
+                } else {
+                    TRY(tensor_ref(L, cz, cJSON_GetArrayItem(it, j), s, &cr->targets[j]));
+                    const cz_tensor *ct = &cz->tensors[cr->targets[j]];
+                    if (cr->kind == CZ_RULE_OUTPUT_OVERLAP && !ct->output) return failf(L, s, "an output tensor");
+                    if (cr->kind == CZ_RULE_DTYPE_RELATION && ct->rel == CZ_REL_NONE) return failf(L, s, "a tensor with a dtype_rel");
+                    if (cr->kind == CZ_RULE_DIM_OUT_OF_RANGE && ct->ndims == 0) return failf(L, s, "a tensor with \"dims\" limits");
+                }
+            }
+            int need = cr->kind == CZ_RULE_NOT_BROADCASTABLE ? 2 : 1;
+            bool single = cr->kind == CZ_RULE_SHAPE_EQUAL || cr->kind == CZ_RULE_OUTPUT_SHAPE ||
+                          cr->kind == CZ_RULE_SHAPE_BROADCAST_DIMS || cr->kind == CZ_RULE_PARAM_INVALID ||
+                          cr->kind == CZ_RULE_NOT_BROADCASTABLE;
+            if (single && cr->ntargets != need) return failf(L, q, "exactly %d target(s) for kind %s", need, kind);
+        }
+        if (cr->kind == CZ_RULE_SHAPE_EQUAL || cr->kind == CZ_RULE_SHAPE_BROADCAST_DIMS) {
+            TRY(tensor_member(L, cz, r, p, "to", &cr->to));
+            if (cr->to == cr->targets[0]) return failf(L, q, "a target other than \"to\"");
+        }
+        if (cr->kind == CZ_RULE_SHAPE_BROADCAST_DIMS) {
+            if (cz->model.kind != CZ_MODEL_SOFTMAX) return failf(L, p, "shape_broadcast_dims only with the softmax_mask model");
+            TRY(member(L, r, p, "broadcast_dims", true, &it));
+            sub(q, p, "broadcast_dims");
+            int n = 0;
+            TRY(as_array(L, it, q, 4, &n));
+            for (int j = 0; j < n; j++) {
+                char s[PATHLEN];
+                int64_t d = 0;
+                idx(s, q, j);
+                TRY(as_int(L, cJSON_GetArrayItem(it, j), s, 0, 3, &d));
+                cr->bdims |= 1u << d;
+            }
+        }
+        if (cr->kind == CZ_RULE_OUTPUT_SHAPE || cr->kind == CZ_RULE_NOT_BROADCASTABLE) {
+            if (cz->model.kind != CZ_MODEL_BROADCAST) return failf(L, q, "a broadcast shape model for kind %s", kind);
+        }
+        if (cr->kind == CZ_RULE_OUTPUT_SHAPE) {
+            TRY(member(L, r, p, "broadcast_of", true, &it));
+            sub(q, p, "broadcast_of");
+            int n = 0;
+            TRY(as_array(L, it, q, 2, &n));
+            if (n != 2) return failf(L, q, "two tensor names");
+            for (int j = 0; j < 2; j++) {
+                char s[PATHLEN];
+                idx(s, q, j);
+                TRY(tensor_ref(L, cz, cJSON_GetArrayItem(it, j), s, &cr->bcast[j]));
+            }
+        }
+        TRY(member(L, r, p, "values", cr->kind == CZ_RULE_PARAM_INVALID, &it));
+        if (it) {
+            sub(q, p, "values");
+            TRY(load_rule_values(L, cz, cr, it, q, cr));
+        }
+        if (cr->kind == CZ_RULE_FORMAT_NOT_ACCEPTED && cz->nformats_rejected == 0)
+            return failf(L, "formats.rejected", "at least one rejected format (rule \"%s\")", cr->name);
+    }
+    return FZ_OK;
+}
+
+static fz_status load_tols(ld *L, const cz_constraints *cz, const cJSON *arr, const char *p, int *n, cz_tol *out)
+{
+    TRY(as_array(L, arr, p, CZ_MAX_TOL, n));
+    for (int i = 0; i < *n; i++) {
+        char q[PATHLEN], s[PATHLEN];
+        const cJSON *t = cJSON_GetArrayItem(arr, i), *it;
+        cz_tol *ct = &out[i];
+        idx(q, p, i);
+        if (!cJSON_IsObject(t)) return failf(L, q, "an object {dtype, max_ulp, max_scaled_ulp}");
+        TRY(member(L, t, q, "dtype", true, &it));
+        sub(s, q, "dtype");
+        TRY(as_dtype(L, it, s, &ct->dtype));
+        if (!(cz->stream_dtypes & (1u << ct->dtype))) return failf(L, s, "a dtype listed in streams.dtypes");
+        TRY(get_str(L, t, q, "variant", false, ct->variant, sizeof ct->variant));
+        if (ct->variant[0]) {
+            bool ok = false;
+            for (int v = 0; v < cz->nvariants; v++) ok |= !strcmp(cz->variants[v].name, ct->variant);
+            if (!ok) {
+                sub(s, q, "variant");
+                return failf(L, s, "a variant named in streams.variants");
+            }
+        }
+        TRY(get_num(L, t, q, "max_ulp", true, &ct->max_ulp));
+        TRY(get_num(L, t, q, "max_scaled_ulp", true, &ct->max_scaled_ulp));
+        if (!(ct->max_ulp > 0)) {
+            sub(s, q, "max_ulp");
+            return failf(L, s, "a positive number");
+        }
+        if (!(ct->max_scaled_ulp > 0)) {
+            sub(s, q, "max_scaled_ulp");
+            return failf(L, s, "a positive number");
+        }
+        /* numerics.md §7: a scaled bound looser than the ULP bound would let a truncating
+         * conversion through wherever m = |r|. */
+        if (!cz->reduction && ct->max_scaled_ulp > ct->max_ulp) {
+            sub(s, q, "max_scaled_ulp");
+            return failf(L, s, "max_scaled_ulp <= max_ulp for an elementwise operator (numerics.md §7)");
+        }
+        for (int j = 0; j < i; j++)
+            if (out[j].dtype == ct->dtype && !strcmp(out[j].variant, ct->variant))
+                return failf(L, q, "one entry per (dtype, variant)");
+    }
+    return FZ_OK;
+}
+
+static fz_status load_streams(ld *L, cz_constraints *cz, const cJSON *root)
+{
+    const cJSON *s, *it;
+    TRY(member(L, root, "", "streams", true, &s));
+    if (!cJSON_IsObject(s)) return failf(L, "streams", "an object");
+    TRY(tensor_member(L, cz, s, "streams", "dtype_of", &cz->stream_tensor));
+    TRY(dtype_list(L, s, "streams", "dtypes", true, &cz->stream_dtypes));
+    if (cz->stream_dtypes & ~cz->tensors[cz->stream_tensor].dtypes)
+        return failf(L, "streams.dtypes", "dtypes allowed for tensor \"%s\"", cz->tensors[cz->stream_tensor].name);
+    TRY(member(L, s, "streams", "variants", true, &it));
+    TRY(as_array(L, it, "streams.variants", CZ_MAX_VARIANTS, &cz->nvariants));
+    if (cz->nvariants == 0) return failf(L, "streams.variants", "at least one variant ({\"name\": \"\", \"params\": {}})");
+    for (int i = 0; i < cz->nvariants; i++) {
+        char p[PATHLEN], q[PATHLEN];
+        const cJSON *v = cJSON_GetArrayItem(it, i), *ps, *e;
+        cz_variant *cv = &cz->variants[i];
+        idx(p, "streams.variants", i);
+        if (!cJSON_IsObject(v)) return failf(L, p, "an object {name, params}");
+        TRY(get_str(L, v, p, "name", true, cv->name, sizeof cv->name));
+        for (int j = 0; j < i; j++)
+            if (!strcmp(cz->variants[j].name, cv->name)) return failf(L, p, "a unique variant name");
+        TRY(member(L, v, p, "params", true, &ps));
+        sub(q, p, "params");
+        if (!cJSON_IsObject(ps)) return failf(L, q, "an object {PARAM: VALUE}");
+        cJSON_ArrayForEach(e, ps)
+        {
+            char r[PATHLEN];
+            sub(r, q, e->string);
+            int pi = cz_param_index(cz, e->string);
+            if (pi < 0 || cz->params[pi].kind != CF_PARAM_STRING) return failf(L, r, "a string parameter name as key");
+            if (!cJSON_IsString(e)) return failf(L, r, "a string value");
+            bool ok = false;
+            for (int k = 0; k < cz->params[pi].nvalid; k++) ok |= !strcmp(cz->params[pi].valid_str[k], e->valuestring);
+            if (!ok || strlen(e->valuestring) >= CZ_STR) return failf(L, r, "a value from the parameter's \"valid\" list");
+            if (cv->nset >= CF_MAX_PARAMS) return failf(L, q, "at most %d entries", CF_MAX_PARAMS);
+            cv->param[cv->nset] = pi;
+            strcpy(cv->str[cv->nset], e->valuestring);
+            cv->nset++;
+        }
+    }
+    return FZ_OK;
+}
+
+static fz_status load_exhaustive(ld *L, cz_constraints *cz, const cJSON *root)
+{
+    const cJSON *e, *it;
+    const char *p = "exhaustive";
+    char q[PATHLEN];
+    cz_exhaustive *x = &cz->exh;
+    TRY(member(L, root, "", p, false, &e));
+    if (!e) return FZ_OK;
+    if (cz->reduction) return failf(L, p, "no exhaustive section for a reduction");
+    if (!cJSON_IsObject(e)) return failf(L, p, "an object");
+    cz->has_exhaustive = true;
+    TRY(tensor_member(L, cz, e, p, "x", &x->x));
+    TRY(tensor_member(L, cz, e, p, "grad", &x->grad));
+    if (cz->tensors[x->x].output || cz->tensors[x->grad].output || x->x == x->grad)
+        return failf(L, "exhaustive.grad", "two different input tensors for x and grad");
+    TRY(member(L, e, p, "chunk", true, &it));
+    TRY(as_int(L, it, "exhaustive.chunk", 1, 1 << 16, &x->chunk));
+    if (x->chunk & (x->chunk - 1)) return failf(L, "exhaustive.chunk", "a power of two");
+    TRY(member(L, e, p, "gradients", true, &it));
+    TRY(as_array(L, it, "exhaustive.gradients", CZ_MAX_EXH, &x->ngrad));
+    if (x->ngrad == 0) return failf(L, "exhaustive.gradients", "a non-empty array");
+    for (int i = 0; i < x->ngrad; i++) {
+        idx(q, "exhaustive.gradients", i);
+        TRY(num_special(L, cJSON_GetArrayItem(it, i), q, &x->gradients[i]));
+    }
+    TRY(member(L, e, p, "param_sets", true, &it));
+    TRY(as_array(L, it, "exhaustive.param_sets", CZ_MAX_EXH, &x->nsets));
+    if (x->nsets == 0) return failf(L, "exhaustive.param_sets", "a non-empty array (use [{}] for none)");
+    for (int i = 0; i < x->nsets; i++) {
+        const cJSON *set = cJSON_GetArrayItem(it, i), *pv;
+        idx(q, "exhaustive.param_sets", i);
+        if (!cJSON_IsObject(set)) return failf(L, q, "an object {PARAM: VALUE}");
+        cJSON_ArrayForEach(pv, set)
+        {
+            char r[PATHLEN];
+            int n = x->sets[i].n;
+            sub(r, q, pv->string);
+            int pi = cz_param_index(cz, pv->string);
+            if (pi < 0 || (cz->params[pi].kind != CF_PARAM_F64 && cz->params[pi].kind != CF_PARAM_SCALAR))
+                return failf(L, r, "an f64 or scalar parameter name as key");
+            if (n >= CF_MAX_PARAMS) return failf(L, q, "at most %d entries", CF_MAX_PARAMS);
+            x->sets[i].param[n] = pi;
+            x->sets[i].dt[n] = CF_F64;
+            if (cz->params[pi].kind == CF_PARAM_SCALAR) {
+                char s[PATHLEN];
+                if (!cJSON_IsObject(pv)) return failf(L, r, "{\"dtype\": DTYPE, \"value\": NUMBER}");
+                const cJSON *d = cJSON_GetObjectItemCaseSensitive(pv, "dtype");
+                sub(s, r, "dtype");
+                if (!d) return failf(L, s, "a member \"dtype\"");
+                TRY(as_dtype(L, d, s, &x->sets[i].dt[n]));
+                if (!(cz->params[pi].scalar_dtypes & (1u << x->sets[i].dt[n]))) return failf(L, s, "a dtype from scalar_dtypes");
+                sub(s, r, "value");
+                const cJSON *v = cJSON_GetObjectItemCaseSensitive(pv, "value");
+                if (!v) return failf(L, s, "a member \"value\"");
+                TRY(num_special(L, v, s, &x->sets[i].v[n]));
+            } else
+                TRY(num_special(L, pv, r, &x->sets[i].v[n]));
+            x->sets[i].n++;
+        }
+    }
+    return FZ_OK;
+}
+
+static fz_status load_profiles(ld *L, cz_constraints *cz, const cJSON *root)
+{
+    const cJSON *ps, *pr;
+    cz->nprofiles = 1;
+    strcpy(cz->profiles[0].name, "spec");
+    for (int i = 0; i < cz->nrules; i++) cz->profiles[0].status[i] = cz->rules[i].status;
+    TRY(member(L, root, "", "profiles", false, &ps));
+    if (!ps) return FZ_OK;
+    if (!cJSON_IsObject(ps)) return failf(L, "profiles", "an object {PROFILE: OVERRIDES}");
+    cJSON_ArrayForEach(pr, ps)
+    {
+        char p[PATHLEN], q[PATHLEN];
+        const cJSON *it, *e;
+        sub(p, "profiles", pr->string);
+        if (!strcmp(pr->string, "spec")) return failf(L, p, "no override block for \"spec\" (it is the base)");
+        if (strlen(pr->string) >= 16 || !pr->string[0]) return failf(L, p, "a profile name of 1-15 characters");
+        if (cz->nprofiles >= CZ_MAX_PROFILES) return failf(L, p, "at most %d profiles", CZ_MAX_PROFILES - 1);
+        if (!cJSON_IsObject(pr)) return failf(L, p, "an object");
+        cz_profile *cp = &cz->profiles[cz->nprofiles++];
+        strcpy(cp->name, pr->string);
+        for (int i = 0; i < cz->nrules; i++) cp->status[i] = cz->rules[i].status;
+        TRY(member(L, pr, p, "rules", false, &it));
+        if (it) {
+            sub(q, p, "rules");
+            if (!cJSON_IsObject(it)) return failf(L, q, "an object {RULE: {status | disabled | values}}");
+            cJSON_ArrayForEach(e, it)
+            {
+                char r[PATHLEN];
+                int ri = -1;
+                sub(r, q, e->string);
+                for (int i = 0; i < cz->nrules; i++)
+                    if (!strcmp(cz->rules[i].name, e->string)) ri = i;
+                if (ri < 0) return failf(L, r, "the name of a rule in \"rules\"");
+                if (!cJSON_IsObject(e) || !e->child) return failf(L, r, "an object with status, disabled or values");
+                const cJSON *f;
+                cJSON_ArrayForEach(f, e)
+                {
+                    char s[PATHLEN];
+                    sub(s, r, f->string);
+                    if (!strcmp(f->string, "status")) {
+                        int64_t st = 0;
+                        TRY(as_int(L, f, s, 1, INT32_MAX, &st));
+                        cp->status[ri] = (int32_t)st;
+                    } else if (!strcmp(f->string, "disabled")) {
+                        if (!cJSON_IsBool(f)) return failf(L, s, "true or false");
+                        cp->disabled[ri] = cJSON_IsTrue(f);
+                    } else if (!strcmp(f->string, "values")) {
+                        cp->has_values[ri] = true;
+                        TRY(load_rule_values(L, cz, &cz->rules[ri], f, s, &cp->values[ri]));
+                    } else
+                        return failf(L, s, "one of status, disabled, values");
+                }
+            }
+        }
+        TRY(member(L, pr, p, "tolerances", false, &it));
+        if (it) {
+            sub(q, p, "tolerances");
+            TRY(load_tols(L, cz, it, q, &cp->ntol, cp->tol));
+        }
+        TRY(member(L, pr, p, "special", false, &it));
+        if (it) {
+            sub(q, p, "special");
+            TRY(as_array(L, it, q, CZ_MAX_SPECIAL, &cp->nspecial));
+            for (int i = 0; i < cp->nspecial; i++) {
+                char r[PATHLEN];
+                const cJSON *v = cJSON_GetArrayItem(it, i);
+                idx(r, q, i);
+                if (!cJSON_IsString(v) || strlen(v->valuestring) >= CZ_STR) return failf(L, r, "a flag name (string)");
+                strcpy(cp->special[i], v->valuestring);
+            }
+        }
+        cJSON_ArrayForEach(e, pr)
+        {
+            if (strcmp(e->string, "rules") && strcmp(e->string, "tolerances") && strcmp(e->string, "special") &&
+                strcmp(e->string, "doc")) {
+                sub(q, p, e->string);
+                return failf(L, q, "only doc, rules, tolerances, special in a profile");
+            }
+        }
+    }
+    return FZ_OK;
+}
+
+static fz_status load_root(ld *L, cz_constraints *cz, const cJSON *root)
+{
+    const cJSON *it;
+    char name[40] = "", cls[16] = "";
+    if (!cJSON_IsObject(root)) return failf(L, "", "a JSON object");
+    TRY(member(L, root, "", "schema", true, &it));
+    if (!cJSON_IsNumber(it) || it->valuedouble != 1) return failf(L, "schema", "1");
+    TRY(get_str(L, root, "", "op", true, name, sizeof name));
+    if (!cf_op_parse(name, &cz->op)) return failf(L, "op", "an operator id of common/ops.def, not \"%s\"", name);
+    TRY(get_str(L, root, "", "class", true, cls, sizeof cls));
+    if (!strcmp(cls, "reduction")) cz->reduction = true;
+    else if (strcmp(cls, "elementwise")) return failf(L, "class", "\"elementwise\" or \"reduction\"");
+    TRY(load_tensors(L, cz, root));
+    TRY(load_promotion(L, cz, root));
+    TRY(load_params(L, cz, root));
+    TRY(load_model(L, cz, root));
+    TRY(load_formats(L, cz, root));
+    TRY(load_values(L, cz, root));
+    TRY(load_rules(L, cz, root));
+    TRY(load_streams(L, cz, root));
+    TRY(member(L, root, "", "tolerances", true, &it));
+    TRY(load_tols(L, cz, it, "tolerances", &cz->ntol, cz->tol));
+    for (int d = 0; d < CF_DTYPE_COUNT; d++) {
+        if (!(cz->stream_dtypes & (1u << d))) continue;
+        bool ok = false;
+        for (int i = 0; i < cz->ntol; i++) ok |= cz->tol[i].dtype == (cf_dtype)d && !cz->tol[i].variant[0];
+        if (!ok) return failf(L, "tolerances", "an entry without variant for stream dtype %s", cf_dtype_name((cf_dtype)d));
+    }
+    TRY(load_exhaustive(L, cz, root));
+    TRY(load_profiles(L, cz, root));
+    return FZ_OK;
+}
+
+/* ---------------------------------------------------------------- public ---- */
+fz_status cz_load(const char *path, cz_constraints **out, char *err, size_t errlen)
+{
+    ld L = {path ? path : "(null)", err, errlen};
+    if (err && errlen) err[0] = 0;
+    if (!out) return FZ_ERR_ARG;
+    *out = NULL;
+    if (!path) {
+        snprintf(err ? err : (char[1]){0}, err ? errlen : 1, "(null): no path given");
+        return FZ_ERR_ARG;
+    }
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        if (err) snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
+        return FZ_ERR_IO;
+    }
+    size_t cap = 1 << 16, len = 0;
+    char *buf = malloc(cap);
+    fz_status st = FZ_OK;
+    while (buf) {
+        size_t n = fread(buf + len, 1, cap - len - 1, f);
+        len += n;
+        if (n == 0) break;
+        if (len + 1 == cap) {
+            if (cap > (64u << 20)) break;
+            char *nb = realloc(buf, cap * 2);
+            if (!nb) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+    }
+    bool rerr = ferror(f);
+    fclose(f);
+    if (!buf) {
+        if (err) snprintf(err, errlen, "%s: out of memory", path);
+        return FZ_ERR_NOMEM;
+    }
+    if (rerr || len + 1 == cap) {
+        free(buf);
+        if (err) snprintf(err, errlen, "%s: read error or file larger than 64 MiB", path);
+        return FZ_ERR_IO;
+    }
+    buf[len] = 0;
+    const char *end = NULL;
+    cJSON *root = strlen(buf) == len ? cJSON_ParseWithOpts(buf, &end, true) : NULL;
+    if (!root) {
+        size_t off = end && end >= buf ? (size_t)(end - buf) : 0;
+        size_t line = 1;
+        for (size_t i = 0; i < off && i < len; i++) line += buf[i] == '\n';
+        if (err) snprintf(err, errlen, "%s: line %zu (byte %zu): expected valid JSON", path, line, off);
+        free(buf);
+        return FZ_ERR_PARSE;
+    }
+    free(buf);
+    cz_constraints *cz = calloc(1, sizeof *cz);
+    if (!cz) {
+        cJSON_Delete(root);
+        if (err) snprintf(err, errlen, "%s: out of memory", path);
+        return FZ_ERR_NOMEM;
+    }
+    snprintf(cz->path, sizeof cz->path, "%s", path);
+    st = load_root(&L, cz, root);
+    cJSON_Delete(root);
+    if (st != FZ_OK) {
+        free(cz);
+        return st;
+    }
+    *out = cz;
+    return FZ_OK;
+}
+
+fz_status cz_load_dir(const char *dir, cz_constraints *out[CF_OP_COUNT], char *err, size_t errlen)
+{
+    for (int i = 0; i < CF_OP_COUNT; i++) out[i] = NULL;
+    for (int i = 0; i < CF_OP_COUNT; i++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%s.json", dir ? dir : ".", cf_op_name((cf_op)i));
+        fz_status st = cz_load(path, &out[i], err, errlen);
+        if (st == FZ_OK && cz_op(out[i]) != (cf_op)i) {
+            if (err) snprintf(err, errlen, "%s: op: expected \"%s\" (the file name)", path, cf_op_name((cf_op)i));
+            st = FZ_ERR_SCHEMA;
+        }
+        if (st != FZ_OK) {
+            for (int j = 0; j <= i; j++) {
+                cz_free(out[j]);
+                out[j] = NULL;
+            }
+            return st;
+        }
+    }
+    return FZ_OK;
+}
+
+void cz_free(cz_constraints *cz) { free(cz); }
+cf_op cz_op(const cz_constraints *cz) { return cz->op; }
+const char *cz_path(const cz_constraints *cz) { return cz->path; }
+const char *cz_op_class(const cz_constraints *cz) { return cz->reduction ? "reduction" : "elementwise"; }
+int cz_profile_count(const cz_constraints *cz) { return cz->nprofiles; }
+const char *cz_profile_name(const cz_constraints *cz, int i)
+{
+    return i >= 0 && i < cz->nprofiles ? cz->profiles[i].name : NULL;
+}
+
+const cz_profile *cz_profile_get(const cz_constraints *cz, const char *profile)
+{
+    if (!profile || !profile[0]) return &cz->profiles[0];
+    for (int i = 0; i < cz->nprofiles; i++)
+        if (!strcmp(cz->profiles[i].name, profile)) return &cz->profiles[i];
+    return NULL;
+}
+
+bool cz_has_profile(const cz_constraints *cz, const char *profile) { return cz_profile_get(cz, profile) != NULL; }
+
+static const cz_tol *find_tol(const cz_tol *t, int n, cf_dtype dt, const char *variant, bool exact)
+{
+    for (int i = 0; i < n; i++)
+        if (t[i].dtype == dt && (exact ? !strcmp(t[i].variant, variant) : !t[i].variant[0])) return &t[i];
+    return NULL;
+}
+
+fz_status cz_tolerance(const cz_constraints *cz, const char *profile, cf_dtype out_dtype, const char *variant,
+                       double *max_ulp, double *max_scaled_ulp)
+{
+    const cz_profile *p = cz_profile_get(cz, profile);
+    if (!p) return FZ_ERR_ARG;
+    if (!variant) variant = "";
+    const cz_tol *t = NULL;
+    if (variant[0]) t = find_tol(p->tol, p->ntol, out_dtype, variant, true);
+    if (!t) t = find_tol(p->tol, p->ntol, out_dtype, variant, false);
+    if (!t && variant[0]) t = find_tol(cz->tol, cz->ntol, out_dtype, variant, true);
+    if (!t) t = find_tol(cz->tol, cz->ntol, out_dtype, variant, false);
+    if (!t) return FZ_ERR_ARG;
+    if (max_ulp) *max_ulp = t->max_ulp;
+    if (max_scaled_ulp) *max_scaled_ulp = t->max_scaled_ulp;
+    return FZ_OK;
+}
+
+bool cz_special(const cz_constraints *cz, const char *profile, const char *flag)
+{
+    const cz_profile *p = cz_profile_get(cz, profile);
+    if (!p || !flag) return false;
+    for (int i = 0; i < p->nspecial; i++)
+        if (!strcmp(p->special[i], flag)) return true;
+    return false;
+}
+
+int cz_special_count(const cz_constraints *cz, const char *profile)
+{
+    const cz_profile *p = cz_profile_get(cz, profile);
+    return p ? p->nspecial : 0;
+}
+
+const char *cz_special_name(const cz_constraints *cz, const char *profile, int i)
+{
+    const cz_profile *p = cz_profile_get(cz, profile);
+    return p && i >= 0 && i < p->nspecial ? p->special[i] : NULL;
+}
+
+const char *fz_status_name(fz_status s)
+{
+    static const char *const n[] = {"ok", "io error", "parse error", "schema error", "bad argument", "out of memory",
+                                    "generation failed"};
+    return (unsigned)s < sizeof n / sizeof n[0] ? n[s] : "?";
+}

@@ -1,0 +1,1314 @@
+/* The seeded case generator: valid cases, invalid cases (one rule broken), exhaustive chunks.
+ *
+ * A case is built in stages, each drawing from the case's own xoshiro256** stream:
+ *   dtypes (consistent with the stream's output dtype) -> params (domains, variant) ->
+ *   shapes (the file's shape model) -> [metadata break] -> views -> formats -> data.
+ * An invalid case runs the same stages and breaks its rule at the stage that owns the
+ * broken property, so everything else stays valid.  All contract data comes from the
+ * loaded constraint file; the numbers here are only sampling choices (how often a view is
+ * permuted, how large shapes grow). */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "constraints.h"
+
+/* ---------------------------------------------------------------- randomness ---- */
+typedef struct {
+    uint64_t s[4];
+} rng;
+
+static uint64_t splitmix64(uint64_t *x)
+{
+    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+static void rng_seed(rng *r, uint64_t seed)
+{
+    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&seed);
+}
+
+static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
+
+static uint64_t rnext(rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return out;
+}
+
+static double runif(rng *r) { return (double)(rnext(r) >> 11) * 0x1p-53; }
+static bool rbern(rng *r, double p) { return runif(r) < p; }
+static int64_t rrange(rng *r, int64_t lo, int64_t hi) /* inclusive */
+{
+    if (hi <= lo) return lo;
+    return lo + (int64_t)(rnext(r) % (uint64_t)(hi - lo + 1));
+}
+/* Marsaglia's polar method: no trigonometry, and fz_log rather than the C library's log, so
+ * the draws do not depend on the platform's libm (sqrt is correctly rounded by IEEE 754). */
+static double rnormal(rng *r)
+{
+    for (;;) {
+        double u = 2 * runif(r) - 1, v = 2 * runif(r) - 1, s = u * u + v * v;
+        if (s > 0 && s < 1) return u * sqrt(-2 * fz_log(s) / s);
+    }
+}
+
+static uint64_t fnv1a(uint64_t h, const char *s)
+{
+    for (; s && *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return (h ^ 0x1f) * 0x100000001b3ull; /* field separator */
+}
+
+uint64_t fz_case_seed(uint64_t run_seed, cf_op op, cf_dtype dtype, const char *variant, int64_t k)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    h = fnv1a(h, cf_op_name(op));
+    h = fnv1a(h, (unsigned)dtype < CF_DTYPE_COUNT ? cf_dtype_name(dtype) : "");
+    h = fnv1a(h, variant ? variant : "");
+    uint64_t x = run_seed ^ h;
+    uint64_t a = splitmix64(&x);
+    x = a + (uint64_t)k * 0xd1b54a32d192ed03ull;
+    return splitmix64(&x);
+}
+
+/* ---------------------------------------------------------------- helpers ---- */
+int64_t fz_view_index(const cf_tensor *t, int64_t i)
+{
+    int64_t off = t->offset;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        int64_t n = t->shape[d];
+        if (n <= 0) return t->offset;
+        off += (i % n) * t->strides[d];
+        i /= n;
+    }
+    return off;
+}
+
+double fz_param_value(const cf_param *p)
+{
+    if (p->is_null) return NAN;
+    if (p->kind == CF_PARAM_SCALAR) return fz_double_from_bits(p->scalar_dtype, p->scalar_bits);
+    if (p->kind == CF_PARAM_F64) return p->f64;
+    if (p->kind == CF_PARAM_INT) return (double)p->i;
+    if (p->kind == CF_PARAM_BOOL) return p->b;
+    return NAN;
+}
+
+bool fz_edge_bits(const cz_constraints *cz, const cf_case *c, const cz_edge *e, cf_dtype dt, uint64_t *bits)
+{
+    double v;
+    switch (e->kind) {
+    case CZ_EDGE_LITERAL: v = e->v; break;
+    case CZ_EDGE_CLASS:
+        v = fz_class_value(dt, e->cls);
+        if (e->neg) v = -v;
+        break;
+    case CZ_EDGE_PARAM: {
+        const cf_param *p = cf_case_param_c(c, cz->params[e->pa].name);
+        if (!p) return false;
+        v = fz_param_value(p);
+        if (e->one_minus) v = 1.0 - v;
+        break;
+    }
+    case CZ_EDGE_DIV: {
+        const cf_param *p = cf_case_param_c(c, cz->params[e->pa].name);
+        const cf_param *q = cf_case_param_c(c, cz->params[e->pb].name);
+        if (!p || !q) return false;
+        v = fz_param_value(p) / fz_param_value(q);
+        break;
+    }
+    default: return false;
+    }
+    if (isnan(v) && e->kind != CZ_EDGE_LITERAL) return false;
+    if (!cf_dtype_is_float(dt) && !isfinite(v)) return false;
+    if (dt == CF_BOOL && v != 0 && v != 1) return false;
+    *bits = fz_bits_from_double(dt, v);
+    return true;
+}
+
+static bool contiguous_strides(const cf_tensor *t, int64_t *st)
+{
+    int64_t acc = 1;
+    bool same = true;
+    for (int d = t->ndim - 1; d >= 0; d--) {
+        if (st) st[d] = acc;
+        if (t->shape[d] > 1 && t->strides[d] != acc) same = false;
+        acc *= t->shape[d] > 0 ? t->shape[d] : 1;
+    }
+    return same;
+}
+
+static void set_contiguous(cf_tensor *t)
+{
+    contiguous_strides(t, t->strides);
+    t->offset = 0;
+    t->storage_ndim = t->ndim;
+    memcpy(t->storage_shape, t->shape, sizeof t->shape);
+}
+
+/* ---------------------------------------------------------------- context ---- */
+typedef struct {
+    const cz_constraints *cz;
+    const cz_profile *pf;
+    rng r;
+    cf_case *c;
+    const fz_stream *s;
+    int rule; /* -1: valid */
+    double edge_rate;
+    bool realistic_y;
+    /* nsa description */
+    int64_t l, d, D, N, nb, S[64];
+    bool seq_null;
+    char target[CF_NAME_LEN]; /* what an invalid case broke (for the note) */
+} gx;
+
+typedef struct {
+    int n;
+    int8_t dt[256][CF_MAX_TENSORS];
+} combos;
+
+/* Dtype of every tensor from the free (unrelated) ones; false when a relation is undefined. */
+static bool resolve_dtypes(const cz_constraints *cz, int8_t *dt)
+{
+    for (int pass = 0; pass < cz->ntensors; pass++)
+        for (int i = 0; i < cz->ntensors; i++) {
+            const cz_tensor *t = &cz->tensors[i];
+            if (t->rel == CZ_REL_EQUAL) dt[i] = dt[t->rel_a];
+            else if (t->rel == CZ_REL_PROMOTE) {
+                if (dt[t->rel_a] < 0 || dt[t->rel_b] < 0) dt[i] = -1;
+                else dt[i] = (int8_t)cz_promote(cz, (cf_dtype)dt[t->rel_a], (cf_dtype)dt[t->rel_b]);
+            }
+        }
+    for (int i = 0; i < cz->ntensors; i++)
+        if (dt[i] < 0 || !(cz->tensors[i].dtypes & (1u << dt[i]))) return false;
+    return true;
+}
+
+static void enum_combos(const cz_constraints *cz, cf_dtype want, combos *out)
+{
+    int free_t[CF_MAX_TENSORS], nfree = 0;
+    for (int i = 0; i < cz->ntensors; i++)
+        if (cz->tensors[i].rel == CZ_REL_NONE) free_t[nfree++] = i;
+    int cnt[CF_MAX_TENSORS] = {0};
+    out->n = 0;
+    for (;;) {
+        int8_t dt[CF_MAX_TENSORS];
+        memset(dt, -1, sizeof dt);
+        bool ok = true;
+        for (int f = 0; f < nfree && ok; f++) {
+            dt[free_t[f]] = (int8_t)cnt[f];
+            ok = (cz->tensors[free_t[f]].dtypes >> cnt[f]) & 1u;
+        }
+        if (ok && resolve_dtypes(cz, dt) && dt[cz->stream_tensor] == (int8_t)want && out->n < 256)
+            memcpy(out->dt[out->n++], dt, sizeof dt);
+        int f = 0;
+        while (f < nfree && ++cnt[f] == CF_DTYPE_COUNT) cnt[f++] = 0;
+        if (f == nfree) break;
+    }
+}
+
+static fz_status choose_dtypes(gx *g)
+{
+    combos cb;
+    enum_combos(g->cz, g->s->dtype, &cb);
+    if (cb.n == 0) return FZ_ERR_ARG;
+    /* Half the time the plain case: every float input of the stream's dtype. */
+    int pick = -1;
+    if (rbern(&g->r, 0.5)) {
+        int cand[256], nc = 0;
+        for (int i = 0; i < cb.n; i++) {
+            bool all = true;
+            for (int t = 0; t < g->cz->ntensors; t++)
+                if (cf_dtype_is_float((cf_dtype)cb.dt[i][t]) && cb.dt[i][t] != (int8_t)g->s->dtype) all = false;
+            if (all) cand[nc++] = i;
+        }
+        if (nc) pick = cand[rrange(&g->r, 0, nc - 1)];
+    }
+    if (pick < 0) pick = (int)rrange(&g->r, 0, cb.n - 1);
+    for (int t = 0; t < g->cz->ntensors; t++) g->c->tensors[t].dtype = (cf_dtype)cb.dt[pick][t];
+    return FZ_OK;
+}
+
+static double draw_domain(rng *r, const cz_param *p)
+{
+    double tot = 0;
+    for (int i = 0; i < p->ndomain; i++) tot += p->domain[i].weight;
+    double u = runif(r) * tot;
+    int k = 0;
+    for (; k < p->ndomain - 1; k++) {
+        if (u < p->domain[k].weight) break;
+        u -= p->domain[k].weight;
+    }
+    const cz_domain_part *d = &p->domain[k];
+    if (!d->is_range) return d->values[rrange(r, 0, d->nvalues - 1)];
+    if (!d->log) return d->lo + (d->hi - d->lo) * runif(r);
+    double a = fabs(d->lo), b = fabs(d->hi);
+    if (a > b) {
+        double t = a;
+        a = b;
+        b = t;
+    }
+    double m = fz_exp(fz_log(a) + (fz_log(b) - fz_log(a)) * runif(r));
+    return d->lo < 0 ? -m : m;
+}
+
+static cf_dtype pick_dtype(rng *r, cz_dtset set)
+{
+    int n = 0, all[CF_DTYPE_COUNT];
+    for (int d = 0; d < CF_DTYPE_COUNT; d++)
+        if (set & (1u << d)) all[n++] = d;
+    return n ? (cf_dtype)all[rrange(r, 0, n - 1)] : CF_F32;
+}
+
+static cf_dtype first_dtype(cz_dtset set)
+{
+    for (int d = 0; d < CF_DTYPE_COUNT; d++)
+        if (set & (1u << d)) return (cf_dtype)d;
+    return CF_F32;
+}
+
+static void set_scalar(cf_param *p, cf_dtype dt, double v)
+{
+    p->scalar_dtype = dt;
+    p->scalar_bits = fz_bits_from_double(dt, v);
+    p->f64 = fz_double_from_bits(dt, p->scalar_bits);
+}
+
+static void choose_params(gx *g)
+{
+    const cz_constraints *cz = g->cz;
+    const cz_variant *var = NULL;
+    for (int v = 0; v < cz->nvariants; v++)
+        if (!strcmp(cz->variants[v].name, g->s->variant)) var = &cz->variants[v];
+    for (int i = 0; i < cz->nparams; i++) {
+        const cz_param *cp = &cz->params[i];
+        cf_param *p = &g->c->params[i];
+        snprintf(p->name, sizeof p->name, "%s", cp->name);
+        p->kind = cp->kind;
+        if (cp->derived) continue; /* the shape model sets it */
+        bool fixed = false;
+        for (int k = 0; var && k < var->nset; k++)
+            if (var->param[k] == i) {
+                snprintf(p->str, sizeof p->str, "%s", var->str[k]);
+                fixed = true;
+            }
+        if (fixed) continue;
+        switch (cp->kind) {
+        case CF_PARAM_F64: p->f64 = draw_domain(&g->r, cp); break;
+        case CF_PARAM_SCALAR: {
+            cf_dtype dt = pick_dtype(&g->r, cp->scalar_dtypes);
+            double v = draw_domain(&g->r, cp);
+            for (int tries = 0; !cf_dtype_is_float(dt) && !isfinite(v) && tries < 8; tries++) v = draw_domain(&g->r, cp);
+            if (!cf_dtype_is_float(dt) && !isfinite(v)) v = 1;
+            set_scalar(p, dt, v);
+            break;
+        }
+        case CF_PARAM_BOOL: p->b = cp->valid_int[rrange(&g->r, 0, cp->nvalid - 1)] != 0; break;
+        case CF_PARAM_INT: p->i = cp->valid_int[rrange(&g->r, 0, cp->nvalid - 1)]; break;
+        case CF_PARAM_STRING:
+            if (cp->nullable && rbern(&g->r, 0.15)) p->is_null = true;
+            else snprintf(p->str, sizeof p->str, "%s", cp->valid_str[rrange(&g->r, 0, cp->nvalid - 1)]);
+            break;
+        case CF_PARAM_INTARRAY: break;
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- shapes ---- */
+static int64_t shape_budget(gx *g) { return rbern(&g->r, 0.03) ? 65536 : 4096; }
+
+static int64_t draw_dim(gx *g, int64_t budget)
+{
+    double u = runif(&g->r);
+    if (u < 0.25) return 1;
+    if (u < 0.7) return rrange(&g->r, 2, 8);
+    return rrange(&g->r, 9, budget > 4096 ? 1024 : 64);
+}
+
+static void fit_budget(int64_t *dims, int n, int64_t budget)
+{
+    for (;;) {
+        int64_t p = 1;
+        int big = -1;
+        for (int i = 0; i < n; i++) {
+            p *= dims[i];
+            if (big < 0 || dims[i] > dims[big]) big = i;
+        }
+        if (p <= budget || big < 0 || dims[big] <= 1) return;
+        dims[big] = (dims[big] + 1) / 2;
+    }
+}
+
+static int draw_rank(gx *g, int lo, int hi)
+{
+    if (lo == hi) return lo;
+    double u = runif(&g->r);
+    if (lo == 0 && u < 0.08) return 0;
+    if (u < 0.75) return (int)rrange(&g->r, lo > 1 ? lo : 1, hi < 4 ? hi : 4);
+    return (int)rrange(&g->r, lo, hi);
+}
+
+static void draw_shape(gx *g, int rlo, int rhi, int64_t *dims, int *rank)
+{
+    int64_t budget = shape_budget(g);
+    *rank = draw_rank(g, rlo, rhi);
+    for (int i = 0; i < *rank; i++) dims[i] = draw_dim(g, budget);
+    fit_budget(dims, *rank, budget);
+    if (*rank > 0 && rbern(&g->r, 0.06)) dims[rrange(&g->r, 0, *rank - 1)] = 0;
+}
+
+static void set_shape(cf_tensor *t, int rank, const int64_t *dims)
+{
+    t->ndim = rank;
+    for (int i = 0; i < rank; i++) t->shape[i] = dims[i];
+}
+
+static void shapes_same(gx *g)
+{
+    const cz_model *m = &g->cz->model;
+    const cz_tensor *t0 = &g->cz->tensors[m->tensors[0]];
+    int64_t dims[CF_MAX_RANK];
+    int rank;
+    draw_shape(g, t0->rank_min, t0->rank_max, dims, &rank);
+    for (int i = 0; i < m->ntensors; i++) set_shape(&g->c->tensors[m->tensors[i]], rank, dims);
+}
+
+static void shapes_broadcast(gx *g)
+{
+    const cz_model *m = &g->cz->model;
+    const cz_tensor *to = &g->cz->tensors[m->bout];
+    int64_t o[CF_MAX_RANK], a[CF_MAX_RANK], b[CF_MAX_RANK];
+    int ro;
+    draw_shape(g, to->rank_min, to->rank_max, o, &ro);
+    if (rbern(&g->r, 0.4)) {
+        for (int i = 0; i < 3; i++) set_shape(&g->c->tensors[m->tensors[i]], ro, o);
+        return;
+    }
+    int ra = ro, rb = ro;
+    if (rbern(&g->r, 0.35)) {
+        if (rbern(&g->r, 0.5)) ra = (int)rrange(&g->r, 0, ro);
+        else rb = (int)rrange(&g->r, 0, ro);
+    }
+    /* right-aligned: position j counts from the last dim */
+    for (int j = 0; j < ro; j++) {
+        int64_t od = o[ro - 1 - j];
+        bool ca = j < ra, cb = j < rb;
+        int64_t da = od, db = od;
+        if (od != 1 && ca && cb) {
+            double u = runif(&g->r);
+            if (u < 0.25) da = 1;
+            else if (u < 0.5) db = 1;
+        }
+        if (ca) a[ra - 1 - j] = da;
+        if (cb) b[rb - 1 - j] = db;
+    }
+    set_shape(&g->c->tensors[m->bin[0]], ra, a);
+    set_shape(&g->c->tensors[m->bin[1]], rb, b);
+    set_shape(&g->c->tensors[m->bout], ro, o);
+}
+
+static void shapes_softmax(gx *g)
+{
+    const cz_model *m = &g->cz->model;
+    const cz_tensor *t0 = &g->cz->tensors[m->tensors[0]];
+    int64_t s2max = shape_budget(g); /* no limit in the file: only the sampling budget */
+    for (int k = 0; k < t0->ndims; k++)
+        if (t0->dim_idx[k] == 3) s2max = t0->dim_max[k];
+    int64_t g4[4];
+    g4[0] = rrange(&g->r, 1, 4);
+    g4[1] = rrange(&g->r, 1, 4);
+    g4[2] = rrange(&g->r, 1, 16);
+    double u = runif(&g->r);
+    if (u < 0.03) {
+        g4[3] = s2max - rrange(&g->r, 0, 3);
+        g4[0] = g4[1] = 1;
+        g4[2] = rrange(&g->r, 1, 2);
+    } else if (u < 0.15)
+        g4[3] = rrange(&g->r, 65, 512 < s2max ? 512 : s2max);
+    else
+        g4[3] = rrange(&g->r, 1, 64 < s2max ? 64 : s2max);
+    int64_t bud = shape_budget(g) / (g4[3] ? g4[3] : 1);
+    fit_budget(g4, 3, bud > 0 ? bud : 1);
+    if (rbern(&g->r, 0.05)) g4[rrange(&g->r, 0, 3)] = 0;
+    for (int i = 0; i < m->ntensors; i++) set_shape(&g->c->tensors[m->tensors[i]], 4, g4);
+    int64_t mk[4] = {g4[0], g4[1], g4[2], g4[3]};
+    for (int d = 0; d < 2; d++)
+        if ((m->bdims >> d) & 1u && rbern(&g->r, 0.35)) mk[d] = 1;
+    set_shape(&g->c->tensors[m->mask], 4, mk);
+}
+
+/* NsaCompressGrad: l, d, D, N and the batch lengths decide every shape. */
+static int64_t nblk(int64_t S, int64_t l, int64_t d) { return (l > 0 && d > 0 && S >= l) ? (S - l) / d + 1 : 0; }
+
+static void nsa_draw(gx *g)
+{
+    const cz_model *m = &g->cz->model;
+    int64_t bm = m->block_multiple;
+    bool large = rbern(&g->r, 0.05); /* occasionally up to 8x the usual element budget */
+    for (int attempt = 0;; attempt++) {
+        int64_t llo = (m->l_range[0] + bm - 1) / bm, lhi = m->l_range[1] / bm;
+        int64_t dlo = (m->d_range[0] + bm - 1) / bm, dhi = m->d_range[1] / bm;
+        if (llo < dlo + 1) llo = dlo + 1; /* room for d < l */
+        if (lhi < llo) lhi = llo;
+        g->l = bm * rrange(&g->r, llo, lhi);
+        int64_t dmax = g->l / bm - 1 < dhi ? g->l / bm - 1 : dhi;
+        g->d = bm * rrange(&g->r, dlo, dmax >= dlo ? dmax : dlo);
+        g->D = m->D_multiple * rrange(&g->r, (m->D_range[0] + m->D_multiple - 1) / m->D_multiple, m->D_range[1] / m->D_multiple);
+        g->N = rrange(&g->r, m->N_range[0], m->N_range[1]);
+        g->seq_null = rbern(&g->r, m->null_seq_rate);
+        g->nb = g->seq_null ? 1 : rrange(&g->r, m->batches[0], m->batches[1]);
+        int64_t T = 0, C = 0;
+        for (int b = 0; b < g->nb; b++) {
+            double u = runif(&g->r);
+            int64_t S;
+            if (g->seq_null) u = 0.5 + 0.5 * u;
+            if (u < 0.15) S = 0;
+            else if (u < 0.35) S = rrange(&g->r, 1, g->l - 1);
+            else if (u < 0.5) S = g->l;
+            else if (u < 0.75) S = g->l + g->d * rrange(&g->r, 1, 4);
+            else S = g->l + g->d * rrange(&g->r, 0, 3) + rrange(&g->r, 1, g->d - 1);
+            g->S[b] = S;
+            T += S;
+            C += nblk(S, g->l, g->d);
+        }
+        if (C == 0) {
+            int b = (int)rrange(&g->r, 0, g->nb - 1);
+            T += g->l - g->S[b];
+            g->S[b] = g->l;
+        }
+        int64_t cap = large ? 8 * m->max_elements : m->max_elements;
+        if ((T * g->N * g->D <= cap) || attempt > 8) {
+            if (T * g->N * g->D > cap) { /* fall back: one window, small N, D */
+                g->nb = 1;
+                g->S[0] = g->l;
+                g->N = 1;
+                g->D = m->D_multiple * ((m->D_range[0] + m->D_multiple - 1) / m->D_multiple);
+            }
+            return;
+        }
+    }
+}
+
+static void nsa_apply(gx *g)
+{
+    const cz_model *m = &g->cz->model;
+    int64_t T = 0, C = 0;
+    for (int b = 0; b < g->nb; b++) {
+        T += g->S[b];
+        C += nblk(g->S[b], g->l, g->d);
+    }
+    int64_t og[3] = {C, g->N, g->D}, in[3] = {T, g->N, g->D}, w[2] = {g->l, g->N};
+    set_shape(&g->c->tensors[m->og], 3, og);
+    set_shape(&g->c->tensors[m->in], 3, in);
+    set_shape(&g->c->tensors[m->ig], 3, in);
+    set_shape(&g->c->tensors[m->w], 2, w);
+    set_shape(&g->c->tensors[m->wg], 2, w);
+    cf_param *pl = &g->c->params[m->p_l], *pd = &g->c->params[m->p_d], *ps = &g->c->params[m->p_seq];
+    pl->i = g->l;
+    pd->i = g->d;
+    free(ps->arr);
+    ps->arr = NULL;
+    ps->arr_len = 0;
+    ps->is_null = g->seq_null;
+    if (!g->seq_null) {
+        ps->arr = malloc(sizeof(int64_t) * (size_t)g->nb);
+        if (!ps->arr) return;
+        ps->arr_len = g->nb;
+        int64_t acc = 0;
+        for (int b = 0; b < g->nb; b++) ps->arr[b] = (acc += g->S[b]);
+    }
+}
+
+static void choose_shapes(gx *g)
+{
+    switch (g->cz->model.kind) {
+    case CZ_MODEL_SAME: shapes_same(g); break;
+    case CZ_MODEL_BROADCAST: shapes_broadcast(g); break;
+    case CZ_MODEL_SOFTMAX: shapes_softmax(g); break;
+    case CZ_MODEL_NSA:
+        nsa_draw(g);
+        nsa_apply(g);
+        break;
+    }
+}
+
+/* ---------------------------------------------------------------- views ---- */
+static void make_view(gx *g, cf_tensor *t, bool allow_zero)
+{
+    set_contiguous(t);
+    int64_t n = cf_tensor_numel(t);
+    if (n == 0 || rbern(&g->r, t->output ? 0.65 : 0.5)) return;
+    int r = t->ndim, perm[CF_MAX_RANK];
+    int64_t step[CF_MAX_RANK];
+    bool zero[CF_MAX_RANK];
+    for (int i = 0; i < r; i++) {
+        perm[i] = i;
+        step[i] = 1;
+        zero[i] = false;
+    }
+    if (r > 1 && rbern(&g->r, 0.5))
+        for (int i = r - 1; i > 0; i--) {
+            int j = (int)rrange(&g->r, 0, i), x = perm[i];
+            perm[i] = perm[j];
+            perm[j] = x;
+        }
+    if (n <= 8192 && rbern(&g->r, 0.4))
+        for (int k = 0, tries = 0; k < 2 && tries < 4 && r > 0; tries++) {
+            int d = (int)rrange(&g->r, 0, r - 1);
+            if (t->shape[d] > 1 && step[d] == 1) {
+                step[d] = rrange(&g->r, 2, 3);
+                k++;
+            }
+        }
+    if (allow_zero && rbern(&g->r, 0.4))
+        for (int d = 0; d < r; d++)
+            if (t->shape[d] > 1 && rbern(&g->r, 0.4)) zero[d] = true;
+    int64_t acc = rbern(&g->r, 0.2) ? rrange(&g->r, 2, 3) : 1; /* a step on the innermost dim too */
+    if (n > 8192) acc = 1;
+    for (int k = r - 1; k >= 0; k--) {
+        int d = perm[k];
+        if (zero[d]) {
+            t->strides[d] = 0;
+            continue;
+        }
+        t->strides[d] = acc * step[d];
+        acc *= step[d] * t->shape[d];
+    }
+    t->offset = rbern(&g->r, 0.5) ? rrange(&g->r, 1, 17) : 0;
+    int64_t extent = 1;
+    for (int d = 0; d < r; d++) extent += (t->shape[d] - 1) * t->strides[d];
+    int64_t tail = rrange(&g->r, 0, 3);
+    if (t->offset == 0 && contiguous_strides(t, NULL)) {
+        set_contiguous(t);
+        return;
+    }
+    t->storage_ndim = 1;
+    t->storage_shape[0] = t->offset + extent + tail;
+}
+
+static void choose_formats(gx *g)
+{
+    const cz_constraints *cz = g->cz;
+    for (int i = 0; i < g->c->ntensors; i++) {
+        cf_tensor *t = &g->c->tensors[i];
+        snprintf(t->format, sizeof t->format, "%s", cz->formats[0]);
+        if (!rbern(&g->r, 0.15)) continue;
+        int cand[CZ_MAX_FORMATS], nc = 0;
+        for (int f = 1; f < cz->nformats; f++)
+            if (cz->format_rank[f] == 0 || cz->format_rank[f] == t->ndim) cand[nc++] = f;
+        if (nc) snprintf(t->format, sizeof t->format, "%s", cz->formats[cand[rrange(&g->r, 0, nc - 1)]]);
+    }
+}
+
+/* ---------------------------------------------------------------- values ---- */
+static const cz_values *values_of(const cz_constraints *cz, int t)
+{
+    for (int i = 0; i < cz->nvalues; i++)
+        if (cz->values[i].tensor == t) return &cz->values[i];
+    return NULL;
+}
+
+static double draw_dist(rng *r, const cz_dist *d)
+{
+    switch (d->kind) {
+    case CZ_DIST_NORMAL: return d->a * rnormal(r);
+    case CZ_DIST_UNIFORM: return d->a + (d->b - d->a) * runif(r);
+    case CZ_DIST_LOGUNIFORM: {
+        double m = fz_exp(fz_log(d->a) + (fz_log(d->b) - fz_log(d->a)) * runif(r));
+        return !d->positive && rbern(r, 0.5) ? -m : m;
+    }
+    }
+    return 0;
+}
+
+static const cz_dist *pick_dist(rng *r, const cz_values *v)
+{
+    double tot = 0;
+    for (int i = 0; i < v->ndists; i++) tot += v->dists[i].weight;
+    double u = runif(r) * tot;
+    for (int i = 0; i < v->ndists - 1; i++) {
+        if (u < v->dists[i].weight) return &v->dists[i];
+        u -= v->dists[i].weight;
+    }
+    return &v->dists[v->ndists - 1];
+}
+
+static bool draw_edge(gx *g, const cz_values *v, cf_dtype dt, uint64_t *bits)
+{
+    if (v->nedges == 0) return false;
+    for (int tries = 0; tries < 4; tries++) {
+        const cz_edge *e = &v->edges[rrange(&g->r, 0, v->nedges - 1)];
+        if (!fz_edge_bits(g->cz, g->c, e, dt, bits)) continue;
+        if (e->boundary && v->ulp_neighbours > 0 && cf_dtype_is_float(dt)) {
+            int k = (int)rrange(&g->r, -v->ulp_neighbours, v->ulp_neighbours);
+            for (int s = 0; s < (k < 0 ? -k : k); s++) *bits = fz_bits_step(dt, *bits, k < 0 ? -1 : 1);
+        }
+        return true;
+    }
+    return false;
+}
+
+static void fill_input(gx *g, int ti)
+{
+    cf_tensor *t = &g->c->tensors[ti];
+    const cz_values *v = values_of(g->cz, ti);
+    int64_t n = cf_tensor_storage_numel(t);
+    if (!v) { /* mask-like tensors without a values entry: random 0/1 */
+        for (int64_t i = 0; i < n; i++) fz_store_bits(t->dtype, t->data, i, fz_bits_from_double(t->dtype, (double)(rnext(&g->r) & 1)));
+        return;
+    }
+    double rate = v->edge_rate >= 0 ? v->edge_rate : 0.02;
+    if (g->edge_rate > rate) rate = v->edge_rate >= 0 ? v->edge_rate * 8 : g->edge_rate;
+    const cz_dist *d = pick_dist(&g->r, v);
+    bool mixture = rbern(&g->r, 0.2);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t bits;
+        if (t->dtype == CF_BOOL) bits = rnext(&g->r) & 1;
+        else if (!(rbern(&g->r, rate) && draw_edge(g, v, t->dtype, &bits)))
+            bits = fz_bits_from_double(t->dtype, draw_dist(&g->r, mixture ? pick_dist(&g->r, v) : d));
+        fz_store_bits(t->dtype, t->data, i, bits);
+    }
+    /* an edge case also gets one edge at a random viewed position */
+    int64_t vn = cf_tensor_numel(t);
+    uint64_t bits;
+    if (g->edge_rate > 0 && vn > 0 && t->dtype != CF_BOOL && draw_edge(g, v, t->dtype, &bits))
+        fz_store_bits(t->dtype, t->data, fz_view_index(t, rrange(&g->r, 0, vn - 1)), bits);
+}
+
+static bool same_shape(const cf_tensor *a, const cf_tensor *b)
+{
+    if (a->ndim != b->ndim) return false;
+    for (int i = 0; i < a->ndim; i++)
+        if (a->shape[i] != b->shape[i]) return false;
+    return true;
+}
+
+/* Mask rows of random density, some all-masked and some unmasked; then (realistic) y =
+ * softmax of random logits over the unmasked positions of its row, masked positions 0. */
+static void fill_softmax(gx *g)
+{
+    const cz_model *m = &g->cz->model;
+    cf_tensor *mk = &g->c->tensors[m->mask], *y = &g->c->tensors[m->y];
+    cf_tensor *go = &g->c->tensors[m->tensors[0]];
+    if (mk->present && mk->ndim == 4) {
+        int64_t S2 = mk->shape[3], rows = S2 > 0 ? cf_tensor_numel(mk) / S2 : 0;
+        double dens = rbern(&g->r, 0.2) ? 0 : runif(&g->r);
+        for (int64_t rw = 0; rw < rows; rw++) {
+            double u = runif(&g->r), p = u < 0.1 ? 1.0 : u < 0.3 ? 0.0 : dens;
+            for (int64_t j = 0; j < S2; j++)
+                fz_store_bits(mk->dtype, mk->data, fz_view_index(mk, rw * S2 + j),
+                              fz_bits_from_double(mk->dtype, rbern(&g->r, p) ? 1 : 0));
+        }
+    }
+    if (!g->realistic_y || !y->present || !mk->present || !same_shape(y, go) || y->ndim != 4 || mk->ndim != 4 ||
+        !cf_dtype_is_float(y->dtype))
+        return;
+    for (int d = 0; d < 4; d++)
+        if (y->strides[d] == 0 && y->shape[d] > 1) return;
+    int64_t B = y->shape[0], N = y->shape[1], S1 = y->shape[2], S2 = y->shape[3];
+    double scale = m->logit_scales[rrange(&g->r, 0, m->nlogit_scales - 1)];
+    double *row = malloc(sizeof(double) * (size_t)(S2 > 0 ? S2 : 1));
+    if (!row) return;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t n = 0; n < N; n++)
+            for (int64_t i = 0; i < S1; i++) {
+                int64_t mb = mk->shape[0] == 1 ? 0 : b, mn = mk->shape[1] == 1 ? 0 : n;
+                double mx = -INFINITY, sum = 0;
+                for (int64_t j = 0; j < S2; j++) {
+                    int64_t mi = ((mb * mk->shape[1] + mn) * mk->shape[2] + i) * S2 + j;
+                    bool masked = fz_load_bits(mk->dtype, mk->data, fz_view_index(mk, mi)) != 0;
+                    row[j] = masked ? -INFINITY : scale * rnormal(&g->r);
+                    if (row[j] > mx) mx = row[j];
+                }
+                for (int64_t j = 0; j < S2; j++) {
+                    row[j] = isinf(mx) ? 0 : fz_exp(row[j] - mx);
+                    sum += row[j];
+                }
+                for (int64_t j = 0; j < S2; j++) {
+                    int64_t yi = ((b * N + n) * S1 + i) * S2 + j;
+                    fz_store_bits(y->dtype, y->data, fz_view_index(y, yi),
+                                  fz_bits_from_double(y->dtype, sum > 0 ? row[j] / sum : 0));
+                }
+            }
+    free(row);
+}
+
+static fz_status fill_data(gx *g)
+{
+    for (int i = 0; i < g->c->ntensors; i++) {
+        cf_tensor *t = &g->c->tensors[i];
+        if (t->output || !t->present) continue;
+        int64_t n = cf_tensor_storage_numel(t);
+        size_t bytes = (size_t)n * cf_dtype_size(t->dtype);
+        free(t->data);
+        t->data = calloc(1, bytes ? bytes : 1);
+        if (!t->data) return FZ_ERR_NOMEM;
+        fill_input(g, i);
+    }
+    if (g->cz->model.kind == CZ_MODEL_SOFTMAX) fill_softmax(g);
+    return FZ_OK;
+}
+
+/* ---------------------------------------------------------------- rule breaks ---- */
+static bool rule_values(const gx *g, const cz_rule **v)
+{
+    int i = g->rule;
+    *v = g->pf->has_values[i] ? &g->pf->values[i] : &g->cz->rules[i];
+    return (*v)->nvalues > 0;
+}
+
+static void bump_dim(gx *g, int64_t *d)
+{
+    if (*d >= 2 && rbern(&g->r, 0.5)) (*d)--;
+    else (*d) += rrange(&g->r, 1, 3);
+}
+
+/* Stage 1: properties decided before views (dtypes, shapes, params). */
+static int64_t nsa_C(const gx *g)
+{
+    int64_t C = 0;
+    for (int b = 0; b < g->nb; b++) C += nblk(g->S[b], g->l, g->d);
+    return C;
+}
+
+static bool break_meta_kind(gx *g);
+static bool break_meta(gx *g)
+{
+    if (!break_meta_kind(g)) return false;
+    cz_rule_kind k = g->cz->rules[g->rule].kind;
+    if (k == CZ_RULE_NSA_BLOCK_MULTIPLE || k == CZ_RULE_NSA_L_GT_D || k == CZ_RULE_NSA_D_MULTIPLE)
+        return nsa_C(g) >= 1;
+    return true;
+}
+
+static bool break_meta_kind(gx *g)
+{
+    const cz_constraints *cz = g->cz;
+    const cz_rule *ru = &cz->rules[g->rule];
+    cf_case *c = g->c;
+    int tgt = ru->ntargets ? ru->targets[rrange(&g->r, 0, ru->ntargets - 1)] : -1;
+    const cz_model *m = &cz->model;
+    if (tgt >= 0)
+        snprintf(g->target, sizeof g->target, "%s",
+                 ru->kind == CZ_RULE_NULL_PARAM || ru->kind == CZ_RULE_PARAM_INVALID ? cz->params[tgt].name : cz->tensors[tgt].name);
+    if (ru->kind == CZ_RULE_RANK_OUT_OF_RANGE) g->target[0] = 0; /* all targets change */
+    switch (ru->kind) {
+    case CZ_RULE_NULL_TENSOR:
+    case CZ_RULE_NULL_PARAM:
+    case CZ_RULE_OUTPUT_OVERLAP:
+    case CZ_RULE_FORMAT_NOT_ACCEPTED: return true; /* later stages */
+    case CZ_RULE_DTYPE_NOT_ALLOWED: {
+        const cz_rule *v;
+        cz_dtset set = rule_values(g, &v) ? v->value_dtypes : ((1u << CF_DTYPE_COUNT) - 1) & ~cz->tensors[tgt].dtypes;
+        if (!set) return false;
+        c->tensors[tgt].dtype = pick_dtype(&g->r, set);
+        return true;
+    }
+    case CZ_RULE_DTYPE_RELATION: {
+        const cz_tensor *t = &cz->tensors[tgt];
+        int want = t->rel == CZ_REL_EQUAL ? (int)c->tensors[t->rel_a].dtype
+                                          : cz_promote(cz, c->tensors[t->rel_a].dtype, c->tensors[t->rel_b].dtype);
+        cz_dtset set = t->dtypes & ~(want >= 0 ? 1u << want : 0u);
+        if (!set) return false;
+        c->tensors[tgt].dtype = pick_dtype(&g->r, set);
+        return true;
+    }
+    case CZ_RULE_RANK_OUT_OF_RANGE: {
+        int delta = 0;
+        for (int k = 0; k < ru->ntargets; k++) {
+            int need = cz->tensors[ru->targets[k]].rank_max + 1 - c->tensors[ru->targets[k]].ndim;
+            if (need > delta) delta = need;
+        }
+        for (int k = 0; k < ru->ntargets; k++) {
+            cf_tensor *t = &c->tensors[ru->targets[k]];
+            if (t->ndim + delta > CF_MAX_RANK) return false;
+            memmove(t->shape + delta, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+            for (int d = 0; d < delta; d++) t->shape[d] = 1;
+            t->ndim += delta;
+        }
+        return true;
+    }
+    case CZ_RULE_SHAPE_EQUAL: {
+        cf_tensor *t = &c->tensors[tgt];
+        if (t->ndim == 0) {
+            if (cz->tensors[tgt].rank_max < 1) return false;
+            t->ndim = 1;
+            t->shape[0] = rrange(&g->r, 2, 4);
+        } else
+            bump_dim(g, &t->shape[rrange(&g->r, 0, t->ndim - 1)]);
+        return true;
+    }
+    case CZ_RULE_NOT_BROADCASTABLE: {
+        cf_tensor *a = &c->tensors[ru->targets[0]], *b = &c->tensors[ru->targets[1]];
+        if (a->ndim == 0) a->shape[a->ndim++] = 1;
+        if (b->ndim == 0) b->shape[b->ndim++] = 1;
+        int r = a->ndim < b->ndim ? a->ndim : b->ndim;
+        int j = (int)rrange(&g->r, 0, r - 1); /* from the right */
+        int64_t p = rrange(&g->r, 2, 5), q = rrange(&g->r, 2, 4);
+        if (q >= p) q++;
+        a->shape[a->ndim - 1 - j] = p;
+        b->shape[b->ndim - 1 - j] = q;
+        return true;
+    }
+    case CZ_RULE_OUTPUT_SHAPE: {
+        cf_tensor *t = &c->tensors[tgt];
+        if (t->ndim < cz->tensors[tgt].rank_max && (t->ndim == 0 || rbern(&g->r, 0.3))) {
+            memmove(t->shape + 1, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+            t->shape[0] = rrange(&g->r, 2, 3);
+            t->ndim++;
+        } else if (t->ndim > 0)
+            bump_dim(g, &t->shape[rrange(&g->r, 0, t->ndim - 1)]);
+        else
+            return false;
+        return true;
+    }
+    case CZ_RULE_SHAPE_BROADCAST_DIMS: {
+        cf_tensor *mk = &c->tensors[tgt];
+        const cf_tensor *to = &c->tensors[ru->to];
+        if (mk->ndim != to->ndim || mk->ndim == 0) return false;
+        int j = (int)rrange(&g->r, 0, mk->ndim - 1);
+        int64_t gd = to->shape[j];
+        if ((ru->bdims >> j) & 1u) mk->shape[j] = gd == 0 ? 2 : gd + 1;
+        else mk->shape[j] = gd >= 2 && rbern(&g->r, 0.5) ? gd - 1 : gd + 1;
+        return true;
+    }
+    case CZ_RULE_DIM_OUT_OF_RANGE: {
+        const cz_tensor *ct = &cz->tensors[tgt];
+        int k = (int)rrange(&g->r, 0, ct->ndims - 1), dim = ct->dim_idx[k];
+        int64_t v = ct->dim_max[k] + rrange(&g->r, 1, 64);
+        int rank = c->tensors[tgt].ndim;
+        for (int i = 0; i < c->ntensors; i++) {
+            cf_tensor *t = &c->tensors[i];
+            if (t->ndim != rank) continue;
+            for (int d = 0; d < rank; d++) t->shape[d] = d == dim ? v : 1;
+        }
+        return true;
+    }
+    case CZ_RULE_PARAM_INVALID: {
+        const cz_rule *v;
+        if (!rule_values(g, &v)) return false;
+        cf_param *p = &c->params[tgt];
+        int k = (int)rrange(&g->r, 0, v->nvalues - 1);
+        p->is_null = false;
+        if (p->kind == CF_PARAM_STRING) snprintf(p->str, sizeof p->str, "%s", v->value_str[k]);
+        else if (p->kind == CF_PARAM_BOOL) p->b = v->value_int[k] != 0;
+        else p->i = v->value_int[k];
+        return true;
+    }
+    case CZ_RULE_EMPTY_TENSOR:
+        if (m->kind != CZ_MODEL_NSA) {
+            cf_tensor *t = &c->tensors[tgt];
+            if (t->ndim == 0) return false;
+            t->shape[rrange(&g->r, 0, t->ndim - 1)] = 0;
+            return true;
+        }
+        if (rbern(&g->r, 0.5)) g->N = 0;
+        else { /* every batch shorter than l: C = 0, only outputGrad is empty */
+            int64_t T = 0;
+            for (int b = 0; b < g->nb; b++) {
+                if (g->S[b] >= g->l) g->S[b] = rrange(&g->r, 1, g->l - 1);
+                T += g->S[b];
+            }
+            (void)T;
+        }
+        nsa_apply(g);
+        return true;
+    case CZ_RULE_NSA_BLOCK_MULTIPLE:
+        if (rbern(&g->r, 0.5)) g->l += m->block_multiple / 2;
+        else g->d -= m->block_multiple / 2;
+        if (g->d <= 0 || g->l <= g->d) return false;
+        nsa_apply(g);
+        return true;
+    case CZ_RULE_NSA_L_GT_D:
+        g->d = g->l + m->block_multiple * rrange(&g->r, 0, 1);
+        nsa_apply(g);
+        return true;
+    case CZ_RULE_NSA_D_MULTIPLE:
+        g->D += m->D_multiple / 2 ? m->D_multiple / 2 : 1;
+        if (g->D % m->D_multiple == 0) return false;
+        nsa_apply(g);
+        return true;
+    case CZ_RULE_NSA_ACTSEQLEN: {
+        cf_param *ps = &c->params[m->p_seq];
+        int64_t T = c->tensors[m->in].shape[0];
+        int64_t *arr = malloc(sizeof(int64_t) * (size_t)(ps->arr_len + 2));
+        if (!arr) return false;
+        int form = (int)rrange(&g->r, 0, 3), n = 0;
+        if (form == 0) { /* empty (not NULL) */
+        } else if (form == 1) { /* decreasing, last = T */
+            arr[n++] = T + 1;
+            arr[n++] = T;
+        } else if (form == 2) { /* a negative entry */
+            arr[n++] = -1;
+            arr[n++] = T;
+        } else { /* last != T */
+            arr[n++] = T + rrange(&g->r, 1, 16);
+        }
+        free(ps->arr);
+        ps->arr = arr;
+        ps->arr_len = n;
+        ps->is_null = false;
+        return true;
+    }
+    case CZ_RULE_NSA_C: {
+        cf_tensor *og = &c->tensors[m->og];
+        if (og->shape[0] >= 2 && rbern(&g->r, 0.5)) og->shape[0]--;
+        else og->shape[0] += rrange(&g->r, 1, 2);
+        return true;
+    }
+    case CZ_RULE_NSA_DIMS: {
+        cf_tensor *og = &c->tensors[m->og], *w = &c->tensors[m->w], *wg = &c->tensors[m->wg];
+        switch (rrange(&g->r, 0, 3)) {
+        case 0: og->shape[1] += 1; break;
+        case 1: og->shape[2] += m->D_multiple; break;
+        case 2:
+            w->shape[0] += 1;
+            wg->shape[0] = w->shape[0];
+            break;
+        default:
+            w->shape[1] += 1;
+            wg->shape[1] = w->shape[1];
+            break;
+        }
+        return true;
+    }
+    case CZ_RULE_KIND_COUNT: break;
+    }
+    return false;
+}
+
+/* Stage 2: views (output overlap). */
+static bool break_view(gx *g)
+{
+    const cz_rule *ru = &g->cz->rules[g->rule];
+    cf_tensor *t = &g->c->tensors[ru->targets[rrange(&g->r, 0, ru->ntargets - 1)]];
+    int big[CF_MAX_RANK], nb = 0;
+    snprintf(g->target, sizeof g->target, "%s", t->name);
+    if (cf_tensor_numel(t) < 2) return false; /* an empty view has no two elements to collide */
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] > 1) big[nb++] = d;
+    if (nb == 0) return false;
+    if (nb >= 2 && rbern(&g->r, 0.5)) { /* two dims with one stride: (1,0) and (0,1) collide */
+        int a = big[0], b = big[1];
+        int64_t s = t->strides[a] > t->strides[b] ? t->strides[a] : t->strides[b];
+        t->strides[a] = t->strides[b] = s > 0 ? s : 1;
+    } else
+        t->strides[big[rrange(&g->r, 0, nb - 1)]] = 0;
+    int64_t extent = 1;
+    for (int d = 0; d < t->ndim; d++) extent += (t->shape[d] - 1) * t->strides[d];
+    t->storage_ndim = 1;
+    t->storage_shape[0] = t->offset + extent;
+    return true;
+}
+
+static void break_late(gx *g)
+{
+    const cz_rule *ru = &g->cz->rules[g->rule];
+    int tgt = ru->targets[rrange(&g->r, 0, ru->ntargets - 1)];
+    if (ru->kind == CZ_RULE_FORMAT_NOT_ACCEPTED || ru->kind == CZ_RULE_NULL_TENSOR || ru->kind == CZ_RULE_NULL_PARAM)
+        snprintf(g->target, sizeof g->target, "%s",
+                 ru->kind == CZ_RULE_NULL_PARAM ? g->cz->params[tgt].name : g->cz->tensors[tgt].name);
+    if (ru->kind == CZ_RULE_FORMAT_NOT_ACCEPTED) {
+        cf_tensor *t = &g->c->tensors[tgt];
+        snprintf(t->format, sizeof t->format, "%s", g->cz->formats_rejected[rrange(&g->r, 0, g->cz->nformats_rejected - 1)]);
+    } else if (ru->kind == CZ_RULE_NULL_TENSOR) {
+        cf_tensor *t = &g->c->tensors[tgt];
+        free(t->data);
+        t->data = NULL;
+        t->present = false;
+        t->ndim = t->storage_ndim = 0;
+        t->offset = 0;
+        memset(t->shape, 0, sizeof t->shape);
+        memset(t->strides, 0, sizeof t->strides);
+        memset(t->storage_shape, 0, sizeof t->storage_shape);
+        t->format[0] = 0;
+    } else if (ru->kind == CZ_RULE_NULL_PARAM) {
+        cf_param *p = &g->c->params[tgt];
+        p->is_null = true;
+        p->str[0] = 0;
+        p->f64 = 0;
+        p->scalar_bits = 0;
+        p->scalar_dtype = CF_F32;
+    }
+}
+
+/* ---------------------------------------------------------------- driver ---- */
+static fz_status build(gx *g)
+{
+    const cz_constraints *cz = g->cz;
+    cf_case *c = g->c;
+    c->op = cz->op;
+    snprintf(c->profile, sizeof c->profile, "%s", g->pf->name);
+    c->ntensors = cz->ntensors;
+    c->nparams = cz->nparams;
+    for (int i = 0; i < cz->ntensors; i++) {
+        cf_tensor *t = &c->tensors[i];
+        snprintf(t->name, sizeof t->name, "%s", cz->tensors[i].name);
+        t->present = true;
+        t->output = cz->tensors[i].output;
+    }
+    fz_status st = choose_dtypes(g);
+    if (st != FZ_OK) return st;
+    choose_params(g);
+    choose_shapes(g);
+    g->realistic_y = cz->model.kind == CZ_MODEL_SOFTMAX && rbern(&g->r, cz->model.realistic_y_rate);
+    g->edge_rate = rbern(&g->r, 0.25) ? 0.25 : 0;
+    if (g->rule >= 0 && !break_meta(g)) return FZ_ERR_GENERATE;
+    for (int i = 0; i < c->ntensors; i++) {
+        cf_tensor *t = &c->tensors[i];
+        bool zero_ok = !t->output && !(g->realistic_y && i == cz->model.y);
+        make_view(g, t, zero_ok);
+    }
+    if (g->rule >= 0 && cz->rules[g->rule].kind == CZ_RULE_OUTPUT_OVERLAP && !break_view(g)) return FZ_ERR_GENERATE;
+    choose_formats(g);
+    st = fill_data(g);
+    if (st != FZ_OK) return st;
+    if (g->rule >= 0) break_late(g);
+    snprintf(c->origin_kind, sizeof c->origin_kind, "%s",
+             g->rule >= 0 ? "invalid" : g->edge_rate > 0 ? "edge" : "fuzz");
+    if (g->rule >= 0)
+        snprintf(c->note, sizeof c->note, "invalid: breaks %s%s%s (base: %s%s%s)", cz->rules[g->rule].name,
+                 g->target[0] ? " on " : "", g->target, cf_dtype_name(g->s->dtype), g->s->variant[0] ? " " : "", g->s->variant);
+    else
+        snprintf(c->note, sizeof c->note, "%s %s%s%s%s%s", c->origin_kind, cf_dtype_name(g->s->dtype),
+                 g->s->variant[0] ? " " : "", g->s->variant, g->edge_rate > 0 ? ", edge-heavy values" : "",
+                 g->realistic_y ? ", realistic softmax y" : "");
+    return FZ_OK;
+}
+
+static bool stream_ok(const cz_constraints *cz, const fz_stream *s)
+{
+    if (!s || s->op != cz->op || (unsigned)s->dtype >= CF_DTYPE_COUNT || !(cz->stream_dtypes & (1u << s->dtype)))
+        return false;
+    for (int v = 0; v < cz->nvariants; v++)
+        if (!strcmp(cz->variants[v].name, s->variant)) return true;
+    return false;
+}
+
+int fz_streams(const cz_constraints *cz, const char *profile, fz_stream *out, int max)
+{
+    if (!cz || !cz_profile_get(cz, profile) || max < 0 || (max > 0 && !out)) return -1;
+    int n = 0;
+    for (int d = 0; d < CF_DTYPE_COUNT; d++) {
+        if (!(cz->stream_dtypes & (1u << d))) continue;
+        for (int v = 0; v < cz->nvariants; v++, n++)
+            if (n < max) {
+                out[n].op = cz->op;
+                out[n].dtype = (cf_dtype)d;
+                snprintf(out[n].variant, sizeof out[n].variant, "%s", cz->variants[v].name);
+            }
+    }
+    return n;
+}
+
+fz_status fz_generate(const cz_constraints *cz, const char *profile, const fz_stream *s, uint64_t run_seed,
+                      int64_t k, cf_case *out)
+{
+    if (!out) return FZ_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    if (!cz || k < 0 || !stream_ok(cz, s)) return FZ_ERR_ARG;
+    gx g = {.cz = cz, .pf = cz_profile_get(cz, profile), .c = out, .s = s, .rule = -1};
+    if (!g.pf) return FZ_ERR_ARG;
+    uint64_t seed = fz_case_seed(run_seed, cz->op, s->dtype, s->variant, k);
+    rng_seed(&g.r, seed);
+    fz_status st = build(&g);
+    if (st != FZ_OK) {
+        cf_case_free(out);
+        return st;
+    }
+    out->seed = seed;
+    out->index = k;
+    return FZ_OK;
+}
+
+/* ---------------------------------------------------------------- invalid ---- */
+static int rule_global(const cz_constraints *cz, const cz_profile *pf, int i)
+{
+    for (int r = 0; r < cz->nrules; r++)
+        if (!pf->disabled[r] && i-- == 0) return r;
+    return -1;
+}
+
+int fz_rule_count(const cz_constraints *cz, const char *profile)
+{
+    const cz_profile *pf = cz ? cz_profile_get(cz, profile) : NULL;
+    if (!pf) return 0;
+    int n = 0;
+    for (int r = 0; r < cz->nrules; r++) n += !pf->disabled[r];
+    return n;
+}
+
+const char *fz_rule_name(const cz_constraints *cz, const char *profile, int i)
+{
+    const cz_profile *pf = cz ? cz_profile_get(cz, profile) : NULL;
+    int r = pf ? rule_global(cz, pf, i) : -1;
+    return r >= 0 ? cz->rules[r].name : NULL;
+}
+
+int32_t fz_rule_status(const cz_constraints *cz, const char *profile, int i)
+{
+    const cz_profile *pf = cz ? cz_profile_get(cz, profile) : NULL;
+    int r = pf ? rule_global(cz, pf, i) : -1;
+    return r >= 0 ? pf->status[r] : -1;
+}
+
+int fz_rule_find(const cz_constraints *cz, const char *profile, const char *name)
+{
+    int n = fz_rule_count(cz, profile);
+    for (int i = 0; i < n; i++)
+        if (name && !strcmp(fz_rule_name(cz, profile, i), name)) return i;
+    return -1;
+}
+
+fz_status fz_generate_invalid(const cz_constraints *cz, const char *profile, int rule_i, uint64_t run_seed,
+                              int64_t k, cf_case *out)
+{
+    if (!out) return FZ_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    const cz_profile *pf = cz ? cz_profile_get(cz, profile) : NULL;
+    int r = pf ? rule_global(cz, pf, rule_i) : -1;
+    if (r < 0 || k < 0) return FZ_ERR_ARG;
+    fz_stream streams[64];
+    int ns = fz_streams(cz, profile, streams, 64);
+    if (ns <= 0) return FZ_ERR_ARG;
+    if (ns > 64) ns = 64;
+    uint64_t seed = fz_case_seed(run_seed, cz->op, CF_DTYPE_COUNT, cz->rules[r].name, k);
+    for (int attempt = 0; attempt < 64; attempt++) {
+        gx g = {.cz = cz, .pf = pf, .c = out, .rule = r};
+        uint64_t x = seed + (uint64_t)attempt;
+        rng_seed(&g.r, splitmix64(&x));
+        g.s = &streams[rrange(&g.r, 0, ns - 1)];
+        fz_status st = build(&g);
+        if (st == FZ_OK) {
+            out->expect_status = pf->status[r];
+            snprintf(out->rule, sizeof out->rule, "%s", cz->rules[r].name);
+            out->seed = seed;
+            out->index = k;
+            return FZ_OK;
+        }
+        cf_case_free(out);
+        if (st == FZ_ERR_NOMEM) return st;
+    }
+    return FZ_ERR_GENERATE;
+}
+
+/* ---------------------------------------------------------------- exhaustive ---- */
+static int pattern_bits(cf_dtype dt) { return dt == CF_F16 || dt == CF_BF16 ? 16 : dt == CF_F32 ? 32 : 0; }
+
+int64_t fz_exhaustive_count(const cz_constraints *cz, const fz_stream *s, bool all_f32)
+{
+    if (!cz || !cz->has_exhaustive || !stream_ok(cz, s)) return 0;
+    int bits = pattern_bits(s->dtype);
+    if (bits == 0 || (bits == 32 && !all_f32)) return 0;
+    int64_t chunks = ((int64_t)1 << bits) / cz->exh.chunk;
+    if (chunks < 1) chunks = 1;
+    return chunks * cz->exh.nsets;
+}
+
+fz_status fz_exhaustive_case(const cz_constraints *cz, const char *profile, const fz_stream *s, uint64_t run_seed,
+                             int64_t k, cf_case *out)
+{
+    if (!out) return FZ_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    const cz_profile *pf = cz ? cz_profile_get(cz, profile) : NULL;
+    if (!pf || fz_exhaustive_count(cz, s, true) <= k || k < 0) return FZ_ERR_ARG;
+    const cz_exhaustive *x = &cz->exh;
+    int bits = pattern_bits(s->dtype);
+    int64_t chunks = ((int64_t)1 << bits) / x->chunk;
+    if (chunks < 1) chunks = 1;
+    int set = (int)(k / chunks);
+    int64_t first = (k % chunks) * x->chunk;
+    int64_t chunk = x->chunk < ((int64_t)1 << bits) ? x->chunk : ((int64_t)1 << bits);
+    for (int i = 0; i < cz->ntensors; i++) {
+        const cz_tensor *ct = &cz->tensors[i];
+        int8_t dt[CF_MAX_TENSORS];
+        memset(dt, -1, sizeof dt);
+        for (int j = 0; j < cz->ntensors; j++)
+            if (cz->tensors[j].rel == CZ_REL_NONE) dt[j] = (int8_t)s->dtype;
+        if (!resolve_dtypes(cz, dt) || dt[cz->stream_tensor] != (int8_t)s->dtype) return FZ_ERR_ARG;
+        cf_tensor *t = &out->tensors[i];
+        snprintf(t->name, sizeof t->name, "%s", ct->name);
+        t->present = true;
+        t->output = ct->output;
+        t->dtype = (cf_dtype)dt[i];
+        snprintf(t->format, sizeof t->format, "%s", cz->formats[0]);
+        int64_t sh[2] = {x->ngrad, chunk};
+        set_shape(t, 2, sh);
+        set_contiguous(t);
+        if (i == x->x || i == x->grad) {
+            bool isx = i == x->x;
+            t->strides[0] = isx ? 0 : 1;
+            t->strides[1] = isx ? 1 : 0;
+            t->storage_ndim = 1;
+            t->storage_shape[0] = isx ? chunk : x->ngrad;
+            size_t bytes = (size_t)t->storage_shape[0] * cf_dtype_size(t->dtype);
+            t->data = malloc(bytes);
+            if (!t->data) {
+                cf_case_free(out);
+                return FZ_ERR_NOMEM;
+            }
+            for (int64_t e = 0; e < t->storage_shape[0]; e++)
+                fz_store_bits(t->dtype, t->data, e,
+                              isx ? (uint64_t)(first + e) : fz_bits_from_double(t->dtype, x->gradients[e]));
+        } else if (!t->output) { /* another input: not in the elementwise files; fill with 1 */
+            t->data = malloc((size_t)cf_tensor_storage_numel(t) * cf_dtype_size(t->dtype));
+            if (!t->data) {
+                cf_case_free(out);
+                return FZ_ERR_NOMEM;
+            }
+            for (int64_t e = 0; e < cf_tensor_storage_numel(t); e++)
+                fz_store_bits(t->dtype, t->data, e, fz_bits_from_double(t->dtype, 1));
+        }
+    }
+    out->op = cz->op;
+    snprintf(out->profile, sizeof out->profile, "%s", pf->name);
+    out->ntensors = cz->ntensors;
+    out->nparams = cz->nparams;
+    const cz_variant *var = NULL;
+    for (int v = 0; v < cz->nvariants; v++)
+        if (!strcmp(cz->variants[v].name, s->variant)) var = &cz->variants[v];
+    for (int i = 0; i < cz->nparams; i++) {
+        const cz_param *cp = &cz->params[i];
+        cf_param *p = &out->params[i];
+        snprintf(p->name, sizeof p->name, "%s", cp->name);
+        p->kind = cp->kind;
+        switch (cp->kind) {
+        case CF_PARAM_F64: p->f64 = cp->domain[0].is_range ? cp->domain[0].lo : cp->domain[0].values[0]; break;
+        case CF_PARAM_SCALAR:
+            set_scalar(p, first_dtype(cp->scalar_dtypes & (1u << CF_F32) ? 1u << CF_F32 : cp->scalar_dtypes),
+                       cp->domain[0].is_range ? cp->domain[0].lo : cp->domain[0].values[0]);
+            break;
+        case CF_PARAM_BOOL: p->b = cp->nvalid ? cp->valid_int[0] != 0 : false; break;
+        case CF_PARAM_INT: p->i = cp->nvalid ? cp->valid_int[0] : 0; break;
+        case CF_PARAM_STRING:
+            if (cp->nvalid) snprintf(p->str, sizeof p->str, "%s", cp->valid_str[0]);
+            else p->is_null = true;
+            break;
+        case CF_PARAM_INTARRAY: p->is_null = true; break;
+        }
+        for (int j = 0; var && j < var->nset; j++)
+            if (var->param[j] == i) snprintf(p->str, sizeof p->str, "%s", var->str[j]);
+        for (int j = 0; j < x->sets[set].n; j++)
+            if (x->sets[set].param[j] == i) {
+                if (cp->kind == CF_PARAM_SCALAR) set_scalar(p, x->sets[set].dt[j], x->sets[set].v[j]);
+                else p->f64 = x->sets[set].v[j];
+            }
+    }
+    snprintf(out->origin_kind, sizeof out->origin_kind, "exhaustive");
+    out->seed = fz_case_seed(run_seed, cz->op, s->dtype, s->variant, k);
+    out->index = k;
+    snprintf(out->note, sizeof out->note, "exhaustive: %s patterns [0x%llx, 0x%llx) x %d gradients, param set %d",
+             cf_dtype_name(s->dtype), (unsigned long long)first, (unsigned long long)(first + chunk), x->ngrad, set);
+    return FZ_OK;
+}
