@@ -169,8 +169,10 @@ static void wrong_target_is_caught_stored_shrunk_and_replayed(void **state)
     cJSON_ArrayForEach(row, field(r, "results"))
     {
         if (!strcmp(field(row, "op")->valuestring, "logit_grad")) {
+            /* one flipped last bit is 1 ULP: over the 0.51 tolerance of f16/bf16, within f32's 4 */
+            bool narrow = strcmp(field(row, "dtype")->valuestring, "f32") != 0;
             logit_failed |= field(row, "failed_cases")->valuedouble > 0;
-            assert_string_equal(field(row, "verdict")->valuestring, "fail");
+            assert_string_equal(field(row, "verdict")->valuestring, narrow ? "fail" : "pass");
         } else {
             assert_string_equal(field(row, "verdict")->valuestring, "pass"); /* softplus values are right */
         }
