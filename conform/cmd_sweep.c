@@ -10,6 +10,7 @@
 
 #include "cli.h"
 #include "commands.h"
+#include "oracle.h"
 #include "shrink.h"
 
 enum { JOB_VALID, JOB_INVALID, JOB_EXHAUSTIVE };
@@ -117,6 +118,7 @@ static void *worker(void *arg)
         if (i >= S->njobs) break;
         eval_job(S, &S->jobs[i], &S->res[i]);
     }
+    orc_thread_release(); /* the oracle's MPFR caches would leak with the thread */
     return NULL;
 }
 

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "oracle.h"
 #include "report.h"
 
 static const struct {
@@ -67,6 +68,7 @@ int main(int argc, char **argv)
         }
         int rc = COMMANDS[i].fn(&o);
         cf_opts_free(&o);
+        orc_thread_release();
         return rc;
     }
     fprintf(stderr, "aclnn-conform: unknown command '%s'\n\n", argv[1]);

@@ -1,5 +1,7 @@
 /* Oracle-internal helpers: exact widening from the format definitions, broadcasting strided walks,
  * once-only GSL set-up, compensated summation with its error bound.  See internal.h. */
+#include <mpfr.h>
+
 #include "internal.h"
 
 #include <math.h>
@@ -266,3 +268,5 @@ void orc_put_alt(orc_out *out, int64_t i, double r, double m, double err, double
 }
 
 void orc_put(orc_out *out, int64_t i, double r, double m, double err) { orc_put_alt(out, i, r, m, err, r); }
+
+void orc_thread_release(void) { mpfr_free_cache(); }

@@ -75,4 +75,8 @@ int orc_softplus_backward(const orc_tensor *gradOutput, const orc_tensor *self, 
                           orc_scalar threshold, cf_dtype out_dtype, orc_profile profile,
                           orc_out *out);
 
+/* Release the calling thread's MPFR caches (constants, e.g. for the f64 Softplus path).  Call it
+ * before a thread that used the oracle exits; otherwise those caches leak with the thread. */
+void orc_thread_release(void);
+
 #endif
