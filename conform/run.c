@@ -68,6 +68,8 @@ static cf_status run_here(const cf_target *t, const cf_case *c, cf_run_result *r
     void *bufs[CF_MAX_TENSORS] = {0};
     size_t bytes[CF_MAX_TENSORS] = {0};
     void *ws_buf = NULL;
+    void *dev[CF_MAX_TENSORS] = {0}; /* device copies when the target has device hooks */
+    bool on_dev = t->dev_alloc != NULL;
     cf_status st = CFE_OK;
     for (int i = 0; i < c->ntensors; i++) {
         const cf_tensor *ct = &c->tensors[i];
@@ -83,9 +85,14 @@ static cf_status run_here(const cf_target *t, const cf_case *c, cf_run_result *r
         }
         if (ct->output) memset(bufs[i], SENTINEL, bytes[i]);
         else if (ct->data) memcpy(bufs[i], ct->data, bytes[i]);
+        if (on_dev && (t->dev_alloc(&dev[i], bytes[i] ? bytes[i] : 1) != 0 ||
+                       t->copy_to_dev(dev[i], bufs[i], bytes[i]) != 0)) {
+            snprintf(r->error, sizeof r->error, "device allocation or copy of %s failed", ct->name);
+            goto done;
+        }
         tensors[i] = t->create_tensor(ct->shape, (uint64_t)ct->ndim, ACL_DT[ct->dtype], ct->strides,
                                       ct->offset, format_of(ct->format), ct->storage_shape,
-                                      (uint64_t)ct->storage_ndim, bufs[i]);
+                                      (uint64_t)ct->storage_ndim, on_dev ? dev[i] : bufs[i]);
     }
     for (int i = 0; i < c->nparams; i++) {
         const cf_param *p = &c->params[i];
@@ -112,9 +119,19 @@ static cf_status run_here(const cf_target *t, const cf_case *c, cf_run_result *r
             if (t->destroy_executor) t->destroy_executor(ex);
             goto done;
         }
-        ws_buf = ws ? malloc(ws) : NULL;
+        if (ws && on_dev) {
+            if (t->dev_alloc(&ws_buf, ws) != 0) ws_buf = NULL;
+        } else {
+            ws_buf = ws ? malloc(ws) : NULL;
+        }
         r->status = t->exec[c->op](ws_buf, ws, ex, NULL);
         r->phase = 1;
+        if (on_dev) {
+            if (t->dev_sync(NULL) != 0) snprintf(r->error, sizeof r->error, "device sync failed");
+            for (int i = 0; i < c->ntensors; i++)
+                if (dev[i] && c->tensors[i].output && t->copy_to_host(bufs[i], dev[i], bytes[i]) != 0)
+                    snprintf(r->error, sizeof r->error, "device copy of %s failed", c->tensors[i].name);
+        }
     }
     for (int i = 0; i < c->ntensors && r->status == 0; i++) {
         const cf_tensor *ct = &c->tensors[i];
@@ -147,7 +164,8 @@ static cf_status run_here(const cf_target *t, const cf_case *c, cf_run_result *r
         free(touched);
     }
 done:
-    free(ws_buf);
+    if (on_dev && ws_buf) t->dev_free(ws_buf);
+    else free(ws_buf);
     for (int i = 0; i < c->nparams; i++) {
         if (!params[i]) continue;
         if (c->params[i].kind == CF_PARAM_SCALAR) t->destroy_scalar(params[i]);
@@ -155,6 +173,7 @@ done:
     }
     for (int i = 0; i < c->ntensors; i++) {
         if (tensors[i]) t->destroy_tensor(tensors[i]);
+        if (dev[i]) t->dev_free(dev[i]);
         free(bufs[i]);
     }
     return st;

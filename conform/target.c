@@ -67,6 +67,24 @@ cf_status cf_target_open(const char *spec, cf_target *t, cf_err *e)
 #undef NEED
     cf_fnptr d = sym(t->handle, "aclDestroyAclOpExecutor");
     memcpy(&t->destroy_executor, &d, sizeof d);
+    static const char *const hooks[5] = {"aclconformDeviceAlloc", "aclconformDeviceFree", "aclconformCopyToDevice",
+                                         "aclconformCopyToHost", "aclconformSync"};
+    cf_fnptr h[5];
+    int found = 0;
+    for (int i = 0; i < 5; i++) found += (h[i] = sym(t->handle, hooks[i])) != NULL;
+    if (found == 5) {
+        memcpy(&t->dev_alloc, &h[0], sizeof h[0]);
+        memcpy(&t->dev_free, &h[1], sizeof h[1]);
+        memcpy(&t->copy_to_dev, &h[2], sizeof h[2]);
+        memcpy(&t->copy_to_host, &h[3], sizeof h[3]);
+        memcpy(&t->dev_sync, &h[4], sizeof h[4]);
+    } else if (found) {
+        for (int i = 0; i < 5; i++)
+            if (!h[i]) {
+                cf_target_close(t);
+                return cf_fail(e, CFE_INPUT, "--target %s: has some device hooks but not %s", spec, hooks[i]);
+            }
+    }
     return CFE_OK;
 }
 

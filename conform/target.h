@@ -22,6 +22,12 @@ typedef struct {
     aclnnStatus (*destroy_scalar)(const aclScalar *);
     aclnnStatus (*destroy_int_array)(const aclIntArray *);
     aclnnStatus (*destroy_executor)(aclOpExecutor *); /* optional */
+    /* optional device hooks (abi.md): all five present, or the target uses host memory */
+    int (*dev_alloc)(void **ptr, size_t bytes);
+    int (*dev_free)(void *ptr);
+    int (*copy_to_dev)(void *dst, const void *src, size_t bytes);
+    int (*copy_to_host)(void *dst, const void *src, size_t bytes);
+    int (*dev_sync)(void *stream);
     cf_fnptr get_ws[CF_OP_COUNT];                      /* aclnn<Op>GetWorkspaceSize */
     cf_exec_fn exec[CF_OP_COUNT];                      /* aclnn<Op> */
 } cf_target;

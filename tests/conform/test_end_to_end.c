@@ -5,6 +5,7 @@
  *  - a deliberately wrong target (tests/targets/wrong_target.c: a 1-bit LogitGrad error and a
  *    wrong Softplus status) is caught by the sweep, its failures are stored (shrunk) in the
  *    corpus, and replay reproduces them against that target while the built-in one passes them;
+ *  - a target with abi.md's device hooks runs through device memory and conforms;
  *  - a sweep split into 3 shards merges to the statistics of the unsharded sweep;
  *  - report renders md and html from the JSON; malformed flags and files exit 2. */
 #include <cjson/cJSON.h>
@@ -225,6 +226,17 @@ static void wrong_target_is_caught_stored_shrunk_and_replayed(void **state)
     assert_true(shrunk > 0);
 }
 
+static void a_target_with_device_hooks_is_run_through_device_memory(void **state)
+{
+    (void)state;
+    char *out;
+    /* every output comes back only through aclconformCopyToHost: a harness that skipped the copy
+     * would read its own sentinel and fail every case */
+    int rc = run(&out, TOOL " sweep --target " DEVICE_TARGET " --cases 2 --invalid-cases 1 --seed 8 --no-store --output %s/rd.json", tmp);
+    if (rc != 0) fail_msg("device target sweep exited %d:\n%s\n%s", rc, out, last_stderr());
+    free(out);
+}
+
 static void three_shards_merge_to_the_unsharded_run(void **state)
 {
     (void)state;
@@ -294,6 +306,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sweep_of_builtin_passes_and_report_follows_the_format),
         cmocka_unit_test(wrong_target_is_caught_stored_shrunk_and_replayed),
+        cmocka_unit_test(a_target_with_device_hooks_is_run_through_device_memory),
         cmocka_unit_test(three_shards_merge_to_the_unsharded_run),
         cmocka_unit_test(bad_flags_and_files_exit_2_naming_them),
     };

@@ -1,8 +1,10 @@
-/* A deliberately wrong target for the harness's own tests: it forwards every ABI function to the
- * real libaclnn_impl.so (loaded privately) and plants two defects:
- *   - LogitGrad flips the last bit of the first output element (a 1-ULP error);
- *   - SoftplusBackward answers a NULL beta with 161002 instead of 161001 (a wrong status).
- * The sweep must find both, store them, and replay must reproduce them. */
+/* Targets for the harness's own tests.  Every ABI function forwards to the real libaclnn_impl.so
+ * (loaded privately).  Built twice:
+ *   PLANT_DEFECTS (libwrong_target.so): two defects the sweep must find, store and replay —
+ *     - LogitGrad flips the last bit of the first output element (a 1-ULP error);
+ *     - SoftplusBackward answers a NULL beta with 161002 instead of 161001 (a wrong status).
+ *   DEVICE_HOOKS (libdevice_target.so): exports abi.md's optional device hooks, with "device"
+ *     memory that is a separate allocation the harness must copy to and from. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -85,7 +87,9 @@ FWD(aclnnStatus, aclnnSoftplusBackward, (void *w, uint64_t n, aclOpExecutor *e, 
 aclnnStatus aclnnSoftplusBackwardGetWorkspaceSize(const aclTensor *g, const aclTensor *x, const aclScalar *beta,
                                                   const aclScalar *th, aclTensor *o, uint64_t *w, aclOpExecutor **e)
 {
+#ifdef PLANT_DEFECTS
     if (!beta && g && x && th && o && w && e) return 161002; /* defect: should be 161001 */
+#endif
     aclnnStatus (*f)(const aclTensor *, const aclTensor *, const aclScalar *, const aclScalar *, aclTensor *, uint64_t *, aclOpExecutor **);
     void *p = real("aclnnSoftplusBackwardGetWorkspaceSize");
     memcpy(&f, &p, sizeof f);
@@ -110,11 +114,46 @@ aclnnStatus aclnnLogitGrad(void *ws, uint64_t n, aclOpExecutor *e, aclrtStream s
     void *p = real("aclnnLogitGrad");
     memcpy(&f, &p, sizeof f);
     aclnnStatus st = f(ws, n, e, s);
+#ifdef PLANT_DEFECTS
     if (st == 0)
         for (int i = 0; i < nrecs; i++)
             if (recs[i].t == logit_out && recs[i].esize) {
                 recs[i].first[0] ^= 1; /* defect: last bit of the first element */
                 break;
             }
+#endif
     return st;
 }
+
+#ifdef DEVICE_HOOKS
+/* "Device" memory: a separate heap block behind a header, so host pointers are never valid device
+ * pointers; the counters let a test see that the copies happened. */
+static long copies_in, copies_out;
+int aclconformDeviceAlloc(void **ptr, size_t bytes)
+{
+    *ptr = malloc(bytes ? bytes : 1);
+    return *ptr ? 0 : 1;
+}
+int aclconformDeviceFree(void *ptr)
+{
+    free(ptr);
+    return 0;
+}
+int aclconformCopyToDevice(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+    copies_in++;
+    return 0;
+}
+int aclconformCopyToHost(void *dst, const void *src, size_t n)
+{
+    memcpy(dst, src, n);
+    copies_out++;
+    return 0;
+}
+int aclconformSync(void *stream)
+{
+    (void)stream;
+    return copies_in > 0 ? 0 : 1; /* a run that copied nothing in is a harness bug */
+}
+#endif
