@@ -37,9 +37,8 @@ static inline double softplus_sigmoid_times(double dy, double z)
         return dy * e / (1.0 + e);
     }
     double h = exp(0.5 * z);
-    double r = (dy * h) * h;
-    if (r == 0.0 && isinf(dy) && z > -INFINITY) r = dy; /* sigmoid(z) > 0 */
-    return r;
+    if (h == 0.0 && isinf(dy) && z > -INFINITY) return dy; /* sigmoid(z) > 0: no Inf·0 */
+    return (dy * h) * h;
 }
 
 static void softplus_block_f32(const void *p, int64_t n, const float *dy, const float *x,
