@@ -35,7 +35,7 @@ typedef struct {
 
 static inline size_t tt_esize(aclDataType dt) { return acl_dtype_size(dt); }
 
-static tt tt_new(aclDataType dt, int nd, const int64_t *dims, int layout)
+static inline tt tt_new(aclDataType dt, int nd, const int64_t *dims, int layout)
 {
     tt x;
     memset(&x, 0, sizeof x);
@@ -59,14 +59,14 @@ static tt tt_new(aclDataType dt, int nd, const int64_t *dims, int layout)
     return x;
 }
 
-static void tt_free(tt *x)
+static inline void tt_free(tt *x)
 {
     aclDestroyTensor(x->t);
     free(x->mem);
     memset(x, 0, sizeof *x);
 }
 
-static void *tt_ptr(const tt *x, int64_t i)
+static inline void *tt_ptr(const tt *x, int64_t i)
 {
     acl_view v;
     acl_view_init(&v, x->t);
@@ -74,7 +74,7 @@ static void *tt_ptr(const tt *x, int64_t i)
 }
 
 /* Store v (rounded to nearest even into the dtype; integers truncate toward zero). */
-static void tt_set(const tt *x, int64_t i, double v)
+static inline void tt_set(const tt *x, int64_t i, double v)
 {
     void *p = tt_ptr(x, i);
     switch (x->dt) {
@@ -92,7 +92,7 @@ static void tt_set(const tt *x, int64_t i, double v)
     }
 }
 
-static double tt_get(const tt *x, int64_t i)
+static inline double tt_get(const tt *x, int64_t i)
 {
     const void *p = tt_ptr(x, i);
     switch (x->dt) {
@@ -110,7 +110,7 @@ static double tt_get(const tt *x, int64_t i)
     }
 }
 
-static uint64_t tt_bits(const tt *x, int64_t i)
+static inline uint64_t tt_bits(const tt *x, int64_t i)
 {
     uint64_t u = 0;
     memcpy(&u, tt_ptr(x, i), x->es);
@@ -118,7 +118,7 @@ static uint64_t tt_bits(const tt *x, int64_t i)
 }
 
 /* Number of storage bytes outside the view that lost the sentinel. */
-static int64_t tt_outside_written(const tt *x)
+static inline int64_t tt_outside_written(const tt *x)
 {
     unsigned char *in = calloc((size_t)x->storage_n, 1);
     for (int64_t i = 0; i < x->t->numel; i++)
@@ -132,13 +132,13 @@ static int64_t tt_outside_written(const tt *x)
 }
 
 /* Deterministic pseudo-random doubles in [lo, hi). */
-static double tt_rand(uint64_t *s, double lo, double hi)
+static inline double tt_rand(uint64_t *s, double lo, double hi)
 {
     *s = *s * 6364136223846793005ull + 1442695040888963407ull;
     return lo + (hi - lo) * (double)(*s >> 11) * 0x1p-53;
 }
 
-static void dtype_format(aclDataType dt, int *p, int *emin)
+static inline void dtype_format(aclDataType dt, int *p, int *emin)
 {
     switch (dt) {
     case ACL_FLOAT16: *p = 11; *emin = -14; break;
@@ -148,7 +148,7 @@ static void dtype_format(aclDataType dt, int *p, int *emin)
     }
 }
 
-static double ulp_err(aclDataType dt, double got, long double ref)
+static inline double ulp_err(aclDataType dt, double got, long double ref)
 {
     if (isnan(ref)) return isnan(got) ? 0.0 : INFINITY;
     if (isnan(got)) return INFINITY;
@@ -164,7 +164,7 @@ static double ulp_err(aclDataType dt, double got, long double ref)
     return (double)(fabsl((long double)got - ref) / ulp);
 }
 
-static const char *dt_name(aclDataType dt)
+static inline const char *dt_name(aclDataType dt)
 {
     switch (dt) {
     case ACL_FLOAT: return "f32";
@@ -198,7 +198,7 @@ typedef struct {
     int n;
 } vt_pool;
 
-static aclTensor *vt_make(vt_pool *pool, const tspec *s)
+static inline aclTensor *vt_make(vt_pool *pool, const tspec *s)
 {
     if (s->flags & VT_NULL) return NULL;
     int64_t strides[10], run = 1, numel = 1;
@@ -219,7 +219,7 @@ static aclTensor *vt_make(vt_pool *pool, const tspec *s)
     return t;
 }
 
-static void vt_free(vt_pool *pool)
+static inline void vt_free(vt_pool *pool)
 {
     for (int i = 0; i < pool->n; i++) {
         aclDestroyTensor(pool->t[i]);
