@@ -204,6 +204,24 @@ static void nan_and_inf_propagate_but_masked_is_plus_zero(void **state)
     tt_free(&g); tt_free(&y); tt_free(&o); tt_free(&m);
 }
 
+/* ops.md §0.6: scale is rounded to f32 before use.  With g = [6, 0], y = [0.5, 0.5] the row sum is
+ * 3 and the outputs are exactly ±1.5·scale; for scale = 1 + 2^-24 + 2^-40 the f32 scale is
+ * 1 + 2^-23 and ±1.5·(1 + 2^-23) rounds (tie to even) to ±(1.5 + 2^-22), whereas the unrounded
+ * scale would give ±(1.5 + 2^-23). */
+static void scale_is_rounded_to_f32_before_use(void **state)
+{
+    (void)state;
+    int64_t dims[4] = {1, 1, 1, 2};
+    tt g = tt_new(ACL_FLOAT, 4, dims, TT_CONTIG), y = tt_new(ACL_FLOAT, 4, dims, TT_CONTIG),
+       o = tt_new(ACL_FLOAT, 4, dims, TT_CONTIG), m = tt_new(ACL_BOOL, 4, dims, TT_CONTIG);
+    tt_set(&g, 0, 6.0); tt_set(&g, 1, 0.0); tt_set(&y, 0, 0.5); tt_set(&y, 1, 0.5);
+    double scale = 1.0 + 0x1p-24 + 0x1p-40;
+    assert_int_equal(run_sms(&g, &y, &m, &o, scale), ACLNN_SUCCESS);
+    assert_true(tt_get(&o, 0) == 1.5 + 0x1p-22);
+    assert_true(tt_get(&o, 1) == -(1.5 + 0x1p-22));
+    tt_free(&g); tt_free(&y); tt_free(&o); tt_free(&m);
+}
+
 static void threads_give_identical_bits(void **state)
 {
     (void)state;
@@ -235,6 +253,7 @@ int main(void)
         cmocka_unit_test(validation_table_returns_documented_status),
         cmocka_unit_test(rows_match_reference_with_mask_broadcast),
         cmocka_unit_test(nan_and_inf_propagate_but_masked_is_plus_zero),
+        cmocka_unit_test(scale_is_rounded_to_f32_before_use),
         cmocka_unit_test(threads_give_identical_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
