@@ -16,6 +16,7 @@
 #include "aclnnop/aclnn_logit_grad.h"
 #include "runtime/check.h"
 #include "runtime/ewise.h"
+#include "runtime/vecmath.h"
 
 typedef struct {
     aclTensor x, dy, out;
@@ -23,19 +24,20 @@ typedef struct {
 } logit_args;
 
 typedef struct {
-    double lo, hi, outside; /* outside: 0 for eps ≥ 0, NaN for eps < 0 or NaN */
-    bool eps_nan;
+    double lo, hi, outside; /* outside: 0 for eps ≥ 0, NaN for eps < 0; lo = NaN for eps NaN */
 } logit_ctx;
 
-static void logit_block(const void *p, int64_t n, const float *x, const float *dy, float *out)
+/* Selects only, so the loop vectorises.  A NaN eps makes lo NaN: every range test fails and the
+ * outside value is NaN. */
+ACL_KERNEL_CLONES static void logit_block(const void *p, int64_t n, const float *x,
+                                          const float *dy, float *out)
 {
     const logit_ctx *c = p;
     for (int64_t i = 0; i < n; i++) {
-        double xd = x[i], r;
-        if (c->eps_nan || isnan(x[i]) || isnan(dy[i])) r = NAN;
-        else if (c->lo <= xd && xd <= c->hi) r = (double)dy[i] / (xd * (1.0 - xd));
-        else r = c->outside;
-        out[i] = (float)r;
+        double xd = x[i], g = dy[i];
+        double q = g / (xd * (1.0 - xd));
+        double r = (c->lo <= xd && xd <= c->hi) ? q : c->outside;
+        out[i] = (float)((xd != xd || g != g) ? NAN : r);
     }
 }
 
@@ -46,12 +48,11 @@ static aclnnStatus logit_kernel(void *p, void *ws, uint64_t ws_size)
     if (a->out.numel == 0) return ACLNN_SUCCESS;
     float eps = (float)a->eps;
     logit_ctx c;
-    c.eps_nan = isnan(eps);
-    c.lo = eps >= 0.0f ? eps : 0.0;
+    c.lo = isnan(eps) ? NAN : eps >= 0.0f ? eps : 0.0;
     if (c.lo == 0.0) c.hi = 1.0;
     else if (c.lo < 0x1p-30) c.hi = 1.0 - 0x1p-53;
     else c.hi = 1.0 - c.lo;
-    c.outside = eps >= 0.0f ? 0.0 : NAN;
+    c.outside = eps >= 0.0f ? 0.0 : NAN; /* NaN eps: NaN */
     acl_view vx, vdy, vo;
     acl_view_init(&vx, &a->x);
     acl_view_init(&vdy, &a->dy);

@@ -17,6 +17,7 @@
 #include "aclnnop/aclnn_softplus_backward.h"
 #include "runtime/check.h"
 #include "runtime/ewise.h"
+#include "runtime/vecmath.h"
 
 typedef struct {
     aclTensor gradOutput, self, gradInput;
@@ -28,26 +29,39 @@ typedef struct {
     double beta64, thr64;
 } softplus_ctx;
 
-/* dy · sigmoid(z) for the non-linear branch (z ≤ threshold or NaN). */
+/* Scalar exp, never vectorised: the f64 path keeps libm's accuracy (≤ 2 ULP target). */
+static __attribute__((noinline)) double exp_scalar(double x) { return exp(x); }
+
+/* dy · sigmoid(z) for the non-linear branch (z ≤ threshold or NaN), scalar reference form. */
 static inline double softplus_sigmoid_times(double dy, double z)
 {
-    if (z >= 0.0) return dy / (1.0 + exp(-z));
+    if (z >= 0.0) return dy / (1.0 + exp_scalar(-z));
     if (z > -700.0) {
-        double e = exp(z);
+        double e = exp_scalar(z);
         return dy * e / (1.0 + e);
     }
-    double h = exp(0.5 * z);
+    double h = exp_scalar(0.5 * z);
     if (h == 0.0 && isinf(dy) && z > -INFINITY) return dy; /* sigmoid(z) > 0: no Inf·0 */
     return (dy * h) * h;
 }
 
-static void softplus_block_f32(const void *p, int64_t n, const float *dy, const float *x,
-                               float *out)
+/* f32 compute precision.  The main loop is branch-free (e = e^{-|z|}, sigmoid = (z ≥ 0 ? 1 : e)
+ * / (1 + e), all in double) so it vectorises; it is exact enough everywhere except z ≤ -700,
+ * where e loses digits or underflows (only an infinite dy can notice: dy·sigmoid rounds to ±0 in
+ * f32 otherwise) — those elements are redone by the scalar form in a second pass. */
+ACL_KERNEL_CLONES static void softplus_block_f32(const void *p, int64_t n, const float *dy,
+                                                 const float *x, float *out)
 {
     const softplus_ctx *c = p;
     for (int64_t i = 0; i < n; i++) {
         float z = c->beta32 * x[i];
-        out[i] = z > c->thr32 ? dy[i] : (float)softplus_sigmoid_times(dy[i], z);
+        double zd = z, e = exp(-fabs(zd));
+        double r = (double)dy[i] * ((zd >= 0.0 ? 1.0 : e) / (1.0 + e));
+        out[i] = z > c->thr32 ? dy[i] : (float)r;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        float z = c->beta32 * x[i];
+        if (z <= -700.0f && !(z > c->thr32)) out[i] = (float)softplus_sigmoid_times(dy[i], z);
     }
 }
 
