@@ -190,6 +190,34 @@ static void values_match_long_double_reference(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* 40000 seeded random x over [-40, 12] per mode (f32, dy = 1): the vector erfc/exp paths must stay
+ * within 1 f32 ULP of the long double derivative (the spec allows 4 ULP or 2 scaled). */
+static void sampled_f32_within_one_ulp(void **state)
+{
+    (void)state;
+    int64_t dims[1] = {40000};
+    for (int mode = 0; mode < 2; mode++) {
+        tt g = tt_new(ACL_FLOAT, 1, dims, TT_CONTIG), x = tt_new(ACL_FLOAT, 1, dims, TT_CONTIG),
+           o = tt_new(ACL_FLOAT, 1, dims, TT_CONTIG);
+        uint64_t s = 2024 + (uint64_t)mode;
+        for (int64_t i = 0; i < dims[0]; i++) {
+            tt_set(&g, i, 1.0);
+            tt_set(&x, i, i < 1000 ? -0.7518 + tt_rand(&s, -1e-4, 1e-4) : tt_rand(&s, -40, 12));
+        }
+        assert_int_equal(run_gelu(&g, &x, &o, mode ? "tanh" : "none"), ACLNN_SUCCESS);
+        double worst = 0;
+        for (int64_t i = 0; i < dims[0]; i++) {
+            double e = ulp_err(ACL_FLOAT, tt_get(&o, i), ref_g(tt_get(&x, i), mode));
+            if (!(e <= worst)) worst = e;
+            if (!(e <= 1.0)) fprintf(stderr, "gelu %s x=%a got %a ref %La ulp %g\n", mode ? "tanh" : "none",
+                                     tt_get(&x, i), tt_get(&o, i), ref_g(tt_get(&x, i), mode), e);
+        }
+        print_message("gelu %s f32 sampled: max %.3f ULP\n", mode ? "tanh" : "none", worst);
+        assert_true(worst <= 1.0);
+        tt_free(&g); tt_free(&x); tt_free(&o);
+    }
+}
+
 static void special_values_follow_the_spec(void **state)
 {
     (void)state;
@@ -285,6 +313,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(validation_table_returns_documented_status),
         cmocka_unit_test(values_match_long_double_reference),
+        cmocka_unit_test(sampled_f32_within_one_ulp),
         cmocka_unit_test(special_values_follow_the_spec),
         cmocka_unit_test(broadcast_and_mixed_dtypes),
         cmocka_unit_test(views_and_threads_give_identical_bits),

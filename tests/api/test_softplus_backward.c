@@ -174,6 +174,35 @@ static void every_dtype_pair_matches_reference(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* 40000 seeded random self over [-760, 40] (beta = 1, threshold = 20, dy random in [-1e30, 1e30]
+ * so that dy·sigmoid stays representable deep into the tail): within 1 f32 ULP. */
+static void sampled_f32_within_one_ulp(void **state)
+{
+    (void)state;
+    int64_t dims[1] = {40000};
+    float b = 1.0f, t = 20.0f;
+    aclScalar *beta = aclCreateScalar(&b, ACL_FLOAT), *thr = aclCreateScalar(&t, ACL_FLOAT);
+    tt g = tt_new(ACL_FLOAT, 1, dims, TT_CONTIG), x = tt_new(ACL_FLOAT, 1, dims, TT_CONTIG),
+       o = tt_new(ACL_FLOAT, 1, dims, TT_CONTIG);
+    uint64_t s = 7;
+    for (int64_t i = 0; i < dims[0]; i++) {
+        tt_set(&g, i, tt_rand(&s, -1e30, 1e30));
+        tt_set(&x, i, i % 2 ? tt_rand(&s, -760, 40) : tt_rand(&s, -40, 40));
+    }
+    assert_int_equal(run_sp(&g, &x, &o, beta, thr), ACLNN_SUCCESS);
+    double worst = 0;
+    for (int64_t i = 0; i < dims[0]; i++) {
+        long double r = ref_sp(tt_get(&g, i), tt_get(&x, i), 1.0L, 20.0L);
+        double e = ulp_err(ACL_FLOAT, tt_get(&o, i), r);
+        if (!(e <= worst)) worst = e;
+    }
+    print_message("softplus f32 sampled: max %.3f ULP\n", worst);
+    assert_true(worst <= 1.0);
+    aclDestroyScalar(beta);
+    aclDestroyScalar(thr);
+    tt_free(&g); tt_free(&x); tt_free(&o);
+}
+
 /* {dy, self, beta, threshold, expected} */
 typedef struct { double dy, x, beta, thr; long double want; } sv;
 
@@ -284,6 +313,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(validation_table_returns_documented_status),
         cmocka_unit_test(every_dtype_pair_matches_reference),
+        cmocka_unit_test(sampled_f32_within_one_ulp),
         cmocka_unit_test(special_values_follow_the_spec),
         cmocka_unit_test(scalar_dtypes_are_converted),
         cmocka_unit_test(threads_give_identical_bits),
