@@ -55,7 +55,7 @@ static inline double gelu_g_tanh(double x)
 static inline float gelu_apply(float dy, float x, double g)
 {
     double r = (double)dy * g;
-    bool fix = g == 0.0 && fabsf(dy) == INFINITY && fabsf(x) < INFINITY;
+    bool fix = g == 0.0 && fabsf(dy) == INFINITY && x < -1.0f && x > -INFINITY;
     return (float)(fix ? -(double)dy : r);
 }
 

@@ -33,11 +33,12 @@ ACL_KERNEL_CLONES static void logit_block(const void *p, int64_t n, const float 
                                           const float *dy, float *out)
 {
     const logit_ctx *c = p;
+    const double lo = c->lo, hi = c->hi, outside = c->outside;
     for (int64_t i = 0; i < n; i++) {
         double xd = x[i], g = dy[i];
         double q = g / (xd * (1.0 - xd));
-        double r = (c->lo <= xd && xd <= c->hi) ? q : c->outside;
-        out[i] = (float)((xd != xd || g != g) ? NAN : r);
+        double r = ((lo <= xd) & (xd <= hi)) ? q : outside;
+        out[i] = (float)(((xd != xd) | (g != g)) ? NAN : r);
     }
 }
 

@@ -14,6 +14,7 @@
 
 #include "aclnnop/aclnn_nsa_compress_grad.h"
 #include "runtime/check.h"
+#include "runtime/vecmath.h"
 
 #define NSA_CHUNK 256
 
@@ -30,6 +31,18 @@ typedef struct {
 } nsa_job;
 
 static inline int64_t nsa_nblk(int64_t S, int64_t l, int64_t d) { return S >= l ? (S - l) / d + 1 : 0; }
+
+/* Σ g[k]·x[k] in double: 8 interleaved partial sums combined in a fixed tree, so the loop
+ * vectorises and the result does not depend on anything but the inputs. */
+ACL_KERNEL_CLONES static double nsa_dot(int64_t n, const float *g, const float *x)
+{
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t k = 0;
+    for (; k + 8 <= n; k += 8)
+        for (int j = 0; j < 8; j++) acc[j] += (double)g[k + j] * (double)x[k + j];
+    for (; k < n; k++) acc[k & 7] += (double)g[k] * (double)x[k];
+    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+}
 
 /* weightGrad[r, n] for q = r·N + n in [begin, end). */
 static void nsa_weight_grad(void *p, int64_t begin, int64_t end)
@@ -50,7 +63,7 @@ static void nsa_weight_grad(void *p, int64_t begin, int64_t end)
                     int64_t len = j->D - k0 < NSA_CHUNK ? j->D - k0 : NSA_CHUNK;
                     acl_view_load_f32(&j->og, (c * j->N + n) * j->D + k0, len, g);
                     acl_view_load_f32(&j->in, (t * j->N + n) * j->D + k0, len, x);
-                    for (int64_t k = 0; k < len; k++) acc += (double)g[k] * (double)x[k];
+                    acc += nsa_dot(len, g, x);
                 }
             }
             prev = ends[b];

@@ -15,6 +15,7 @@
 
 #include "aclnnop/aclnn_scaled_masked_softmax_backward.h"
 #include "runtime/check.h"
+#include "runtime/vecmath.h"
 
 #define SMS_MAX_S2 4096
 
@@ -30,7 +31,7 @@ typedef struct {
 } sms_job;
 
 /* One row: g, y, m loaded, o written. */
-static void sms_row(int64_t n, const float *g, const float *y, const float *m, double scale,
+ACL_KERNEL_CLONES static void sms_row(int64_t n, const float *g, const float *y, const float *m, double scale,
                     float *o)
 {
     double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
