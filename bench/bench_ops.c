@@ -210,7 +210,7 @@ int main(int argc, char **argv)
                     c.n = sizes[si];
                     c.s2 = is_sms ? (rl ? 4096 : 1024) : 0;
                     setup(&c);
-                    int reps = quick ? 1 : si == 0 ? 5 : 2;
+                    int reps = quick ? 1 : si == 0 ? 10 : 3;
                     for (int threads = 1; threads <= 2; threads++) {
                         aclconformSetNumThreads(threads);
                         double copy = best_copy(c.bytes / 2, reps);
