@@ -47,18 +47,25 @@ ACL_KERNEL_CLONES static void sms_row(int64_t n, const float *g, const float *y,
     }
 }
 
+/* Contiguous f32 tensors are read and written in place (no staging copy). */
+static float *sms_direct(const acl_view *v)
+{
+    return v->contiguous && v->dtype == ACL_FLOAT ? (float *)(void *)v->data + v->offset : NULL;
+}
+
 static void sms_rows(void *p, int64_t begin, int64_t end)
 {
     const sms_job *jb = p;
     float g[SMS_MAX_S2], y[SMS_MAX_S2], m[SMS_MAX_S2], o[SMS_MAX_S2];
+    float *dg = sms_direct(&jb->g), *dy = sms_direct(&jb->y), *dout = sms_direct(&jb->o);
     int64_t n = jb->s2;
     for (int64_t r = begin; r < end; r++) {
         int64_t s = r * n;
-        acl_view_load_f32(&jb->g, s, n, g);
-        acl_view_load_f32(&jb->y, s, n, y);
+        if (!dg) acl_view_load_f32(&jb->g, s, n, g);
+        if (!dy) acl_view_load_f32(&jb->y, s, n, y);
         acl_view_load_f32(&jb->m, s, n, m);
-        sms_row(n, g, y, m, jb->scale, o);
-        acl_view_store_f32(&jb->o, s, n, o);
+        sms_row(n, dg ? dg + s : g, dy ? dy + s : y, m, jb->scale, dout ? dout + s : o);
+        if (!dout) acl_view_store_f32(&jb->o, s, n, o);
     }
 }
 
