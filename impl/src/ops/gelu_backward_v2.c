@@ -1,14 +1,134 @@
-/* aclnnGeluBackwardV2 — not implemented yet (issue 3): both phases return ACLNN_ERR_INNER. */
+/* aclnnGeluBackwardV2 (ops.md §4): gradInput = gradOutput · g(x), g the GELU derivative.
+ *
+ * The derivative and the product are evaluated in double and rounded once to f32 (then, for a
+ * 16-bit output, once more by the store: ≤ 0.5 + 2^-13 ULP).  Double is what makes the tails
+ * safe without case analysis: x·x is exact for any f32 x, exp(-x²/2) stays normal down to
+ * x ≈ -37.6 (below that gradOutput·g is 0 in f32 for every finite gradOutput), and
+ * Phi(x) = erfc(-x/√2)/2 never cancels for x ≪ 0.  Near the root x ≈ -0.75179 the sum
+ * Phi + x·phi cancels about two bits of double, far below f32 resolution.
+ *
+ * Special values: x = +Inf → g = 1; x = -Inf → g = 0 (gradOutput·0, NaN for an infinite
+ * gradOutput); a finite x whose g underflows in double still has g ≠ 0, so an infinite
+ * gradOutput gives an infinity of the product's sign (numerics §5a), never Inf·0. */
+#include <math.h>
+#include <string.h>
+
 #include "aclnnop/aclnn_gelu_backward_v2.h"
-#include "runtime/runtime.h"
+#include "runtime/check.h"
+#include "runtime/ewise.h"
+#include "runtime/vecmath.h"
+
+enum { GELU_NONE, GELU_TANH };
+
+typedef struct {
+    aclTensor gradOutput, self, gradInput;
+    int mode;
+} gelu_args;
+
+/* g(x) for approximate = "none": Phi(x) + x·phi(x). */
+static inline double gelu_g_none(double x)
+{
+    const double inv_sqrt_2pi = 0.39894228040143267794;
+    double Phi = 0.5 * erfc(-x * 0.70710678118654752440);
+    double phi = exp(-0.5 * x * x) * inv_sqrt_2pi;
+    return Phi + (phi == 0.0 ? 0.0 : x * phi); /* x = ±Inf: no Inf·0 */
+}
+
+/* g(x) for approximate = "tanh", with u = √(2/π)(x + 0.044715 x³) and e = e^{-2|u|} ≤ 1:
+ *   0.5(1 + tanh u)  = (u ≥ 0 ? 1 : e) / (1 + e)
+ *   1 - tanh² u      = 4e / (1 + e)²
+ * neither of which cancels or overflows for any u (x³ ≤ 4e115 fits in double). */
+static inline double gelu_g_tanh(double x)
+{
+    const double k = 0.79788456080286535588, c = 0.044715;
+    double x2 = x * x;
+    double u = k * (x + c * x2 * x);
+    double e = exp(-2.0 * fabs(u));
+    double half_1p = (u >= 0.0 ? 1.0 : e) / (1.0 + e);
+    double sech2 = 4.0 * e / ((1.0 + e) * (1.0 + e));
+    double t2 = sech2 == 0.0 ? 0.0 : 0.5 * x * sech2 * k * (1.0 + 3.0 * c * x2);
+    return half_1p + t2;
+}
+
+/* gradOutput · g, with the §5a rule for an infinite gradOutput and an underflowed g (which only
+ * happens far below the root, where g < 0). */
+static inline float gelu_apply(float dy, float x, double g)
+{
+    double r = (double)dy * g;
+    bool fix = g == 0.0 && fabsf(dy) == INFINITY && x < -1.0f && x > -INFINITY;
+    return (float)(fix ? -(double)dy : r);
+}
+
+/* Branch-free loops (selects only) so that GCC vectorises them with the vector exp/erfc. */
+ACL_KERNEL_CLONES static void gelu_none_block(const void *ctx, int64_t n, const float *dy,
+                                              const float *x, float *out)
+{
+    (void)ctx;
+    for (int64_t i = 0; i < n; i++) out[i] = gelu_apply(dy[i], x[i], gelu_g_none(x[i]));
+}
+
+ACL_KERNEL_CLONES static void gelu_tanh_block(const void *ctx, int64_t n, const float *dy,
+                                              const float *x, float *out)
+{
+    (void)ctx;
+    for (int64_t i = 0; i < n; i++) out[i] = gelu_apply(dy[i], x[i], gelu_g_tanh(x[i]));
+}
+
+static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
+{
+    (void)ws; (void)ws_size;
+    gelu_args *a = p;
+    const aclTensor *o = &a->gradInput;
+    if (o->numel == 0) return ACLNN_SUCCESS;
+    acl_view vdy, vx, vo;
+    acl_view_init(&vo, o);
+    acl_view_broadcast(&vdy, &a->gradOutput, (int)o->ndim, o->dims);
+    acl_view_broadcast(&vx, &a->self, (int)o->ndim, o->dims);
+    acl_ewise2_f32(&vdy, &vx, &vo, a->mode == GELU_NONE ? gelu_none_block : gelu_tanh_block, NULL);
+    return ACLNN_SUCCESS;
+}
+
+static aclnnStatus gelu_validate(const aclTensor *dy, const aclTensor *x, const char *approximate,
+                                 const aclTensor *out, int *mode)
+{
+    if (!dy || !x || !approximate || !out) return ACLNN_ERR_PARAM_NULLPTR;
+    /* dtypes */
+    if (!acl_dtype_is_half_or_f32(dy->dtype) || !acl_dtype_is_half_or_f32(x->dtype) ||
+        out->dtype != acl_promote(dy->dtype, x->dtype))
+        return ACLNN_ERR_PARAM_INVALID;
+    /* shapes and ranks */
+    if (!acl_rank_ok(dy) || !acl_rank_ok(x) || !acl_rank_ok(out)) return ACLNN_ERR_PARAM_INVALID;
+    int64_t shape[ACL_MAX_DIMS];
+    uint64_t nd;
+    if (!acl_broadcast_shape(dy->dims, dy->ndim, x->dims, x->ndim, shape, &nd) || nd != out->ndim ||
+        memcmp(shape, out->dims, nd * sizeof shape[0]) != 0)
+        return ACLNN_ERR_PARAM_INVALID;
+    /* attributes */
+    if (strcmp(approximate, "none") == 0) *mode = GELU_NONE;
+    else if (strcmp(approximate, "tanh") == 0) *mode = GELU_TANH;
+    else return ACLNN_ERR_PARAM_INVALID;
+    if (!acl_format_ok(dy) || !acl_format_ok(x) || !acl_format_ok(out) || !acl_output_ok(out))
+        return ACLNN_ERR_PARAM_INVALID;
+    if (!acl_data_ok(dy) || !acl_data_ok(x) || !acl_data_ok(out)) return ACLNN_ERR_PARAM_NULLPTR;
+    return ACLNN_SUCCESS;
+}
 
 aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
     char *approximate, aclTensor *gradInput, uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-    (void)gradOutput; (void)self; (void)approximate; (void)gradInput; (void)workspaceSize;
-    if (executor) *executor = NULL;
-    return ACLNN_ERR_INNER;
+    if (!executor) return ACLNN_ERR_PARAM_NULLPTR;
+    *executor = NULL;
+    if (!workspaceSize) return ACLNN_ERR_PARAM_NULLPTR;
+    gelu_args a;
+    memset(&a, 0, sizeof a);
+    aclnnStatus st = gelu_validate(gradOutput, self, approximate, gradInput, &a.mode);
+    if (st != ACLNN_SUCCESS) return st;
+    a.gradOutput = *gradOutput;
+    a.self = *self;
+    a.gradInput = *gradInput;
+    return acl_executor_create(gelu_kernel, &a, sizeof a, 0, workspaceSize, executor);
 }
+
 aclnnStatus aclnnGeluBackwardV2(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                 aclrtStream stream)
 {

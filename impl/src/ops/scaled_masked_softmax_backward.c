@@ -1,17 +1,137 @@
-/* aclnnScaledMaskedSoftmaxBackward — not implemented yet (issue 3): both phases return ACLNN_ERR_INNER. */
-#include "aclnnop/aclnn_scaled_masked_softmax_backward.h"
-#include "runtime/runtime.h"
+/* aclnnScaledMaskedSoftmaxBackward (ops.md §1), per row (b, n, i) of length S2:
+ *   s   = Σ_j gradOutput_j · y_j                       (all j, masked or not)
+ *   out = mask ? +0.0 : scale · (gradOutput·y − s·y)
+ *
+ * Rows are independent and run in parallel; a row is always computed the same way by one
+ * thread, so the bits do not depend on the thread count.  The products of two floats are exact
+ * in double and the row sum is accumulated in double (8 interleaved partial sums in a fixed
+ * order, so the loop pipelines): its error, ≤ S2·2^-53·Σ|g·y|, is invisible after rounding to
+ * f32.  The output formula is evaluated in double with scale rounded to f32 (ops.md §0.6) and
+ * rounded once to f32 (a 16-bit store rounds once more).  NaN/Inf products reach s and every
+ * unmasked output of the row by IEEE evaluation; masked outputs are +0.0 regardless. */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
 
-aclnnStatus aclnnScaledMaskedSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *y,
-    const aclTensor *mask, double scale, bool fixTriuMask, aclTensor *out, uint64_t *workspaceSize,
-    aclOpExecutor **executor)
+#include "aclnnop/aclnn_scaled_masked_softmax_backward.h"
+#include "runtime/check.h"
+#include "runtime/vecmath.h"
+
+#define SMS_MAX_S2 4096
+
+typedef struct {
+    aclTensor gradOutput, y, mask, out;
+    double scale;
+} sms_args;
+
+typedef struct {
+    acl_view g, y, m, o;
+    int64_t s2;
+    double scale;
+} sms_job;
+
+/* One row: g, y, m loaded, o written. */
+ACL_KERNEL_CLONES static void sms_row(int64_t n, const float *g, const float *y, const float *m, double scale,
+                    float *o)
 {
-    (void)gradOutput; (void)y; (void)mask; (void)scale; (void)fixTriuMask; (void)out;
-    (void)workspaceSize; if (executor) *executor = NULL;
-    return ACLNN_ERR_INNER;
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+        for (int k = 0; k < 8; k++) acc[k] += (double)g[j + k] * (double)y[j + k];
+    for (; j < n; j++) acc[j & 7] += (double)g[j] * (double)y[j];
+    double s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (j = 0; j < n; j++) {
+        double yj = y[j];
+        float v = (float)(scale * ((double)g[j] * yj - s * yj));
+        o[j] = m[j] != 0.0f ? 0.0f : v;
+    }
 }
-aclnnStatus aclnnScaledMaskedSoftmaxBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
-                                             aclrtStream stream)
+
+/* Contiguous f32 tensors are read and written in place (no staging copy). */
+static float *sms_direct(const acl_view *v)
+{
+    return v->contiguous && v->dtype == ACL_FLOAT ? (float *)(void *)v->data + v->offset : NULL;
+}
+
+static void sms_rows(void *p, int64_t begin, int64_t end)
+{
+    const sms_job *jb = p;
+    float g[SMS_MAX_S2], y[SMS_MAX_S2], m[SMS_MAX_S2], o[SMS_MAX_S2];
+    float *dg = sms_direct(&jb->g), *dy = sms_direct(&jb->y), *dout = sms_direct(&jb->o);
+    int64_t n = jb->s2;
+    for (int64_t r = begin; r < end; r++) {
+        int64_t s = r * n;
+        if (!dg) acl_view_load_f32(&jb->g, s, n, g);
+        if (!dy) acl_view_load_f32(&jb->y, s, n, y);
+        acl_view_load_f32(&jb->m, s, n, m);
+        sms_row(n, dg ? dg + s : g, dy ? dy + s : y, m, jb->scale, dout ? dout + s : o);
+        if (!dout) acl_view_store_f32(&jb->o, s, n, o);
+    }
+}
+
+static aclnnStatus sms_kernel(void *p, void *ws, uint64_t ws_size)
+{
+    (void)ws; (void)ws_size;
+    sms_args *a = p;
+    const aclTensor *o = &a->out;
+    if (o->numel == 0) return ACLNN_SUCCESS;
+    sms_job jb;
+    acl_view_init(&jb.g, &a->gradOutput);
+    acl_view_init(&jb.y, &a->y);
+    acl_view_init(&jb.o, o);
+    acl_view_broadcast(&jb.m, &a->mask, 4, o->dims); /* dims 0–1 may be 1 */
+    jb.s2 = o->dims[3];
+    jb.scale = (float)a->scale;
+    int64_t rows = o->numel / jb.s2;
+    int64_t grain = 16384 / jb.s2 > 0 ? 16384 / jb.s2 : 1;
+    acl_parallel_for(rows, grain, sms_rows, &jb);
+    return ACLNN_SUCCESS;
+}
+
+static aclnnStatus sms_validate(const aclTensor *g, const aclTensor *y, const aclTensor *mask,
+                                bool fixTriuMask, const aclTensor *out)
+{
+    if (!g || !y || !mask || !out) return ACLNN_ERR_PARAM_NULLPTR;
+    if (!acl_dtype_is_half_or_f32(g->dtype) || y->dtype != g->dtype || out->dtype != g->dtype ||
+        mask->dtype != ACL_BOOL)
+        return ACLNN_ERR_PARAM_INVALID;
+    if (g->ndim != 4 || mask->ndim != 4 || !acl_same_shape(g, y) || !acl_same_shape(g, out))
+        return ACLNN_ERR_PARAM_INVALID;
+    if ((mask->dims[0] != g->dims[0] && mask->dims[0] != 1) ||
+        (mask->dims[1] != g->dims[1] && mask->dims[1] != 1) || mask->dims[2] != g->dims[2] ||
+        mask->dims[3] != g->dims[3])
+        return ACLNN_ERR_PARAM_INVALID;
+    if (g->dims[3] > SMS_MAX_S2) return ACLNN_ERR_PARAM_INVALID;
+    if (fixTriuMask) return ACLNN_ERR_PARAM_INVALID;
+    if (!acl_format_ok(g) || !acl_format_ok(y) || !acl_format_ok(mask) || !acl_format_ok(out) ||
+        !acl_output_ok(out))
+        return ACLNN_ERR_PARAM_INVALID;
+    if (!acl_data_ok(g) || !acl_data_ok(y) || !acl_data_ok(mask) || !acl_data_ok(out))
+        return ACLNN_ERR_PARAM_NULLPTR;
+    return ACLNN_SUCCESS;
+}
+
+aclnnStatus aclnnScaledMaskedSoftmaxBackwardGetWorkspaceSize(const aclTensor *gradOutput,
+    const aclTensor *y, const aclTensor *mask, double scale, bool fixTriuMask, aclTensor *out,
+    uint64_t *workspaceSize, aclOpExecutor **executor)
+{
+    if (!executor) return ACLNN_ERR_PARAM_NULLPTR;
+    *executor = NULL;
+    if (!workspaceSize) return ACLNN_ERR_PARAM_NULLPTR;
+    aclnnStatus st = sms_validate(gradOutput, y, mask, fixTriuMask, out);
+    if (st != ACLNN_SUCCESS) return st;
+    sms_args a;
+    memset(&a, 0, sizeof a);
+    a.gradOutput = *gradOutput;
+    a.y = *y;
+    a.mask = *mask;
+    a.out = *out;
+    a.scale = scale;
+    return acl_executor_create(sms_kernel, &a, sizeof a, 0, workspaceSize, executor);
+}
+
+aclnnStatus aclnnScaledMaskedSoftmaxBackward(void *workspace, uint64_t workspaceSize,
+                                             aclOpExecutor *executor, aclrtStream stream)
 {
     (void)stream;
     return acl_executor_run(workspace, workspaceSize, executor);

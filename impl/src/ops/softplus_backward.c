@@ -1,15 +1,144 @@
-/* aclnnSoftplusBackward — not implemented yet (issue 3): both phases return ACLNN_ERR_INNER. */
+/* aclnnSoftplusBackward (ops.md §5):
+ *   z = beta·self;  gradInput = z > threshold ? gradOutput : gradOutput · sigmoid(z)
+ *
+ * Compute precision P is f64 when any tensor is f64, else f32: self (integer and bool too),
+ * beta and threshold are converted to P, z is rounded to P and compared in P (numerics §5).
+ * The sigmoid branch is evaluated in double in both precisions, so the f32 result is rounded
+ * once from a value accurate to a few double ULP:
+ *   z ≥ 0:            dy / (1 + e^{-z})
+ *   -700 < z < 0:     dy · e^{z} / (1 + e^{z})          (no overflow of e^{-z})
+ *   z ≤ -700:         (dy · e^{z/2}) · e^{z/2}           (a huge dy times a tiny sigmoid keeps
+ *                                                      its digits instead of a subnormal factor)
+ * An infinite dy with finite z is an infinity (numerics §5a); z = -Inf gives dy·0 (NaN for an
+ * infinite dy); NaN anywhere gives NaN (the comparison is false for NaN). */
+#include <math.h>
+#include <string.h>
+
 #include "aclnnop/aclnn_softplus_backward.h"
-#include "runtime/runtime.h"
+#include "runtime/check.h"
+#include "runtime/ewise.h"
+#include "runtime/vecmath.h"
+
+typedef struct {
+    aclTensor gradOutput, self, gradInput;
+    aclScalar beta, threshold;
+} softplus_args;
+
+typedef struct {
+    float beta32, thr32;
+    double beta64, thr64;
+} softplus_ctx;
+
+/* Scalar exp, never vectorised: the f64 path keeps libm's accuracy (≤ 2 ULP target). */
+static __attribute__((noinline)) double exp_scalar(double x) { return exp(x); }
+
+/* dy · sigmoid(z) for the non-linear branch (z ≤ threshold or NaN), scalar reference form. */
+static inline double softplus_sigmoid_times(double dy, double z)
+{
+    if (z >= 0.0) return dy / (1.0 + exp_scalar(-z));
+    if (z > -700.0) {
+        double e = exp_scalar(z);
+        return dy * e / (1.0 + e);
+    }
+    double h = exp_scalar(0.5 * z);
+    if (h == 0.0 && isinf(dy) && z > -INFINITY) return dy; /* sigmoid(z) > 0: no Inf·0 */
+    return (dy * h) * h;
+}
+
+/* f32 compute precision.  The main loop is branch-free (e = e^{-|z|}, sigmoid = (z ≥ 0 ? 1 : e)
+ * / (1 + e), all in double) so it vectorises; it is exact enough everywhere except z ≤ -700,
+ * where e loses digits or underflows (only an infinite dy can notice: dy·sigmoid rounds to ±0 in
+ * f32 otherwise) — those elements are redone by the scalar form in a second pass. */
+ACL_KERNEL_CLONES static void softplus_block_f32(const void *p, int64_t n, const float *dy,
+                                                 const float *x, float *out)
+{
+    const softplus_ctx *c = p;
+    for (int64_t i = 0; i < n; i++) {
+        float z = c->beta32 * x[i];
+        double zd = z, e = exp(-fabs(zd));
+        double r = (double)dy[i] * ((zd >= 0.0 ? 1.0 : e) / (1.0 + e));
+        out[i] = z > c->thr32 ? dy[i] : (float)r;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        float z = c->beta32 * x[i];
+        if (z <= -700.0f && !(z > c->thr32)) out[i] = (float)softplus_sigmoid_times(dy[i], z);
+    }
+}
+
+static void softplus_block_f64(const void *p, int64_t n, const double *dy, const double *x,
+                               double *out)
+{
+    const softplus_ctx *c = p;
+    for (int64_t i = 0; i < n; i++) {
+        double z = c->beta64 * x[i];
+        out[i] = z > c->thr64 ? dy[i] : softplus_sigmoid_times(dy[i], z);
+    }
+}
+
+static aclnnStatus softplus_kernel(void *p, void *ws, uint64_t ws_size)
+{
+    (void)ws; (void)ws_size;
+    softplus_args *a = p;
+    const aclTensor *o = &a->gradInput;
+    if (o->numel == 0) return ACLNN_SUCCESS;
+    softplus_ctx c = {acl_scalar_to_f32(&a->beta), acl_scalar_to_f32(&a->threshold),
+                      acl_scalar_to_f64(&a->beta), acl_scalar_to_f64(&a->threshold)};
+    acl_view vdy, vx, vo;
+    acl_view_init(&vo, o);
+    acl_view_init(&vdy, &a->gradOutput);
+    acl_view_init(&vx, &a->self);
+    if (o->dtype == ACL_DOUBLE) acl_ewise2_f64(&vdy, &vx, &vo, softplus_block_f64, &c);
+    else acl_ewise2_f32(&vdy, &vx, &vo, softplus_block_f32, &c);
+    return ACLNN_SUCCESS;
+}
+
+static bool softplus_self_dtype_ok(aclDataType dt)
+{
+    switch (dt) {
+    case ACL_INT8: case ACL_INT16: case ACL_INT32: case ACL_INT64: case ACL_UINT8: case ACL_BOOL:
+    case ACL_FLOAT16: case ACL_BF16: case ACL_FLOAT: case ACL_DOUBLE: return true;
+    default: return false;
+    }
+}
+
+static aclnnStatus softplus_validate(const aclTensor *dy, const aclTensor *x, const aclScalar *beta,
+                                     const aclScalar *thr, const aclTensor *out)
+{
+    if (!dy || !x || !beta || !thr || !out) return ACLNN_ERR_PARAM_NULLPTR;
+    /* dtypes (the scalars accept the same set as self) */
+    if (!acl_dtype_is_float(dy->dtype) || !softplus_self_dtype_ok(x->dtype) ||
+        out->dtype != acl_promote(dy->dtype, x->dtype) || !softplus_self_dtype_ok(beta->dtype) ||
+        !softplus_self_dtype_ok(thr->dtype))
+        return ACLNN_ERR_PARAM_INVALID;
+    /* shapes and ranks: identical, no broadcasting */
+    if (!acl_rank_ok(dy) || !acl_rank_ok(x) || !acl_rank_ok(out) || !acl_same_shape(dy, x) ||
+        !acl_same_shape(dy, out))
+        return ACLNN_ERR_PARAM_INVALID;
+    if (!acl_format_ok(dy) || !acl_format_ok(x) || !acl_format_ok(out) || !acl_output_ok(out))
+        return ACLNN_ERR_PARAM_INVALID;
+    if (!acl_data_ok(dy) || !acl_data_ok(x) || !acl_data_ok(out)) return ACLNN_ERR_PARAM_NULLPTR;
+    return ACLNN_SUCCESS;
+}
 
 aclnnStatus aclnnSoftplusBackwardGetWorkspaceSize(const aclTensor *gradOutput, const aclTensor *self,
-    const aclScalar *beta, const aclScalar *threshold, aclTensor *gradInput, uint64_t *workspaceSize,
-    aclOpExecutor **executor)
+    const aclScalar *beta, const aclScalar *threshold, aclTensor *gradInput,
+    uint64_t *workspaceSize, aclOpExecutor **executor)
 {
-    (void)gradOutput; (void)self; (void)beta; (void)threshold; (void)gradInput; (void)workspaceSize;
-    if (executor) *executor = NULL;
-    return ACLNN_ERR_INNER;
+    if (!executor) return ACLNN_ERR_PARAM_NULLPTR;
+    *executor = NULL;
+    if (!workspaceSize) return ACLNN_ERR_PARAM_NULLPTR;
+    aclnnStatus st = softplus_validate(gradOutput, self, beta, threshold, gradInput);
+    if (st != ACLNN_SUCCESS) return st;
+    softplus_args a;
+    memset(&a, 0, sizeof a);
+    a.gradOutput = *gradOutput;
+    a.self = *self;
+    a.gradInput = *gradInput;
+    a.beta = *beta;
+    a.threshold = *threshold;
+    return acl_executor_create(softplus_kernel, &a, sizeof a, 0, workspaceSize, executor);
 }
+
 aclnnStatus aclnnSoftplusBackward(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor,
                                   aclrtStream stream)
 {

@@ -102,6 +102,11 @@ static void bulk_load_f32(aclDataType dt, const char *p, int64_t n, float *dst)
     case ACL_FLOAT: memcpy(dst, p, (size_t)n * 4); break;
     case ACL_FLOAT16: acl_cvt_f16_to_f32((const uint16_t *)(const void *)p, dst, (size_t)n); break;
     case ACL_BF16: acl_cvt_bf16_to_f32((const uint16_t *)(const void *)p, dst, (size_t)n); break;
+    case ACL_BOOL: { /* masks: a vectorisable loop instead of the per-element switch */
+        const uint8_t *b = (const uint8_t *)p;
+        for (int64_t i = 0; i < n; i++) dst[i] = b[i] ? 1.0f : 0.0f;
+        break;
+    }
     default: {
         size_t es = acl_dtype_size(dt);
         for (int64_t i = 0; i < n; i++) dst[i] = ld_f32(dt, p + i * (int64_t)es);

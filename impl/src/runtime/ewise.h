@@ -1,0 +1,23 @@
+/* Elementwise driver: out[i] = f(a[i], b[i]) over views that share one iteration shape (inputs
+ * may be broadcast views).  Work is cut into blocks of ACL_EWISE_BLOCK elements: each block is
+ * loaded into compute-precision arrays (exact widening), handed to the kernel, and stored with one
+ * rounding to the output dtype.  Blocks run in parallel; the kernel sees a whole block so its
+ * loop can vectorise, and the result of an element never depends on the partition. */
+#ifndef ACL_EWISE_H
+#define ACL_EWISE_H
+
+#include "runtime.h"
+
+#define ACL_EWISE_BLOCK 1024
+
+typedef void (*acl_ewise_f32_fn)(const void *ctx, int64_t n, const float *a, const float *b,
+                                 float *out);
+typedef void (*acl_ewise_f64_fn)(const void *ctx, int64_t n, const double *a, const double *b,
+                                 double *out);
+
+void acl_ewise2_f32(const acl_view *a, const acl_view *b, const acl_view *out,
+                    acl_ewise_f32_fn fn, const void *ctx);
+void acl_ewise2_f64(const acl_view *a, const acl_view *b, const acl_view *out,
+                    acl_ewise_f64_fn fn, const void *ctx);
+
+#endif

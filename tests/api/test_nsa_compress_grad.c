@@ -1,0 +1,275 @@
+/* ctest-labels: api
+ * aclnnNsaCompressGrad (ops.md §3): validation rules and order (dtypes, shapes, block sizes,
+ * actSeqLen, actSeqLenType, layout, empty tensors); both gradients against a long double
+ * scatter over the windows written here (the implementation gathers), scored in scaled ULP of
+ * the documented conditioning; strided views, thread-count independence and sentinels. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "aclnnop/aclnn_nsa_compress_grad.h"
+#include "op_util.h"
+
+#pragma GCC diagnostic ignored "-Woverride-init"
+
+typedef struct {
+    const char *name;
+    tspec og, in, w, ig, wg;
+    int64_t l, d, type;
+    const char *layout;
+    int nseq;            /* -1: NULL actSeqLen */
+    int64_t seq[4];
+    int null_ws, null_exec;
+    aclnnStatus want;
+} vcase;
+
+#define H(...) TS(ACL_FLOAT16, ACL_FORMAT_ND, __VA_ARGS__)
+/* T = 64, N = 2, D = 16, l = 32, d = 16, one batch: C = (64 − 32)/16 + 1 = 3 */
+#define BASE .og = H(3, 2, 16), .in = H(64, 2, 16), .w = H(32, 2), .ig = H(64, 2, 16), .wg = H(32, 2), \
+             .l = 32, .d = 16, .type = 0, .layout = "TND", .nseq = -1, .want = ACLNN_ERR_PARAM_INVALID
+
+static const vcase vcases[] = {
+    {BASE, .name = "valid", .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid layout NULL", .layout = NULL, .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid actSeqLen {20,64}: C = 0 + 1", .og = H(1, 2, 16), .nseq = 2, .seq = {20, 64},
+     .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid actSeqLen {0,64,64}", .nseq = 3, .seq = {0, 64, 64}, .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid bf16", .og = TS(ACL_BF16, ACL_FORMAT_ND, 3, 2, 16), .in = TS(ACL_BF16, ACL_FORMAT_ND, 64, 2, 16),
+     .w = TS(ACL_BF16, ACL_FORMAT_ND, 32, 2), .ig = TS(ACL_BF16, ACL_FORMAT_ND, 64, 2, 16),
+     .wg = TS(ACL_BF16, ACL_FORMAT_ND, 32, 2), .want = ACLNN_SUCCESS},
+    {BASE, .name = "outputGrad NULL", .og.flags = VT_NULL, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "input NULL", .in.flags = VT_NULL, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "weight NULL", .w.flags = VT_NULL, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "inputGrad NULL", .ig.flags = VT_NULL, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "weightGrad NULL", .wg.flags = VT_NULL, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "workspaceSize NULL", .null_ws = 1, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "executor NULL", .null_exec = 1, .want = ACLNN_ERR_PARAM_NULLPTR},
+    /* dtypes */
+    {BASE, .name = "all f32", .og = TS(ACL_FLOAT, ACL_FORMAT_ND, 3, 2, 16), .in = TS(ACL_FLOAT, ACL_FORMAT_ND, 64, 2, 16),
+     .w = TS(ACL_FLOAT, ACL_FORMAT_ND, 32, 2), .ig = TS(ACL_FLOAT, ACL_FORMAT_ND, 64, 2, 16),
+     .wg = TS(ACL_FLOAT, ACL_FORMAT_ND, 32, 2)},
+    {BASE, .name = "weight bf16 among f16", .w = TS(ACL_BF16, ACL_FORMAT_ND, 32, 2)},
+    {BASE, .name = "weightGrad f32", .wg = TS(ACL_FLOAT, ACL_FORMAT_ND, 32, 2)},
+    /* shapes */
+    {BASE, .name = "outputGrad rank 2", .og = H(3, 32)},
+    {BASE, .name = "input rank 4", .in = H(64, 2, 16, 1), .ig = H(64, 2, 16, 1)},
+    {BASE, .name = "outputGrad N differs", .og = H(3, 1, 16)},
+    {BASE, .name = "outputGrad D differs", .og = H(3, 2, 32)},
+    {BASE, .name = "weight N differs", .w = H(32, 3), .wg = H(32, 3)},
+    {BASE, .name = "inputGrad shape differs", .ig = H(63, 2, 16)},
+    {BASE, .name = "weightGrad shape differs", .wg = H(16, 2)},
+    {BASE, .name = "C differs from sum of blocks", .og = H(4, 2, 16)},
+    {BASE, .name = "empty: T = 0", .in = H(0, 2, 16), .ig = H(0, 2, 16), .og = H(0, 2, 16)},
+    {BASE, .name = "empty: N = 0", .og = H(3, 0, 16), .in = H(64, 0, 16), .ig = H(64, 0, 16), .w = H(32, 0), .wg = H(32, 0)},
+    {BASE, .name = "empty: C = 0 (all batches short)", .og = H(0, 2, 16), .nseq = 2, .seq = {20, 64}},
+    /* attributes */
+    {BASE, .name = "l not a multiple of 16", .l = 40, .w = H(40, 2), .wg = H(40, 2), .og = H(2, 2, 16)},
+    {BASE, .name = "d not a multiple of 16", .d = 8},
+    {BASE, .name = "d = 0", .d = 0},
+    {BASE, .name = "d negative", .d = -16},
+    {BASE, .name = "l = d", .d = 32, .og = H(2, 2, 16)},
+    {BASE, .name = "l < d", .l = 16, .d = 32, .w = H(16, 2), .wg = H(16, 2), .og = H(2, 2, 16)},
+    {BASE, .name = "D not a multiple of 16", .og = H(3, 2, 8), .in = H(64, 2, 8), .ig = H(64, 2, 8)},
+    {BASE, .name = "weight rows differ from l", .l = 48, .og = H(2, 2, 16)},
+    {BASE, .name = "actSeqLenType 1", .type = 1},
+    {BASE, .name = "layout BSND", .layout = "BSND"},
+    {BASE, .name = "layout lower case", .layout = "tnd"},
+    {BASE, .name = "actSeqLen negative", .nseq = 2, .seq = {-1, 64}},
+    {BASE, .name = "actSeqLen decreasing", .nseq = 3, .seq = {40, 30, 64}, .og = H(2, 2, 16)},
+    {BASE, .name = "actSeqLen last != T", .nseq = 1, .seq = {63}},
+    {BASE, .name = "actSeqLen last > T", .nseq = 1, .seq = {80}, .og = H(4, 2, 16)},
+    /* formats, overlap, data */
+    {BASE, .name = "format NC1HWC0", .in = TS(ACL_FLOAT16, ACL_FORMAT_NC1HWC0, 64, 2, 16)},
+    {BASE, .name = "weightGrad overlaps itself", .wg.flags = VT_OVERLAP},
+    {BASE, .name = "inputGrad overlaps itself", .ig.flags = VT_OVERLAP},
+    {BASE, .name = "weight data NULL", .w.flags = VT_NODATA, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "inputGrad data NULL", .ig.flags = VT_NODATA, .want = ACLNN_ERR_PARAM_NULLPTR},
+    /* order */
+    {BASE, .name = "NULL before bad dtype", .ig.flags = VT_NULL, .w = TS(ACL_FLOAT, ACL_FORMAT_ND, 32, 2),
+     .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "NULL before bad layout", .og.flags = VT_NULL, .layout = "BNSD", .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "bad layout before data NULL", .layout = "BNSD", .og.flags = VT_NODATA},
+    {BASE, .name = "bad actSeqLenType before data NULL", .type = 2, .in.flags = VT_NODATA},
+};
+
+static void validation_table_returns_documented_status(void **state)
+{
+    (void)state;
+    int fails = 0;
+    for (size_t i = 0; i < sizeof vcases / sizeof vcases[0]; i++) {
+        const vcase *c = &vcases[i];
+        vt_pool pool = {0};
+        aclTensor *og = vt_make(&pool, &c->og), *in = vt_make(&pool, &c->in), *w = vt_make(&pool, &c->w),
+                  *ig = vt_make(&pool, &c->ig), *wg = vt_make(&pool, &c->wg);
+        aclIntArray *seq = c->nseq >= 0 ? aclCreateIntArray(c->seq, (uint64_t)c->nseq) : NULL;
+        uint64_t ws = 77;
+        aclOpExecutor *ex = (aclOpExecutor *)&ws;
+        aclnnStatus st = aclnnNsaCompressGradGetWorkspaceSize(og, in, w, seq, c->l, c->d, c->type, (char *)c->layout,
+                                                              ig, wg, c->null_ws ? NULL : &ws,
+                                                              c->null_exec ? NULL : &ex);
+        if (st != c->want) {
+            fprintf(stderr, "nsa validation row '%s': got %d want %d\n", c->name, (int)st, (int)c->want);
+            fails++;
+        }
+        if (!c->null_exec) {
+            if (st != ACLNN_SUCCESS && ex != NULL) fails++;
+            if (st == ACLNN_SUCCESS) assert_int_equal(aclnnNsaCompressGrad(NULL, ws, ex, NULL), ACLNN_SUCCESS);
+        }
+        aclDestroyIntArray(seq);
+        vt_free(&pool);
+    }
+    assert_int_equal(fails, 0);
+}
+
+static void empty_act_seq_len_is_invalid(void **state)
+{
+    (void)state;
+    int64_t one = 64;
+    aclIntArray *seq = aclCreateIntArray(&one, 0);
+    if (!seq) skip(); /* the runtime may refuse to create an empty array */
+    vt_pool pool = {0};
+    tspec og = H(3, 2, 16), in = H(64, 2, 16), w = H(32, 2);
+    aclTensor *a = vt_make(&pool, &og), *b = vt_make(&pool, &in), *c = vt_make(&pool, &w),
+              *d = vt_make(&pool, &in), *e = vt_make(&pool, &w);
+    uint64_t ws;
+    aclOpExecutor *ex;
+    assert_int_equal(aclnnNsaCompressGradGetWorkspaceSize(a, b, c, seq, 32, 16, 0, "TND", d, e, &ws, &ex),
+                     ACLNN_ERR_PARAM_INVALID);
+    assert_null(ex);
+    aclDestroyIntArray(seq);
+    vt_free(&pool);
+}
+
+/* ---- values ---- */
+typedef struct {
+    int64_t T, N, D, l, d;
+    int nseq;
+    int64_t seq[6];
+} vshape;
+
+static int64_t nblk(int64_t S, int64_t l, int64_t d) { return S >= l ? (S - l) / d + 1 : 0; }
+
+static double scaled_ulp(aclDataType dt, double got, long double ref, long double mag)
+{
+    if (!isfinite(ref) || !isfinite(got)) return ulp_err(dt, got, ref);
+    int p = dt == ACL_FLOAT16 ? 11 : 8, emin = dt == ACL_FLOAT16 ? -14 : -126;
+    long double um = mag > 0 ? mag : fabsl(ref);
+    int e = um == 0 ? emin : (int)floorl(log2l(um));
+    if (e < emin) e = emin;
+    return (double)(fabsl((long double)got - ref) / ldexpl(1.0L, e - p + 1));
+}
+
+/* Runs one case with the given layouts; fills bits of both outputs (if non-NULL) and returns
+ * the number of reference failures. */
+static int run_case(const vshape *sh, aclDataType dt, int lay, uint64_t seed, uint64_t *bits_ig, uint64_t *bits_wg)
+{
+    int64_t B = sh->nseq > 0 ? sh->nseq : 1, ends[6];
+    for (int64_t b = 0; b < B; b++) ends[b] = sh->nseq > 0 ? sh->seq[b] : sh->T;
+    int64_t C = 0, prev = 0;
+    for (int64_t b = 0; b < B; b++) { C += nblk(ends[b] - prev, sh->l, sh->d); prev = ends[b]; }
+    int64_t dog[3] = {C, sh->N, sh->D}, din[3] = {sh->T, sh->N, sh->D}, dw[2] = {sh->l, sh->N};
+    tt og = tt_new(dt, 3, dog, lay), in = tt_new(dt, 3, din, lay == TT_CONTIG ? TT_CONTIG : TT_COLMAJOR),
+       w = tt_new(dt, 2, dw, lay), ig = tt_new(dt, 3, din, lay), wg = tt_new(dt, 2, dw, lay == TT_CONTIG ? TT_CONTIG : TT_COLMAJOR);
+    uint64_t s = seed;
+    for (int64_t i = 0; i < og.t->numel; i++) tt_set(&og, i, tt_rand(&s, -1, 1));
+    for (int64_t i = 0; i < in.t->numel; i++) tt_set(&in, i, tt_rand(&s, -2, 2));
+    for (int64_t i = 0; i < w.t->numel; i++) tt_set(&w, i, tt_rand(&s, -0.5, 0.5));
+    aclIntArray *seq = sh->nseq > 0 ? aclCreateIntArray(sh->seq, (uint64_t)sh->nseq) : NULL;
+    uint64_t ws;
+    aclOpExecutor *ex;
+    assert_int_equal(aclnnNsaCompressGradGetWorkspaceSize(og.t, in.t, w.t, seq, sh->l, sh->d, 0, NULL, ig.t, wg.t,
+                                                          &ws, &ex), ACLNN_SUCCESS);
+    assert_int_equal(aclnnNsaCompressGrad(NULL, ws, ex, NULL), ACLNN_SUCCESS);
+    aclDestroyIntArray(seq);
+
+    /* reference: scatter every window's contribution */
+    int64_t N = sh->N, D = sh->D;
+    long double *rig = calloc((size_t)in.t->numel, sizeof *rig), *mig = calloc((size_t)in.t->numel, sizeof *mig);
+    long double *rwg = calloc((size_t)w.t->numel, sizeof *rwg), *mwg = calloc((size_t)w.t->numel, sizeof *mwg);
+    int64_t c = 0;
+    prev = 0;
+    for (int64_t b = 0; b < B; b++) {
+        for (int64_t i = 0; i < nblk(ends[b] - prev, sh->l, sh->d); i++, c++)
+            for (int64_t r = 0; r < sh->l; r++)
+                for (int64_t n = 0; n < N; n++)
+                    for (int64_t k = 0; k < D; k++) {
+                        int64_t t = prev + i * sh->d + r;
+                        long double gv = tt_get(&og, (c * N + n) * D + k), xv = tt_get(&in, (t * N + n) * D + k);
+                        long double wv = tt_get(&w, r * N + n);
+                        rwg[r * N + n] += gv * xv;
+                        mwg[r * N + n] += fabsl(gv * xv);
+                        rig[(t * N + n) * D + k] += wv * gv;
+                        mig[(t * N + n) * D + k] += fabsl(wv * gv);
+                    }
+        prev = ends[b];
+    }
+    int fails = 0;
+    for (int64_t i = 0; i < ig.t->numel; i++) {
+        double e = scaled_ulp(dt, tt_get(&ig, i), rig[i], mig[i]);
+        if (!(e <= 1.0)) { fprintf(stderr, "nsa inputGrad[%lld] got %a ref %La (%g)\n", (long long)i, tt_get(&ig, i), rig[i], e); fails++; }
+        if (bits_ig) bits_ig[i] = tt_bits(&ig, i);
+    }
+    for (int64_t i = 0; i < wg.t->numel; i++) {
+        double e = scaled_ulp(dt, tt_get(&wg, i), rwg[i], mwg[i]);
+        if (!(e <= 1.0)) { fprintf(stderr, "nsa weightGrad[%lld] got %a ref %La (%g)\n", (long long)i, tt_get(&wg, i), rwg[i], e); fails++; }
+        if (bits_wg) bits_wg[i] = tt_bits(&wg, i);
+    }
+    if (lay != TT_CONTIG) {
+        fails += tt_outside_written(&ig) != 0;
+        fails += tt_outside_written(&wg) != 0;
+    }
+    free(rig); free(mig); free(rwg); free(mwg);
+    tt_free(&og); tt_free(&in); tt_free(&w); tt_free(&ig); tt_free(&wg);
+    return fails;
+}
+
+static const vshape shapes[] = {
+    {64, 2, 16, 32, 16, 0, {0}},
+    {133, 2, 32, 32, 16, 4, {40, 40, 100, 133}}, /* S = 40, 0, 60, 33; uncovered tokens */
+    {150, 3, 16, 48, 16, 2, {70, 150}},          /* three overlapping windows per token */
+    {96, 1, 288, 64, 32, 0, {0}},                /* D beyond one 256 chunk */
+};
+
+static void gradients_match_reference(void **state)
+{
+    (void)state;
+    int fails = 0;
+    for (size_t i = 0; i < sizeof shapes / sizeof shapes[0]; i++) {
+        fails += run_case(&shapes[i], ACL_FLOAT16, TT_CONTIG, 10 + i, NULL, NULL);
+        fails += run_case(&shapes[i], ACL_BF16, TT_PADDED, 20 + i, NULL, NULL);
+    }
+    assert_int_equal(fails, 0);
+}
+
+static void views_and_threads_give_identical_bits(void **state)
+{
+    (void)state;
+    const vshape *sh = &shapes[2];
+    size_t nig = (size_t)(sh->T * sh->N * sh->D), nwg = (size_t)(sh->l * sh->N);
+    uint64_t *ig0 = malloc(nig * 8), *wg0 = malloc(nwg * 8), *ig1 = malloc(nig * 8), *wg1 = malloc(nwg * 8);
+    aclconformSetNumThreads(1);
+    assert_int_equal(run_case(sh, ACL_FLOAT16, TT_CONTIG, 5, ig0, wg0), 0);
+    for (int threads = 1; threads <= 3; threads++) {
+        aclconformSetNumThreads(threads);
+        int lay = threads == 1 ? TT_PADDED : threads == 2 ? TT_CONTIG : TT_COLMAJOR;
+        assert_int_equal(run_case(sh, ACL_FLOAT16, lay, 5, ig1, wg1), 0);
+        assert_memory_equal(ig0, ig1, nig * 8);
+        assert_memory_equal(wg0, wg1, nwg * 8);
+    }
+    aclconformSetNumThreads(0);
+    free(ig0); free(wg0); free(ig1); free(wg1);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(validation_table_returns_documented_status),
+        cmocka_unit_test(empty_act_seq_len_is_invalid),
+        cmocka_unit_test(gradients_match_reference),
+        cmocka_unit_test(views_and_threads_give_identical_bits),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

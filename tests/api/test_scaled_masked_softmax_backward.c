@@ -1,0 +1,260 @@
+/* ctest-labels: api
+ * aclnnScaledMaskedSoftmaxBackward (ops.md §1): validation rules and order; rows against a long
+ * double evaluation of the formula written here, scored in scaled ULP against the conditioning
+ * m = |scale|·(|g·y| + |y|·Σ|g·y|); mask broadcast on dims 0–1; masked outputs exactly +0.0 even
+ * when the row is NaN/Inf; views, threads and sentinels. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "aclnnop/aclnn_scaled_masked_softmax_backward.h"
+#include "op_util.h"
+
+#pragma GCC diagnostic ignored "-Woverride-init"
+
+typedef struct {
+    const char *name;
+    tspec g, y, mask, out;
+    bool triu;
+    int null_ws, null_exec;
+    aclnnStatus want;
+} vcase;
+
+#define T4(dt, ...) TS(dt, ACL_FORMAT_ND, __VA_ARGS__)
+#define BASE .g = T4(ACL_FLOAT, 2, 3, 4, 5), .y = T4(ACL_FLOAT, 2, 3, 4, 5), .mask = T4(ACL_BOOL, 2, 3, 4, 5), \
+             .out = T4(ACL_FLOAT, 2, 3, 4, 5), .want = ACLNN_ERR_PARAM_INVALID
+
+static const vcase vcases[] = {
+    {BASE, .name = "valid", .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid mask [1,3]", .mask = T4(ACL_BOOL, 1, 3, 4, 5), .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid mask [2,1]", .mask = T4(ACL_BOOL, 2, 1, 4, 5), .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid mask [1,1]", .mask = T4(ACL_BOOL, 1, 1, 4, 5), .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid bf16", .g = T4(ACL_BF16, 2, 3, 4, 5), .y = T4(ACL_BF16, 2, 3, 4, 5),
+     .out = T4(ACL_BF16, 2, 3, 4, 5), .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid S2 4096", .g = T4(ACL_FLOAT16, 1, 1, 1, 4096), .y = T4(ACL_FLOAT16, 1, 1, 1, 4096),
+     .mask = T4(ACL_BOOL, 1, 1, 1, 4096), .out = T4(ACL_FLOAT16, 1, 1, 1, 4096), .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid empty", .g = T4(ACL_FLOAT, 0, 3, 4, 5), .y = T4(ACL_FLOAT, 0, 3, 4, 5),
+     .mask = T4(ACL_BOOL, 1, 3, 4, 5), .out = T4(ACL_FLOAT, 0, 3, 4, 5), .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid S2 = 0", .g = T4(ACL_FLOAT, 2, 3, 4, 0), .y = T4(ACL_FLOAT, 2, 3, 4, 0),
+     .mask = T4(ACL_BOOL, 2, 3, 4, 0), .out = T4(ACL_FLOAT, 2, 3, 4, 0), .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid NHWC", .g = TS(ACL_FLOAT, ACL_FORMAT_NHWC, 2, 3, 4, 5), .want = ACLNN_SUCCESS},
+    {BASE, .name = "gradOutput NULL", .g.flags = VT_NULL, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "y NULL", .y.flags = VT_NULL, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "mask NULL", .mask.flags = VT_NULL, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "out NULL", .out.flags = VT_NULL, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "workspaceSize NULL", .null_ws = 1, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "executor NULL", .null_exec = 1, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "f64", .g = T4(ACL_DOUBLE, 2, 3, 4, 5), .y = T4(ACL_DOUBLE, 2, 3, 4, 5), .out = T4(ACL_DOUBLE, 2, 3, 4, 5)},
+    {BASE, .name = "y dtype differs", .y = T4(ACL_FLOAT16, 2, 3, 4, 5)},
+    {BASE, .name = "out dtype differs", .out = T4(ACL_FLOAT16, 2, 3, 4, 5)},
+    {BASE, .name = "mask not bool", .mask = T4(ACL_UINT8, 2, 3, 4, 5)},
+    {BASE, .name = "rank 3", .g = T4(ACL_FLOAT, 6, 4, 5), .y = T4(ACL_FLOAT, 6, 4, 5), .mask = T4(ACL_BOOL, 6, 4, 5),
+     .out = T4(ACL_FLOAT, 6, 4, 5)},
+    {BASE, .name = "rank 5", .g = T4(ACL_FLOAT, 1, 2, 3, 4, 5), .y = T4(ACL_FLOAT, 1, 2, 3, 4, 5),
+     .mask = T4(ACL_BOOL, 1, 2, 3, 4, 5), .out = T4(ACL_FLOAT, 1, 2, 3, 4, 5)},
+    {BASE, .name = "y shape differs", .y = T4(ACL_FLOAT, 2, 3, 5, 4)},
+    {BASE, .name = "out shape differs", .out = T4(ACL_FLOAT, 1, 3, 4, 5)},
+    {BASE, .name = "mask rank 2", .mask = T4(ACL_BOOL, 4, 5)},
+    {BASE, .name = "mask S1 broadcast", .mask = T4(ACL_BOOL, 2, 3, 1, 5)},
+    {BASE, .name = "mask S2 broadcast", .mask = T4(ACL_BOOL, 2, 3, 4, 1)},
+    {BASE, .name = "mask B mismatch", .g = T4(ACL_FLOAT, 3, 3, 4, 5), .y = T4(ACL_FLOAT, 3, 3, 4, 5),
+     .out = T4(ACL_FLOAT, 3, 3, 4, 5)},
+    {BASE, .name = "S2 4097", .g = T4(ACL_FLOAT16, 1, 1, 1, 4097), .y = T4(ACL_FLOAT16, 1, 1, 1, 4097),
+     .mask = T4(ACL_BOOL, 1, 1, 1, 4097), .out = T4(ACL_FLOAT16, 1, 1, 1, 4097)},
+    {BASE, .name = "fixTriuMask true", .triu = true},
+    {BASE, .name = "format NC1HWC0 mask", .mask = TS(ACL_BOOL, ACL_FORMAT_NC1HWC0, 2, 3, 4, 5)},
+    {BASE, .name = "out overlaps itself", .out.flags = VT_OVERLAP},
+    {BASE, .name = "y data NULL", .y.flags = VT_NODATA, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "mask data NULL", .mask.flags = VT_NODATA, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "NULL mask before fixTriuMask", .mask.flags = VT_NULL, .triu = true, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "fixTriuMask before data NULL", .triu = true, .g.flags = VT_NODATA},
+    {BASE, .name = "empty still checks fixTriuMask", .g = T4(ACL_FLOAT, 0, 3, 4, 5), .y = T4(ACL_FLOAT, 0, 3, 4, 5),
+     .mask = T4(ACL_BOOL, 1, 3, 4, 5), .out = T4(ACL_FLOAT, 0, 3, 4, 5), .triu = true},
+};
+
+static void validation_table_returns_documented_status(void **state)
+{
+    (void)state;
+    int fails = 0;
+    for (size_t i = 0; i < sizeof vcases / sizeof vcases[0]; i++) {
+        const vcase *c = &vcases[i];
+        vt_pool pool = {0};
+        aclTensor *g = vt_make(&pool, &c->g), *y = vt_make(&pool, &c->y), *m = vt_make(&pool, &c->mask),
+                  *o = vt_make(&pool, &c->out);
+        uint64_t ws = 77;
+        aclOpExecutor *ex = (aclOpExecutor *)&ws;
+        aclnnStatus st = aclnnScaledMaskedSoftmaxBackwardGetWorkspaceSize(
+            g, y, m, 0.5, c->triu, o, c->null_ws ? NULL : &ws, c->null_exec ? NULL : &ex);
+        if (st != c->want) {
+            fprintf(stderr, "softmax validation row '%s': got %d want %d\n", c->name, (int)st, (int)c->want);
+            fails++;
+        }
+        if (!c->null_exec) {
+            if (st != ACLNN_SUCCESS && ex != NULL) fails++;
+            if (st == ACLNN_SUCCESS)
+                assert_int_equal(aclnnScaledMaskedSoftmaxBackward(NULL, ws, ex, NULL), ACLNN_SUCCESS);
+        }
+        vt_free(&pool);
+    }
+    assert_int_equal(fails, 0);
+}
+
+static aclnnStatus run_sms(const tt *g, const tt *y, const tt *m, const tt *o, double scale)
+{
+    uint64_t ws;
+    aclOpExecutor *ex;
+    aclnnStatus st = aclnnScaledMaskedSoftmaxBackwardGetWorkspaceSize(g->t, y->t, m->t, scale, false, o->t, &ws, &ex);
+    if (st != ACLNN_SUCCESS) return st;
+    return aclnnScaledMaskedSoftmaxBackward(NULL, ws, ex, NULL);
+}
+
+/* Check every output of [B,N,S1,S2] against long double; mask dims mb, mn ∈ {1, B/N}.
+ * Returns the number of failures. */
+static int check_against_reference(const tt *g, const tt *y, const tt *m, const tt *o, double scale)
+{
+    const int64_t *d = o->t->dims, *md = m->t->dims;
+    int64_t S2 = d[3], rows = o->t->numel / S2;
+    long double sc = (float)scale;
+    int fails = 0;
+    for (int64_t r = 0; r < rows; r++) {
+        int64_t i = r % d[2], n = (r / d[2]) % d[1], b = r / (d[2] * d[1]);
+        int64_t mrow = ((md[0] == 1 ? 0 : b) * md[1] + (md[1] == 1 ? 0 : n)) * d[2] + i;
+        long double s = 0, sa = 0;
+        for (int64_t j = 0; j < S2; j++) {
+            long double p = (long double)tt_get(g, r * S2 + j) * tt_get(y, r * S2 + j);
+            s += p;
+            sa += fabsl(p);
+        }
+        for (int64_t j = 0; j < S2; j++) {
+            long double gv = tt_get(g, r * S2 + j), yv = tt_get(y, r * S2 + j);
+            double got = tt_get(o, r * S2 + j);
+            if (tt_get(m, mrow * S2 + j) != 0) {
+                if (got != 0.0 || signbit(got)) { fprintf(stderr, "masked output %a is not +0\n", got); fails++; }
+                continue;
+            }
+            long double ref = sc * (gv * yv - s * yv);
+            long double mag = fabsl(sc) * (fabsl(gv * yv) + fabsl(yv) * sa);
+            double e = ulp_err(o->dt, got, ref); /* special values: exact match */
+            if (isfinite(ref) && isfinite(got)) {
+                /* scaled error: |got − ref| in ULPs of m */
+                long double um = mag > 0 ? mag : fabsl(ref);
+                int p = o->dt == ACL_FLOAT ? 24 : o->dt == ACL_FLOAT16 ? 11 : 8;
+                int emin = o->dt == ACL_FLOAT16 ? -14 : -126;
+                int ex = um == 0 ? emin : (int)floorl(log2l(um));
+                if (ex < emin) ex = emin;
+                e = (double)(fabsl((long double)got - ref) / ldexpl(1.0L, ex - p + 1));
+            }
+            if (!(e <= 1.0)) {
+                fprintf(stderr, "softmax %s row %lld j %lld got %a ref %La scaled ulp %g\n", dt_name(o->dt),
+                        (long long)r, (long long)j, got, ref, e);
+                fails++;
+            }
+        }
+    }
+    return fails;
+}
+
+static void rows_match_reference_with_mask_broadcast(void **state)
+{
+    (void)state;
+    const aclDataType dts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+    const int64_t shapes[][4] = {{2, 3, 4, 37}, {1, 2, 3, 1024}, {2, 1, 2, 4096}, {3, 2, 1, 1}};
+    const int64_t mshapes[][4] = {{1, 3, 4, 37}, {1, 1, 3, 1024}, {2, 1, 2, 4096}, {3, 1, 1, 1}};
+    int fails = 0;
+    for (int d = 0; d < 3; d++)
+        for (int sh = 0; sh < 4; sh++) {
+            tt g = tt_new(dts[d], 4, shapes[sh], TT_CONTIG), y = tt_new(dts[d], 4, shapes[sh], TT_PADDED),
+               o = tt_new(dts[d], 4, shapes[sh], TT_COLMAJOR), m = tt_new(ACL_BOOL, 4, mshapes[sh], TT_CONTIG);
+            uint64_t s = 77 + (uint64_t)sh;
+            for (int64_t i = 0; i < g.t->numel; i++) {
+                tt_set(&g, i, tt_rand(&s, -2, 2));
+                tt_set(&y, i, tt_rand(&s, 0, 1) / (double)shapes[sh][3] * 2);
+            }
+            for (int64_t i = 0; i < m.t->numel; i++) tt_set(&m, i, tt_rand(&s, 0, 1) < 0.3);
+            assert_int_equal(run_sms(&g, &y, &m, &o, sh == 2 ? -0.125 : 1.7), ACLNN_SUCCESS);
+            fails += check_against_reference(&g, &y, &m, &o, sh == 2 ? -0.125 : 1.7);
+            assert_int_equal(tt_outside_written(&o), 0);
+            tt_free(&g); tt_free(&y); tt_free(&o); tt_free(&m);
+        }
+    assert_int_equal(fails, 0);
+}
+
+/* A NaN or Inf product reaches every unmasked output of its row; masked outputs stay +0.0. */
+static void nan_and_inf_propagate_but_masked_is_plus_zero(void **state)
+{
+    (void)state;
+    int64_t dims[4] = {1, 1, 3, 4};
+    tt g = tt_new(ACL_FLOAT, 4, dims, TT_CONTIG), y = tt_new(ACL_FLOAT, 4, dims, TT_CONTIG),
+       o = tt_new(ACL_FLOAT, 4, dims, TT_CONTIG), m = tt_new(ACL_BOOL, 4, dims, TT_CONTIG);
+    for (int i = 0; i < 12; i++) { tt_set(&g, i, 1.0 + i); tt_set(&y, i, 0.25); tt_set(&m, i, i % 4 == 3); }
+    tt_set(&g, 1, NAN);      /* row 0: NaN */
+    tt_set(&g, 5, INFINITY); /* row 1: Inf → s = Inf */
+    assert_int_equal(run_sms(&g, &y, &m, &o, 2.0), ACLNN_SUCCESS);
+    for (int i = 0; i < 12; i++) {
+        double v = tt_get(&o, i);
+        if (i % 4 == 3) { assert_true(v == 0.0 && !signbit(v)); continue; }
+        if (i < 4) assert_true(isnan(v));
+        else if (i == 5) assert_true(isnan(v));            /* Inf·y − Inf·y */
+        else if (i < 8) assert_true(isinf(v) && v < 0);    /* g·y − Inf·y */
+        else assert_true(isfinite(v));
+    }
+    tt_free(&g); tt_free(&y); tt_free(&o); tt_free(&m);
+}
+
+/* ops.md §0.6: scale is rounded to f32 before use.  With g = [6, 0], y = [0.5, 0.5] the row sum is
+ * 3 and the outputs are exactly ±1.5·scale; for scale = 1 + 2^-24 + 2^-40 the f32 scale is
+ * 1 + 2^-23 and ±1.5·(1 + 2^-23) rounds (tie to even) to ±(1.5 + 2^-22), whereas the unrounded
+ * scale would give ±(1.5 + 2^-23). */
+static void scale_is_rounded_to_f32_before_use(void **state)
+{
+    (void)state;
+    int64_t dims[4] = {1, 1, 1, 2};
+    tt g = tt_new(ACL_FLOAT, 4, dims, TT_CONTIG), y = tt_new(ACL_FLOAT, 4, dims, TT_CONTIG),
+       o = tt_new(ACL_FLOAT, 4, dims, TT_CONTIG), m = tt_new(ACL_BOOL, 4, dims, TT_CONTIG);
+    tt_set(&g, 0, 6.0); tt_set(&g, 1, 0.0); tt_set(&y, 0, 0.5); tt_set(&y, 1, 0.5);
+    double scale = 1.0 + 0x1p-24 + 0x1p-40;
+    assert_int_equal(run_sms(&g, &y, &m, &o, scale), ACLNN_SUCCESS);
+    assert_true(tt_get(&o, 0) == 1.5 + 0x1p-22);
+    assert_true(tt_get(&o, 1) == -(1.5 + 0x1p-22));
+    tt_free(&g); tt_free(&y); tt_free(&o); tt_free(&m);
+}
+
+static void threads_give_identical_bits(void **state)
+{
+    (void)state;
+    int64_t dims[4] = {2, 3, 17, 300}, md[4] = {2, 1, 17, 300};
+    int64_t n = 2 * 3 * 17 * 300;
+    uint64_t *ref = malloc((size_t)n * sizeof *ref);
+    for (int threads = 1; threads <= 3; threads++) {
+        aclconformSetNumThreads(threads);
+        int lay = threads == 2 ? TT_PADDED : TT_CONTIG;
+        tt g = tt_new(ACL_FLOAT16, 4, dims, lay), y = tt_new(ACL_FLOAT16, 4, dims, lay),
+           o = tt_new(ACL_FLOAT16, 4, dims, lay), m = tt_new(ACL_BOOL, 4, md, lay);
+        uint64_t s = 3;
+        for (int64_t i = 0; i < n; i++) { tt_set(&g, i, tt_rand(&s, -1, 1)); tt_set(&y, i, tt_rand(&s, 0, 0.01)); }
+        for (int64_t i = 0; i < m.t->numel; i++) tt_set(&m, i, tt_rand(&s, 0, 1) < 0.2);
+        assert_int_equal(run_sms(&g, &y, &m, &o, 0.3), ACLNN_SUCCESS);
+        for (int64_t i = 0; i < n; i++) {
+            if (threads == 1) ref[i] = tt_bits(&o, i);
+            else assert_true(tt_bits(&o, i) == ref[i]);
+        }
+        tt_free(&g); tt_free(&y); tt_free(&o); tt_free(&m);
+    }
+    aclconformSetNumThreads(0);
+    free(ref);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(validation_table_returns_documented_status),
+        cmocka_unit_test(rows_match_reference_with_mask_broadcast),
+        cmocka_unit_test(nan_and_inf_propagate_but_masked_is_plus_zero),
+        cmocka_unit_test(scale_is_rounded_to_f32_before_use),
+        cmocka_unit_test(threads_give_identical_bits),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -1,0 +1,322 @@
+/* ctest-labels: api
+ * aclnnSoftplusBackward (ops.md §5): validation rules and order, every gradOutput × self dtype
+ * pair against a long double formula written here, scalar dtypes, special values (sigmoid
+ * without overflow, numerics §5a infinities, NaN, beta = 0, exact threshold equality), views,
+ * threads and sentinels. */
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "aclnnop/aclnn_softplus_backward.h"
+#include "op_util.h"
+
+#pragma GCC diagnostic ignored "-Woverride-init"
+
+/* ---- validation table ---- */
+typedef struct {
+    const char *name;
+    tspec g, x, out;
+    int null_beta, null_thr, null_ws, null_exec;
+    aclnnStatus want;
+} vcase;
+
+#define F32_23 TS(ACL_FLOAT, ACL_FORMAT_ND, 2, 3)
+#define BASE .g = F32_23, .x = F32_23, .out = F32_23, .want = ACLNN_ERR_PARAM_INVALID
+
+static const vcase vcases[] = {
+    {BASE, .name = "valid", .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid i64 self", .x = TS(ACL_INT64, ACL_FORMAT_ND, 2, 3), .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid f16 gO bool self -> f16", .g = TS(ACL_FLOAT16, ACL_FORMAT_ND, 2, 3),
+     .x = TS(ACL_BOOL, ACL_FORMAT_ND, 2, 3), .out = TS(ACL_FLOAT16, ACL_FORMAT_ND, 2, 3), .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid f64", .x = TS(ACL_DOUBLE, ACL_FORMAT_ND, 2, 3),
+     .out = TS(ACL_DOUBLE, ACL_FORMAT_ND, 2, 3), .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid rank 0", .g = TS0(ACL_FLOAT), .x = TS0(ACL_FLOAT), .out = TS0(ACL_FLOAT),
+     .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid empty", .g = TS(ACL_FLOAT, ACL_FORMAT_ND, 2, 0),
+     .x = TS(ACL_FLOAT, ACL_FORMAT_ND, 2, 0), .out = TS(ACL_FLOAT, ACL_FORMAT_ND, 2, 0), .want = ACLNN_SUCCESS},
+    {BASE, .name = "valid NCDHW", .x = TS(ACL_FLOAT, ACL_FORMAT_NCDHW, 2, 3), .want = ACLNN_SUCCESS},
+    /* NULL */
+    {BASE, .name = "gradOutput NULL", .g.flags = VT_NULL, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "self NULL", .x.flags = VT_NULL, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "gradInput NULL", .out.flags = VT_NULL, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "beta NULL", .null_beta = 1, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "threshold NULL", .null_thr = 1, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "workspaceSize NULL", .null_ws = 1, .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "executor NULL", .null_exec = 1, .want = ACLNN_ERR_PARAM_NULLPTR},
+    /* dtypes */
+    {BASE, .name = "gradOutput i32", .g = TS(ACL_INT32, ACL_FORMAT_ND, 2, 3)},
+    {BASE, .name = "self u16", .x = TS(ACL_UINT16, ACL_FORMAT_ND, 2, 3)},
+    {BASE, .name = "gradInput f16 for f16 x f32", .g = TS(ACL_FLOAT16, ACL_FORMAT_ND, 2, 3),
+     .out = TS(ACL_FLOAT16, ACL_FORMAT_ND, 2, 3)},
+    {BASE, .name = "gradInput f64 for f32", .out = TS(ACL_DOUBLE, ACL_FORMAT_ND, 2, 3)},
+    {BASE, .name = "gradInput f32 for f16 x i8", .g = TS(ACL_FLOAT16, ACL_FORMAT_ND, 2, 3),
+     .x = TS(ACL_INT8, ACL_FORMAT_ND, 2, 3)},
+    /* shapes */
+    {BASE, .name = "self broadcastable but not equal", .x = TS(ACL_FLOAT, ACL_FORMAT_ND, 3)},
+    {BASE, .name = "gradInput shape differs", .out = TS(ACL_FLOAT, ACL_FORMAT_ND, 3, 2)},
+    {BASE, .name = "rank 9", .g = TS(ACL_FLOAT, ACL_FORMAT_ND, 1, 1, 1, 1, 1, 1, 1, 2, 3),
+     .x = TS(ACL_FLOAT, ACL_FORMAT_ND, 1, 1, 1, 1, 1, 1, 1, 2, 3),
+     .out = TS(ACL_FLOAT, ACL_FORMAT_ND, 1, 1, 1, 1, 1, 1, 1, 2, 3)},
+    /* formats, overlap, data */
+    {BASE, .name = "format NC1HWC0", .x = TS(ACL_FLOAT, ACL_FORMAT_NC1HWC0, 2, 3)},
+    {BASE, .name = "format FRACTAL_Z", .g = TS(ACL_FLOAT, ACL_FORMAT_FRACTAL_Z, 2, 3)},
+    {BASE, .name = "gradInput overlaps itself", .out.flags = VT_OVERLAP},
+    {BASE, .name = "gradOutput data NULL", .g.flags = VT_NODATA, .want = ACLNN_ERR_PARAM_NULLPTR},
+    /* order */
+    {BASE, .name = "NULL beta before bad dtype", .null_beta = 1, .g = TS(ACL_INT8, ACL_FORMAT_ND, 2, 3),
+     .want = ACLNN_ERR_PARAM_NULLPTR},
+    {BASE, .name = "bad shape before data NULL", .x = {ACL_FLOAT, 1, {3}, ACL_FORMAT_ND, VT_NODATA}},
+    {BASE, .name = "overlap before data NULL", .out.flags = VT_OVERLAP | VT_NODATA},
+    {BASE, .name = "empty does not skip dtype check", .g = TS(ACL_FLOAT, ACL_FORMAT_ND, 0),
+     .x = TS(ACL_FLOAT, ACL_FORMAT_ND, 0), .out = TS(ACL_FLOAT16, ACL_FORMAT_ND, 0)},
+};
+
+static void validation_table_returns_documented_status(void **state)
+{
+    (void)state;
+    int fails = 0;
+    float one = 1.0f, twenty = 20.0f;
+    aclScalar *beta = aclCreateScalar(&one, ACL_FLOAT), *thr = aclCreateScalar(&twenty, ACL_FLOAT);
+    for (size_t i = 0; i < sizeof vcases / sizeof vcases[0]; i++) {
+        const vcase *c = &vcases[i];
+        vt_pool pool = {0};
+        aclTensor *g = vt_make(&pool, &c->g), *x = vt_make(&pool, &c->x), *o = vt_make(&pool, &c->out);
+        uint64_t ws = 77;
+        aclOpExecutor *ex = (aclOpExecutor *)&ws;
+        aclnnStatus st = aclnnSoftplusBackwardGetWorkspaceSize(
+            g, x, c->null_beta ? NULL : beta, c->null_thr ? NULL : thr, o, c->null_ws ? NULL : &ws,
+            c->null_exec ? NULL : &ex);
+        if (st != c->want) {
+            fprintf(stderr, "softplus validation row '%s': got %d want %d\n", c->name, (int)st, (int)c->want);
+            fails++;
+        }
+        if (!c->null_exec) {
+            if (st != ACLNN_SUCCESS && ex != NULL) fails++;
+            if (st == ACLNN_SUCCESS) assert_int_equal(aclnnSoftplusBackward(NULL, ws, ex, NULL), ACLNN_SUCCESS);
+        }
+        vt_free(&pool);
+    }
+    aclDestroyScalar(beta);
+    aclDestroyScalar(thr);
+    assert_int_equal(fails, 0);
+}
+
+/* ---- values ---- */
+static aclnnStatus run_sp(const tt *g, const tt *x, const tt *o, const aclScalar *beta,
+                          const aclScalar *thr)
+{
+    uint64_t ws;
+    aclOpExecutor *ex;
+    aclnnStatus st = aclnnSoftplusBackwardGetWorkspaceSize(g->t, x->t, beta, thr, o->t, &ws, &ex);
+    if (st != ACLNN_SUCCESS) return st;
+    return aclnnSoftplusBackward(NULL, ws, ex, NULL);
+}
+
+/* dy · sigmoid(z) or dy, from the math (z exact: the test values make beta·x exact). */
+static long double ref_sp(long double dy, long double x, long double beta, long double thr)
+{
+    long double z = beta * x;
+    if (z > thr) return dy;
+    return dy / (1.0L + expl(-z));
+}
+
+static aclDataType promote(aclDataType g, aclDataType x)
+{
+    if (g == ACL_DOUBLE || x == ACL_DOUBLE) return ACL_DOUBLE;
+    if (x == ACL_FLOAT || g == ACL_FLOAT) return ACL_FLOAT;
+    if (x == g) return g;
+    if (x == ACL_FLOAT16 || x == ACL_BF16) return ACL_FLOAT; /* f16 x bf16 */
+    return g;                                                /* integer / bool self */
+}
+
+static void every_dtype_pair_matches_reference(void **state)
+{
+    (void)state;
+    const aclDataType gd[] = {ACL_FLOAT16, ACL_BF16, ACL_FLOAT, ACL_DOUBLE};
+    const aclDataType xd[] = {ACL_INT8, ACL_INT16, ACL_INT32, ACL_INT64, ACL_UINT8, ACL_BOOL,
+                              ACL_FLOAT16, ACL_BF16, ACL_FLOAT, ACL_DOUBLE};
+    const double xv[] = {0, 1, 2, 3, 5, 7, 11, 19, 21, 40, 100, -1, -3, -9, -17, -60, -100, 0.5, -2.75, 0.125};
+    const int nv = (int)(sizeof xv / sizeof xv[0]);
+    float b = 0.5f, t = 9.0f;
+    aclScalar *beta = aclCreateScalar(&b, ACL_FLOAT), *thr = aclCreateScalar(&t, ACL_FLOAT);
+    int64_t dims[1] = {nv};
+    int fails = 0;
+    for (int i = 0; i < 4; i++)
+        for (int j = 0; j < 10; j++) {
+            aclDataType od = promote(gd[i], xd[j]);
+            tt g = tt_new(gd[i], 1, dims, TT_PADDED), x = tt_new(xd[j], 1, dims, TT_COLMAJOR),
+               o = tt_new(od, 1, dims, TT_PADDED);
+            for (int k = 0; k < nv; k++) {
+                double v = xv[k];
+                if (xd[j] == ACL_UINT8 || xd[j] == ACL_BOOL) v = fabs(v);
+                tt_set(&x, k, v);
+                tt_set(&g, k, 1.5 - 0.375 * k);
+            }
+            assert_int_equal(run_sp(&g, &x, &o, beta, thr), ACLNN_SUCCESS);
+            double tol = od == ACL_DOUBLE ? 2.0 : od == ACL_FLOAT ? 1.0 : 0.51;
+            for (int k = 0; k < nv; k++) {
+                long double r = ref_sp(tt_get(&g, k), tt_get(&x, k), b, t);
+                double e = ulp_err(od, tt_get(&o, k), r);
+                if (!(e <= tol)) {
+                    fprintf(stderr, "softplus g=%s x=%s self=%g got=%a ref=%La ulp=%g\n", dt_name(gd[i]),
+                            dt_name(xd[j]), tt_get(&x, k), tt_get(&o, k), r, e);
+                    fails++;
+                }
+            }
+            assert_int_equal(tt_outside_written(&o), 0);
+            tt_free(&g); tt_free(&x); tt_free(&o);
+        }
+    aclDestroyScalar(beta);
+    aclDestroyScalar(thr);
+    assert_int_equal(fails, 0);
+}
+
+/* 40000 seeded random self over [-760, 40] (beta = 1, threshold = 20, dy random in [-1e30, 1e30]
+ * so that dy·sigmoid stays representable deep into the tail): within 1 f32 ULP. */
+static void sampled_f32_within_one_ulp(void **state)
+{
+    (void)state;
+    int64_t dims[1] = {40000};
+    float b = 1.0f, t = 20.0f;
+    aclScalar *beta = aclCreateScalar(&b, ACL_FLOAT), *thr = aclCreateScalar(&t, ACL_FLOAT);
+    tt g = tt_new(ACL_FLOAT, 1, dims, TT_CONTIG), x = tt_new(ACL_FLOAT, 1, dims, TT_CONTIG),
+       o = tt_new(ACL_FLOAT, 1, dims, TT_CONTIG);
+    uint64_t s = 7;
+    for (int64_t i = 0; i < dims[0]; i++) {
+        tt_set(&g, i, tt_rand(&s, -1e30, 1e30));
+        tt_set(&x, i, i % 2 ? tt_rand(&s, -760, 40) : tt_rand(&s, -40, 40));
+    }
+    assert_int_equal(run_sp(&g, &x, &o, beta, thr), ACLNN_SUCCESS);
+    double worst = 0;
+    for (int64_t i = 0; i < dims[0]; i++) {
+        long double r = ref_sp(tt_get(&g, i), tt_get(&x, i), 1.0L, 20.0L);
+        double e = ulp_err(ACL_FLOAT, tt_get(&o, i), r);
+        if (!(e <= worst)) worst = e;
+    }
+    print_message("softplus f32 sampled: max %.3f ULP\n", worst);
+    assert_true(worst <= 1.0);
+    aclDestroyScalar(beta);
+    aclDestroyScalar(thr);
+    tt_free(&g); tt_free(&x); tt_free(&o);
+}
+
+/* {dy, self, beta, threshold, expected} */
+typedef struct { double dy, x, beta, thr; long double want; } sv;
+
+static void check_specials(aclDataType dt, const sv *c, int n)
+{
+    for (int i = 0; i < n; i++) {
+        int64_t dims[1] = {1};
+        tt g = tt_new(dt, 1, dims, TT_CONTIG), x = tt_new(dt, 1, dims, TT_CONTIG), o = tt_new(dt, 1, dims, TT_CONTIG);
+        tt_set(&g, 0, c[i].dy);
+        tt_set(&x, 0, c[i].x);
+        aclScalar *beta = aclCreateScalar((void *)&c[i].beta, ACL_DOUBLE);
+        aclScalar *thr = aclCreateScalar((void *)&c[i].thr, ACL_DOUBLE);
+        assert_int_equal(run_sp(&g, &x, &o, beta, thr), ACLNN_SUCCESS);
+        double got = tt_get(&o, 0), e = ulp_err(dt, got, c[i].want);
+        if (!(e <= 1.0)) {
+            fprintf(stderr, "softplus special %s row %d: got %a want %La\n", dt_name(dt), i, got, c[i].want);
+            fail();
+        }
+        aclDestroyScalar(beta);
+        aclDestroyScalar(thr);
+        tt_free(&g); tt_free(&x); tt_free(&o);
+    }
+}
+
+static void special_values_follow_the_spec(void **state)
+{
+    (void)state;
+    const sv f32[] = {
+        {2.0, -INFINITY, 1.0, 20.0, 0.0L},            /* z = -Inf: dy·0 */
+        {INFINITY, -INFINITY, 1.0, 20.0, NAN},         /* Inf·0 */
+        {INFINITY, -100.0, 1.0, 20.0, INFINITY},       /* §5a: tiny sigmoid, not 0 */
+        {-INFINITY, -1000.0, 1.0, 20.0, -INFINITY},    /* sigmoid underflows even in double */
+        {1e38, -100.0, 1.0, 20.0, 1e38L * expl(-100.0L) / (1.0L + expl(-100.0L))},
+        {3.0, INFINITY, 0.0, 20.0, NAN},               /* beta·Inf = NaN */
+        {3.0, 5.0, 0.0, 20.0, 1.5L},                   /* beta = 0: dy/2 */
+        {3.0, 5.0, 0.0, 0.0, 1.5L},                    /* 0 > 0 is false */
+        {3.0, 5.0, 0.0, -1.0, 3.0L},
+        {NAN, 1.0, 1.0, 20.0, NAN},
+        {1.0, NAN, 1.0, 20.0, NAN},
+        {1.0, 1.0, NAN, 20.0, NAN},
+        {1.0, 100.0, 1.0, NAN, 1.0L / (1.0L + expl(-100.0L))}, /* z > NaN is false */
+        {2.0, 20.0, 1.0, 20.0, 2.0L / (1.0L + expl(-20.0L))},  /* equality: sigmoid branch */
+        {2.0, 20.5, 1.0, 20.0, 2.0L},
+        {2.0, INFINITY, 1.0, 20.0, 2.0L},
+    };
+    check_specials(ACL_FLOAT, f32, (int)(sizeof f32 / sizeof f32[0]));
+    const sv f64[] = {
+        {1e300, -800.0, 1.0, 20.0, 1e300L * expl(-800.0L)},
+        {INFINITY, -1e6, 1.0, 20.0, INFINITY},
+        {INFINITY, -INFINITY, 1.0, 20.0, NAN},
+        {2.0, -INFINITY, 1.0, 20.0, 0.0L},
+        {0.75, 0.1, 3.0, 20.0, 0.75L / (1.0L + expl(-(long double)(3.0 * 0.1)))},
+    };
+    check_specials(ACL_DOUBLE, f64, (int)(sizeof f64 / sizeof f64[0]));
+}
+
+static void scalar_dtypes_are_converted(void **state)
+{
+    (void)state;
+    int64_t dims[1] = {4};
+    tt g = tt_new(ACL_FLOAT, 1, dims, TT_CONTIG), x = tt_new(ACL_INT32, 1, dims, TT_CONTIG),
+       o = tt_new(ACL_FLOAT, 1, dims, TT_CONTIG);
+    for (int i = 0; i < 4; i++) { tt_set(&g, i, 1.0); tt_set(&x, i, 3 * i - 4); }
+    int32_t b = 2;
+    uint16_t th = 0x4400; /* f16 4.0 */
+    aclScalar *beta = aclCreateScalar(&b, ACL_INT32), *thr = aclCreateScalar(&th, ACL_FLOAT16);
+    assert_int_equal(run_sp(&g, &x, &o, beta, thr), ACLNN_SUCCESS);
+    for (int i = 0; i < 4; i++)
+        assert_true(ulp_err(ACL_FLOAT, tt_get(&o, i), ref_sp(1.0L, 3 * i - 4, 2.0L, 4.0L)) <= 1.0);
+    aclDestroyScalar(beta);
+    aclDestroyScalar(thr);
+    tt_free(&g); tt_free(&x); tt_free(&o);
+}
+
+static void threads_give_identical_bits(void **state)
+{
+    (void)state;
+    int64_t dims[2] = {61, 1001};
+    int64_t n = dims[0] * dims[1];
+    double b = 1.25, t = 15.0;
+    aclScalar *beta = aclCreateScalar(&b, ACL_DOUBLE), *thr = aclCreateScalar(&t, ACL_DOUBLE);
+    const aclDataType dts[] = {ACL_FLOAT16, ACL_FLOAT, ACL_DOUBLE};
+    for (int d = 0; d < 3; d++) {
+        uint64_t *ref = malloc((size_t)n * sizeof *ref);
+        for (int threads = 1; threads <= 3; threads++) {
+            aclconformSetNumThreads(threads);
+            int layout = threads == 2 ? TT_COLMAJOR : TT_CONTIG;
+            tt g = tt_new(dts[d], 2, dims, layout), x = tt_new(dts[d], 2, dims, layout),
+               o = tt_new(dts[d], 2, dims, layout);
+            uint64_t s = 99;
+            for (int64_t i = 0; i < n; i++) { tt_set(&g, i, tt_rand(&s, -3, 3)); tt_set(&x, i, tt_rand(&s, -30, 30)); }
+            assert_int_equal(run_sp(&g, &x, &o, beta, thr), ACLNN_SUCCESS);
+            for (int64_t i = 0; i < n; i++) {
+                if (threads == 1) ref[i] = tt_bits(&o, i);
+                else if (tt_bits(&o, i) != ref[i]) fail_msg("softplus %s threads %d differs at %lld", dt_name(dts[d]), threads, (long long)i);
+            }
+            tt_free(&g); tt_free(&x); tt_free(&o);
+        }
+        free(ref);
+    }
+    aclconformSetNumThreads(0);
+    aclDestroyScalar(beta);
+    aclDestroyScalar(thr);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(validation_table_returns_documented_status),
+        cmocka_unit_test(every_dtype_pair_matches_reference),
+        cmocka_unit_test(sampled_f32_within_one_ulp),
+        cmocka_unit_test(special_values_follow_the_spec),
+        cmocka_unit_test(scalar_dtypes_are_converted),
+        cmocka_unit_test(threads_give_identical_bits),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
