@@ -3,6 +3,7 @@
  * pair against a long double formula written here, scalar dtypes, special values (sigmoid
  * without overflow, numerics §5a infinities, NaN, beta = 0, exact threshold equality), views,
  * threads and sentinels. */
+#include <float.h>
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -247,6 +248,11 @@ static void special_values_follow_the_spec(void **state)
         {2.0, 20.0, 1.0, 20.0, 2.0L / (1.0L + expl(-20.0L))},  /* equality: sigmoid branch */
         {2.0, 20.5, 1.0, 20.0, 2.0L},
         {2.0, INFINITY, 1.0, 20.0, 2.0L},
+        /* beta·self overflows f32 to -Inf, but the exact z is finite: its sigmoid is not 0
+         * (found by the sweep: the kernel used to give Inf·0 = NaN) */
+        {INFINITY, -FLT_MAX, 2.0, 20.0, INFINITY},
+        {-INFINITY, FLT_MAX, -4.0, 20.0, -INFINITY},
+        {5.0, -FLT_MAX, 2.0, 20.0, 0.0L},
     };
     check_specials(ACL_FLOAT, f32, (int)(sizeof f32 / sizeof f32[0]));
     const sv f64[] = {
@@ -255,6 +261,8 @@ static void special_values_follow_the_spec(void **state)
         {INFINITY, -INFINITY, 1.0, 20.0, NAN},
         {2.0, -INFINITY, 1.0, 20.0, 0.0L},
         {0.75, 0.1, 3.0, 20.0, 0.75L / (1.0L + expl(-(long double)(3.0 * 0.1)))},
+        {INFINITY, -DBL_MAX, 2.0, 20.0, INFINITY}, /* beta·self overflows f64: z is still finite */
+        {-INFINITY, -DBL_MAX, 1.5, 20.0, -INFINITY},
     };
     check_specials(ACL_DOUBLE, f64, (int)(sizeof f64 / sizeof f64[0]));
 }

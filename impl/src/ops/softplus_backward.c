@@ -11,6 +11,7 @@
  *                                                      its digits instead of a subnormal factor)
  * An infinite dy with finite z is an infinity (numerics §5a); z = -Inf gives dy·0 (NaN for an
  * infinite dy); NaN anywhere gives NaN (the comparison is false for NaN). */
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
@@ -53,15 +54,19 @@ ACL_KERNEL_CLONES static void softplus_block_f32(const void *p, int64_t n, const
                                                  const float *x, float *out)
 {
     const softplus_ctx *c = p;
+    /* The branch is decided on z rounded to f32 (numerics §5); the value uses the exact product
+     * (exact in double for f32 operands), so a beta·self that overflows f32 is still a finite z
+     * whose sigmoid is tiny but not 0: an infinite dy stays infinite (§5a). */
     for (int64_t i = 0; i < n; i++) {
         float z = c->beta32 * x[i];
-        double zd = z, e = exp(-fabs(zd));
+        double zd = (double)c->beta32 * x[i], e = exp(-fabs(zd));
         double r = (double)dy[i] * ((zd >= 0.0 ? 1.0 : e) / (1.0 + e));
         out[i] = z > c->thr32 ? dy[i] : (float)r;
     }
     for (int64_t i = 0; i < n; i++) {
         float z = c->beta32 * x[i];
-        if (z <= -700.0f && !(z > c->thr32)) out[i] = (float)softplus_sigmoid_times(dy[i], z);
+        if (z <= -700.0f && !(z > c->thr32))
+            out[i] = (float)softplus_sigmoid_times(dy[i], (double)c->beta32 * x[i]);
     }
 }
 
@@ -71,7 +76,10 @@ static void softplus_block_f64(const void *p, int64_t n, const double *dy, const
     const softplus_ctx *c = p;
     for (int64_t i = 0; i < n; i++) {
         double z = c->beta64 * x[i];
-        out[i] = z > c->thr64 ? dy[i] : softplus_sigmoid_times(dy[i], z);
+        /* an overflowed product of finite operands is a finite z beyond ±DBL_MAX: its sigmoid is
+         * not 0, so an infinite dy stays infinite (§5a) */
+        double zv = isinf(z) && isfinite(c->beta64) && isfinite(x[i]) ? copysign(DBL_MAX, z) : z;
+        out[i] = z > c->thr64 ? dy[i] : softplus_sigmoid_times(dy[i], zv);
     }
 }
 
