@@ -204,17 +204,20 @@ cf_status cf_oracle_expected(const cf_case *c, const char *profile, cf_expected 
     return cf_fill_masked(c, x, e);
 }
 
-int cf_op_variants(const cz_constraints *cz, const char *profile, const char **out, int max, fz_stream *storage)
+void cf_case_stream_key(cz_constraints *const *cz, const cf_case *c, const char *profile, cf_dtype *dt,
+                        char variant[FZ_VARIANT_LEN])
 {
-    int n = fz_streams(cz, profile, storage, max);
-    if (n > max) n = max;
-    int k = 0;
-    for (int i = 0; i < n; i++) {
+    fz_stream streams[64];
+    const char *names[64];
+    int n = fz_streams(cz[c->op], profile, streams, 64), k = 0;
+    for (int i = 0; i < n && i < 64; i++) {
         bool dup = false;
-        for (int j = 0; j < k; j++) dup |= strcmp(out[j], storage[i].variant) == 0;
-        if (!dup && storage[i].variant[0]) out[k++] = storage[i].variant;
+        for (int j = 0; j < k; j++) dup |= strcmp(names[j], streams[i].variant) == 0;
+        if (!dup && streams[i].variant[0]) names[k++] = streams[i].variant;
     }
-    return k;
+    const char *v;
+    cf_case_row_key(c, names, k, dt, &v);
+    snprintf(variant, FZ_VARIANT_LEN, "%s", v);
 }
 
 cf_status cf_write_report(const char *path, cJSON *report, cf_err *e)

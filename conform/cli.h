@@ -52,9 +52,9 @@ cf_status cf_oracle_expected(const cf_case *c, const char *profile, cf_expected 
 /* Fill masked flags of x from the case inputs (replay). */
 cf_status cf_fill_masked(const cf_case *c, cf_expected *x, cf_err *e);
 
-/* Variant strings of an operator's streams (for row keys of stored cases). */
-int cf_op_variants(const cz_constraints *cz, const char *profile, const char **out, int max,
-                   fz_stream *storage);
+/* The report row key (output dtype, stream variant) of a stored case under `profile`. */
+void cf_case_stream_key(cz_constraints *const *cz, const cf_case *c, const char *profile,
+                        cf_dtype *dt, char variant[FZ_VARIANT_LEN]);
 
 /* Write the report atomically. */
 cf_status cf_write_report(const char *path, cJSON *report, cf_err *e);

@@ -94,12 +94,9 @@ int cmd_replay(const cf_opts *o)
                 continue;
             }
             const char *prof = c.profile[0] ? c.profile : o->profile;
-            const char *variants[16];
-            fz_stream storage[64];
-            int nv = cf_op_variants(cz[c.op], prof, variants, 16, storage);
             cf_dtype dt;
-            const char *variant;
-            cf_case_row_key(&c, variants, nv, &dt, &variant);
+            char variant[FZ_VARIANT_LEN];
+            cf_case_stream_key(cz, &c, prof, &dt, variant);
             st = cf_fill_masked(&c, &x, &ce);
             if (!st) st = cf_run_case(&target, &c, o->timeout_s, &r, &ce);
             if (!st && (c.expect_status != 0 || !(st = cf_tolerance_for(cz, &c, prof, variant, o->strict_zero, &tol, &ce)))) {
@@ -151,12 +148,9 @@ int cmd_shrink(const cf_opts *o)
         for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
         return st;
     }
-    const char *variants[16];
-    fz_stream storage[64];
-    int nv = cf_op_variants(cz[c.op], c.profile, variants, 16, storage);
     cf_dtype dt;
-    const char *variant;
-    cf_case_row_key(&c, variants, nv, &dt, &variant);
+    char variant[FZ_VARIANT_LEN];
+    cf_case_stream_key(cz, &c, c.profile, &dt, variant);
     int rc;
     if (cf_shrink(&target, &c, &x, o, cz, variant, &small, 60.0) == CFE_OK) {
         cf_expected sx = {0};

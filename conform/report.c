@@ -491,12 +491,9 @@ int cmd_score(const cf_opts *o)
                 if (!o->quiet) printf("FAIL %s %s: status %d, expected %d\n", cf_op_name(c.op), dirs[i], r.status, c.expect_status);
             }
         } else {
-            const char *variants[16];
-            fz_stream storage[64];
-            int nv = cf_op_variants(cz[c.op], c.profile, variants, 16, storage);
             cf_dtype dt;
-            const char *variant;
-            cf_case_row_key(&c, variants, nv, &dt, &variant);
+            char variant[FZ_VARIANT_LEN];
+            cf_case_stream_key(cz, &c, c.profile, &dt, variant);
             int k = 0;
             while (k < nrows && !(rows[k].dtype == dt && !strcmp(rows[k].op, cf_op_name(c.op)) && !strcmp(rows[k].variant, variant))) k++;
             cf_tol tol;
