@@ -125,7 +125,12 @@ static void *worker(void *arg)
 static void run_batch(sweep_ctx *S)
 {
     atomic_store(&S->next, 0);
-    int nt = S->o->jobs < S->njobs ? S->o->jobs : S->njobs;
+    /* A foreign target runs each case in a forked worker; fork() from a multi-threaded process
+     * is unsafe (a lock held by another thread at fork time never unlocks in the child — seen
+     * as hung workers under the sanitizer runtime), so those cases run one at a time.  Scale a
+     * foreign target out with --shard processes instead. */
+    int jobs = S->target->isolate ? 1 : S->o->jobs;
+    int nt = jobs < S->njobs ? jobs : S->njobs;
     if (nt <= 1) {
         worker(S);
         return;
