@@ -24,4 +24,9 @@ shift || true
 if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
   cmake -S . -B "$BUILD_DIR" -DACLCONFORM_WERROR=ON "$@" >/dev/null
 fi
-cmake --build "$BUILD_DIR" -j"$(nproc)"
+log="$BUILD_DIR/build.log"
+if ! cmake --build "$BUILD_DIR" -j"$(nproc)" >"$log" 2>&1; then
+  cat "$log" >&2
+  echo "setup: build failed (log: $log)" >&2
+  exit 1
+fi
