@@ -379,6 +379,13 @@ int cmd_export(const cf_opts *o)
         }
     }
     for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
+    if (!st) { /* the run that made these cases, for score's report */
+        char path[2048], text[256];
+        snprintf(path, sizeof path, "%s/export.json", o->out_dir);
+        snprintf(text, sizeof text, "{\"seed\": \"0x%llx\", \"profile\": \"%s\", \"cases\": %lld}\n",
+                 (unsigned long long)o->seed, o->profile, (long long)written);
+        st = cf_write_atomic(path, text, strlen(text), &e);
+    }
     if (st) {
         fprintf(stderr, "aclnn-conform export: %s\n", e.msg);
         return st;
@@ -516,7 +523,20 @@ int cmd_score(const cf_opts *o)
         cf_expected_free(&x);
         cf_case_free(&c);
     }
-    cJSON *rep = cf_report_new("score", o, 0, n, started);
+    cf_opts ro = *o; /* the report names the export's seed and profile when DIR/export.json says */
+    char ej[2048], *etext;
+    size_t elen;
+    cf_err ee = {{0}};
+    snprintf(ej, sizeof ej, "%s/export.json", o->pos[0]);
+    if (cf_is_file(ej) && cf_read_file(ej, &etext, &elen, &ee) == CFE_OK) {
+        cJSON *x = cJSON_Parse(etext);
+        const cJSON *sd = cJSON_GetObjectItemCaseSensitive(x, "seed"), *pf = cJSON_GetObjectItemCaseSensitive(x, "profile");
+        if (cJSON_IsString(sd)) ro.seed = strtoull(sd->valuestring, NULL, 0);
+        if (cJSON_IsString(pf)) snprintf(ro.profile, sizeof ro.profile, "%s", pf->valuestring);
+        cJSON_Delete(x);
+        free(etext);
+    }
+    cJSON *rep = cf_report_new("score", &ro, 0, n, started);
     cJSON *results = cJSON_AddArrayToObject(rep, "results");
     cf_row *rp[512];
     for (int i = 0; i < nrows; i++) {
