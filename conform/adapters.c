@@ -1,5 +1,7 @@
 #include "adapters.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define OP(id, Camel) extern const cf_adapter cf_adapter_##id;
@@ -68,4 +70,34 @@ orc_out cf_orc_out(cf_expected *x, const char *name)
             return (orc_out){o->r, o->lo, o->m, o->err, o->alt};
         }
     return (orc_out){0};
+}
+
+bool cf_tensor_box(const cf_tensor *t, const int64_t *start, const int64_t *count, cf_tensor *dst)
+{
+    *dst = *t;
+    dst->data = NULL;
+    dst->offset = 0;
+    int64_t n = 1, run = 1;
+    for (int k = t->ndim - 1; k >= 0; k--) {
+        dst->shape[k] = count[k];
+        dst->strides[k] = run;
+        run *= count[k];
+        n *= count[k];
+    }
+    dst->storage_ndim = t->ndim;
+    memcpy(dst->storage_shape, dst->shape, sizeof dst->shape);
+    snprintf(dst->format, sizeof dst->format, "ND");
+    if (t->output || !t->present) return true;
+    size_t es = cf_dtype_size(t->dtype);
+    dst->data = malloc((size_t)(n ? n : 1) * es);
+    if (!dst->data) return false;
+    for (int64_t j = 0; j < n; j++) {
+        int64_t rem = j, off = t->offset;
+        for (int k = t->ndim - 1; k >= 0; k--) {
+            off += (start[k] + rem % count[k]) * t->strides[k];
+            rem /= count[k];
+        }
+        memcpy((char *)dst->data + (size_t)j * es, (const char *)t->data + (size_t)off * es, es);
+    }
+    return true;
 }

@@ -20,7 +20,15 @@ typedef struct {
     int (*oracle)(const cf_case *c, orc_profile profile, cf_expected *x);
     /* Output positions that must be exactly +0.0 (NULL when the operator has none). */
     void (*masked)(const cf_case *c, const char *out_name, uint8_t *masked);
+    /* Operator-specific shrink candidate `step` (0, 1, ...) for a failure at output `out_name`
+     * element `el`: a smaller valid case in dst (true), or false when there are no more.  NULL
+     * when the generic slicing of shrink.c suffices. */
+    bool (*shrink_step)(const cf_case *c, const char *out_name, int64_t el, int step, cf_case *dst);
 } cf_adapter;
+
+/* Copy the box [start, start+count) of tensor t's view into dst as a new contiguous tensor (same
+ * name, dtype, role; inputs get their data).  false on allocation failure. */
+bool cf_tensor_box(const cf_tensor *t, const int64_t *start, const int64_t *count, cf_tensor *dst);
 
 extern const cf_adapter *const cf_adapters[CF_OP_COUNT];
 

@@ -4,10 +4,11 @@
  *      the output — the elementwise operators);
  *   2. one row: every tensor sliced to the failing element's last-axis row (row reductions such
  *      as ScaledMaskedSoftmaxBackward, whose tensors all broadcast to the output);
- *   3. value simplification of the single-element case: inputs replaced by 0, 1, -1, 2 where the
+ *   3. the operator's own candidates (adapter shrink_step): NsaCompressGrad keeps one head, one
+ *      16-wide block of D, one batch;
+ *   4. value simplification of a single-element case: inputs replaced by 0, ±1, 2, 0.5 where the
  *      failure survives.
- * Operators whose tensors do not broadcast to their output (NsaCompressGrad) are not sliced;
- * their failures are stored as found. */
+ * Rounds repeat (each from the current smallest case) while a candidate is accepted. */
 #include "shrink.h"
 
 #include <math.h>
@@ -15,6 +16,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "adapters.h"
 #include "ulp.h"
 
 typedef struct {
@@ -144,28 +146,20 @@ static void simplify_values(const cf_target *t, cf_case *dst, const cf_opts *o, 
     }
 }
 
-cf_status cf_shrink(const cf_target *target, const cf_case *c, const cf_expected *x, const cf_opts *o,
-                    cz_constraints *const *cz, const char *variant, cf_case *out, double budget_s)
+/* The first element of c (on target) that fails with the wanted kind: its output and index. */
+static bool first_failing(const cf_target *target, const cf_case *c, const cf_opts *o, cz_constraints *const *cz,
+                          const char *variant, cf_mismatch kind, char *out_name, int64_t *el)
 {
-    (void)x;
-    clock_t t0 = clock();
-    signature want;
-    if (!evaluate(target, c, o, cz, variant, &want)) return CFE_FAIL; /* does not fail (flaky?) */
-    if (want.status_fail || c->expect_status != 0) return CFE_FAIL;  /* status failures are small already */
-    /* the first failing element */
     cf_err e = {{0}};
     cf_run_result r;
     cf_expected gx = {0};
     cf_tol tol;
-    if (cf_run_case(target, c, o->timeout_s, &r, &e)) return CFE_FAIL;
-    if (r.status != 0 || cf_oracle_expected(c, o->profile, &gx, &e) || cf_tolerance_for(cz, c, o->profile, variant, o->strict_zero, &tol, &e)) {
-        cf_run_result_free(&r);
-        cf_expected_free(&gx);
-        return CFE_FAIL;
-    }
-    const cf_tensor *outt = NULL;
-    int64_t fail_el = -1;
-    for (int oi = 0; oi < r.nout && fail_el < 0; oi++) {
+    bool found = false;
+    if (cf_run_case(target, c, o->timeout_s, &r, &e)) return false;
+    if (r.status != 0 || cf_oracle_expected(c, o->profile, &gx, &e) ||
+        cf_tolerance_for(cz, c, o->profile, variant, o->strict_zero, &tol, &e))
+        goto done;
+    for (int oi = 0; oi < r.nout && !found; oi++) {
         cf_fmt f;
         if (!cf_fmt_of(r.out[oi].dtype, &f)) continue;
         size_t es = cf_dtype_size(r.out[oi].dtype);
@@ -175,33 +169,88 @@ cf_status cf_shrink(const cf_target *target, const cf_case *c, const cf_expected
             cf_expect ex = {gx.out[oi].r[k], gx.out[oi].lo ? gx.out[oi].lo[k] : 0, gx.out[oi].m[k], gx.out[oi].err[k],
                             gx.out[oi].alt[k], gx.out[oi].masked ? gx.out[oi].masked[k] != 0 : false};
             cf_elem_score s = cf_score_element(&f, cf_decode(r.out[oi].dtype, r.out[oi].bits + (size_t)k * es), gb, &ex, &tol);
-            if (s.verdict == CF_EL_FAIL && s.kind == want.kind) {
-                outt = cf_case_tensor_c(c, r.out[oi].name);
-                fail_el = k;
+            if (s.verdict == CF_EL_FAIL && s.kind == kind) {
+                snprintf(out_name, CF_NAME_LEN, "%s", r.out[oi].name);
+                *el = k;
+                found = true;
                 break;
             }
         }
     }
+done:
     cf_run_result_free(&r);
     cf_expected_free(&gx);
-    if (!outt) return CFE_FAIL;
-    int64_t ix[CF_MAX_RANK], rem = fail_el;
-    for (int k = outt->ndim - 1; k >= 0; k--) ix[k] = rem % outt->shape[k], rem /= outt->shape[k];
-    for (int keep_last = 0; keep_last <= 1; keep_last++) {
-        if ((double)(clock() - t0) / CLOCKS_PER_SEC > budget_s) break;
-        cf_case cand;
-        if (!slice_case(c, outt, ix, keep_last, &cand)) continue;
-        signature s;
-        if (evaluate(target, &cand, o, cz, variant, &s) && same_failure(&s, &want)) {
-            if (!keep_last) simplify_values(target, &cand, o, cz, variant, &want);
-            char id[17];
-            cf_case_id(c, id);
-            snprintf(cand.shrunk_from, sizeof cand.shrunk_from, "%s", id);
-            snprintf(cand.origin_kind, sizeof cand.origin_kind, "shrink");
-            *out = cand;
-            return CFE_OK;
-        }
-        cf_case_free(&cand);
+    return found;
+}
+
+/* Candidate `step` of one shrink round: the generic slices first (one element, one last-axis row),
+ * then the operator's own (adapter shrink_step). */
+static bool candidate(const cf_case *c, const char *out_name, int64_t el, int step, cf_case *dst)
+{
+    const cf_tensor *outt = cf_case_tensor_c(c, out_name);
+    if (step < 2) {
+        int64_t ix[CF_MAX_RANK], rem = el;
+        for (int k = outt->ndim - 1; k >= 0; k--) ix[k] = rem % outt->shape[k], rem /= outt->shape[k];
+        /* a slice that keeps every element is no smaller */
+        if (step == 1 && (outt->ndim == 0 || cf_tensor_numel(outt) == outt->shape[outt->ndim - 1])) return false;
+        if (step == 0 && cf_tensor_numel(outt) <= 1) return false;
+        return slice_case(c, outt, ix, step == 1, dst);
     }
-    return CFE_FAIL;
+    const cf_adapter *ad = cf_adapters[c->op];
+    return ad->shrink_step && ad->shrink_step(c, out_name, el, step - 2, dst);
+}
+
+static int64_t total_elements(const cf_case *c)
+{
+    int64_t n = 0;
+    for (int i = 0; i < c->ntensors; i++) n += c->tensors[i].present ? cf_tensor_numel(&c->tensors[i]) : 0;
+    return n;
+}
+
+cf_status cf_shrink(const cf_target *target, const cf_case *c, const cf_expected *x, const cf_opts *o,
+                    cz_constraints *const *cz, const char *variant, cf_case *out, double budget_s)
+{
+    (void)x;
+    clock_t t0 = clock();
+    signature want;
+    if (!evaluate(target, c, o, cz, variant, &want)) return CFE_FAIL; /* does not fail (flaky?) */
+    if (want.status_fail || c->expect_status != 0) return CFE_FAIL;  /* status failures are small already */
+    cf_case cur;
+    if (!cf_case_clone(&cur, c)) return CFE_FAIL;
+    bool shrunk = false;
+    for (int round = 0; round < 8; round++) { /* greedy: keep the first smaller case that fails alike */
+        char out_name[CF_NAME_LEN];
+        int64_t el;
+        if (!first_failing(target, &cur, o, cz, variant, want.kind, out_name, &el)) break;
+        bool progressed = false;
+        for (int step = 0; step < 16 && !progressed; step++) {
+            if ((double)(clock() - t0) / CLOCKS_PER_SEC > budget_s) break;
+            cf_case cand;
+            if (!candidate(&cur, out_name, el, step, &cand)) {
+                if (step >= 2 && !(cf_adapters[cur.op]->shrink_step)) break;
+                continue;
+            }
+            signature s;
+            if (total_elements(&cand) < total_elements(&cur) && evaluate(target, &cand, o, cz, variant, &s) &&
+                same_failure(&s, &want)) {
+                if (step == 0) simplify_values(target, &cand, o, cz, variant, &want);
+                cf_case_free(&cur);
+                cur = cand;
+                progressed = shrunk = true;
+            } else {
+                cf_case_free(&cand);
+            }
+        }
+        if (!progressed) break;
+    }
+    if (!shrunk) {
+        cf_case_free(&cur);
+        return CFE_FAIL;
+    }
+    char id[17];
+    cf_case_id(c, id);
+    snprintf(cur.shrunk_from, sizeof cur.shrunk_from, "%s", id);
+    snprintf(cur.origin_kind, sizeof cur.origin_kind, "shrink");
+    *out = cur;
+    return CFE_OK;
 }

@@ -20,4 +20,4 @@ static int oracle(const cf_case *c, orc_profile profile, cf_expected *x)
 }
 
 const cf_adapter cf_adapter_gelu_backward_v2 = {
-    (cf_fnptr)aclnnGeluBackwardV2GetWorkspaceSize, aclnnGeluBackwardV2, call_ws, oracle, NULL};
+    (cf_fnptr)aclnnGeluBackwardV2GetWorkspaceSize, aclnnGeluBackwardV2, call_ws, oracle, NULL, NULL};

@@ -20,4 +20,4 @@ static int oracle(const cf_case *c, orc_profile profile, cf_expected *x)
 }
 
 const cf_adapter cf_adapter_logit_grad = {
-    (cf_fnptr)aclnnLogitGradGetWorkspaceSize, aclnnLogitGrad, call_ws, oracle, NULL};
+    (cf_fnptr)aclnnLogitGradGetWorkspaceSize, aclnnLogitGrad, call_ws, oracle, NULL, NULL};

@@ -42,4 +42,4 @@ static void masked(const cf_case *c, const char *out_name, uint8_t *flags)
 
 const cf_adapter cf_adapter_scaled_masked_softmax_backward = {
     (cf_fnptr)aclnnScaledMaskedSoftmaxBackwardGetWorkspaceSize, aclnnScaledMaskedSoftmaxBackward,
-    call_ws, oracle, masked};
+    call_ws, oracle, masked, NULL};

@@ -26,4 +26,4 @@ static int oracle(const cf_case *c, orc_profile profile, cf_expected *x)
 }
 
 const cf_adapter cf_adapter_softplus_backward = {
-    (cf_fnptr)aclnnSoftplusBackwardGetWorkspaceSize, aclnnSoftplusBackward, call_ws, oracle, NULL};
+    (cf_fnptr)aclnnSoftplusBackwardGetWorkspaceSize, aclnnSoftplusBackward, call_ws, oracle, NULL, NULL};

@@ -98,6 +98,32 @@ static const cJSON *field(const cJSON *o, const char *k)
     return v;
 }
 
+/* Every stored case of op under corpus dir: count those shrunk, and check each is smaller. */
+static int count_shrunk(const char *corpus, const char *op, const char *out, int64_t max_out_elements)
+{
+    char dir[600], **dirs;
+    int n, shrunk = 0;
+    cf_err e = {{0}};
+    snprintf(dir, sizeof dir, "%s/%s", corpus, op);
+    assert_int_equal(cf_collect_cases(dir, &dirs, &n, &e), CFE_OK);
+    for (int i = 0; i < n; i++) {
+        cf_case c;
+        cf_expected x;
+        assert_int_equal(cf_case_read(dirs[i], &c, &x, &e), CFE_OK);
+        if (c.shrunk_from[0]) {
+            shrunk++;
+            int64_t got = cf_tensor_numel(cf_case_tensor_c(&c, out));
+            if (got > max_out_elements) fail_msg("%s: shrunk %s still has %lld elements", dirs[i], out, (long long)got);
+            assert_string_equal(c.origin_kind, "shrink");
+        }
+        cf_case_free(&c);
+        cf_expected_free(&x);
+        free(dirs[i]);
+    }
+    free(dirs);
+    return shrunk;
+}
+
 static void sweep_of_builtin_passes_and_report_follows_the_format(void **state)
 {
     (void)state;
@@ -207,26 +233,26 @@ static void wrong_target_is_caught_stored_shrunk_and_replayed(void **state)
     assert_non_null(strstr(out, " 0 failed"));
     free(out);
     /* the logit failures were shrunk to one element and say where they came from */
-    char dir[600], **dirs;
-    int n, shrunk = 0;
-    cf_err e = {{0}};
-    snprintf(dir, sizeof dir, "%s/c1/logit_grad", tmp);
-    assert_int_equal(cf_collect_cases(dir, &dirs, &n, &e), CFE_OK);
-    for (int i = 0; i < n; i++) {
-        cf_case c;
-        cf_expected x;
-        assert_int_equal(cf_case_read(dirs[i], &c, &x, &e), CFE_OK);
-        if (c.shrunk_from[0]) {
-            shrunk++;
-            assert_int_equal(cf_tensor_numel(cf_case_tensor_c(&c, "out")), 1);
-            assert_string_equal(c.origin_kind, "shrink");
-        }
-        cf_case_free(&c);
-        cf_expected_free(&x);
-        free(dirs[i]);
-    }
-    free(dirs);
-    assert_true(shrunk > 0);
+    char corpus[600];
+    snprintf(corpus, sizeof corpus, "%s/c1", tmp);
+    assert_true(count_shrunk(corpus, "logit_grad", "out", 1) > 0);
+}
+
+static void nsa_failures_are_shrunk_to_one_head_and_block(void **state)
+{
+    (void)state;
+    char *out;
+    int rc = run(&out, TOOL " sweep --target " WRONG_TARGET " --op nsa_compress_grad --cases 4 --invalid-cases 0 --seed 21 --corpus %s/c2 --output %s/r2.json", tmp, tmp);
+    free(out);
+    assert_int_equal(rc, 1);
+    /* one head (N = 1) and one 16-wide block of D: inputGrad has at most T x 16 elements, and
+     * the single batch kept holds T ≤ 8192 tokens in these cases */
+    char corpus[600];
+    snprintf(corpus, sizeof corpus, "%s/c2", tmp);
+    assert_true(count_shrunk(corpus, "nsa_compress_grad", "inputGradOut", 8192 * 16) > 0);
+    /* and the shrunk cases still fail on the wrong target, pass on the built-in one */
+    assert_int_equal(run(NULL, TOOL " replay %s/c2 --target " WRONG_TARGET, tmp), 1);
+    assert_int_equal(run(NULL, TOOL " replay %s/c2", tmp), 0);
 }
 
 static void a_target_with_device_hooks_is_run_through_device_memory(void **state)
@@ -314,6 +340,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(sweep_of_builtin_passes_and_report_follows_the_format),
         cmocka_unit_test(wrong_target_is_caught_stored_shrunk_and_replayed),
+        cmocka_unit_test(nsa_failures_are_shrunk_to_one_head_and_block),
         cmocka_unit_test(a_target_with_device_hooks_is_run_through_device_memory),
         cmocka_unit_test(three_shards_merge_to_the_unsharded_run),
         cmocka_unit_test(bad_flags_and_files_exit_2_naming_them),

@@ -2,7 +2,8 @@
  * (loaded privately).  Built twice:
  *   PLANT_DEFECTS (libwrong_target.so): two defects the sweep must find, store and replay —
  *     - LogitGrad flips the last bit of the first output element (a 1-ULP error);
- *     - SoftplusBackward answers a NULL beta with 161002 instead of 161001 (a wrong status).
+ *     - SoftplusBackward answers a NULL beta with 161002 instead of 161001 (a wrong status);
+ *     - NsaCompressGrad flips bit 3 of the first inputGradOut element (an 8-ULP error).
  *   DEVICE_HOOKS (libdevice_target.so): exports abi.md's optional device hooks, with "device"
  *     memory that is a separate allocation the harness must copy to and from. */
 #include <dlfcn.h>
@@ -74,11 +75,36 @@ FWD(aclnnStatus, aclnnScaledMaskedSoftmaxBackwardGetWorkspaceSize,
     (const aclTensor *g, const aclTensor *y, const aclTensor *m, double s, bool fx, aclTensor *o, uint64_t *w, aclOpExecutor **e),
     (g, y, m, s, fx, o, w, e))
 FWD(aclnnStatus, aclnnScaledMaskedSoftmaxBackward, (void *w, uint64_t n, aclOpExecutor *e, aclrtStream s), (w, n, e, s))
-FWD(aclnnStatus, aclnnNsaCompressGradGetWorkspaceSize,
-    (const aclTensor *a, const aclTensor *b, const aclTensor *c, const aclIntArray *d, int64_t l, int64_t st, int64_t ty, char *lay,
-     const aclTensor *ig, const aclTensor *wg, uint64_t *w, aclOpExecutor **e),
-    (a, b, c, d, l, st, ty, lay, ig, wg, w, e))
-FWD(aclnnStatus, aclnnNsaCompressGrad, (void *w, uint64_t n, aclOpExecutor *e, aclrtStream s), (w, n, e, s))
+static const aclTensor *nsa_out;
+
+aclnnStatus aclnnNsaCompressGradGetWorkspaceSize(const aclTensor *a, const aclTensor *b, const aclTensor *c,
+                                                 const aclIntArray *d, int64_t l, int64_t st, int64_t ty, char *lay,
+                                                 const aclTensor *ig, const aclTensor *wg, uint64_t *w, aclOpExecutor **e)
+{
+    nsa_out = ig;
+    aclnnStatus (*f)(const aclTensor *, const aclTensor *, const aclTensor *, const aclIntArray *, int64_t, int64_t,
+                     int64_t, char *, const aclTensor *, const aclTensor *, uint64_t *, aclOpExecutor **);
+    void *p = real("aclnnNsaCompressGradGetWorkspaceSize");
+    memcpy(&f, &p, sizeof f);
+    return f(a, b, c, d, l, st, ty, lay, ig, wg, w, e);
+}
+
+aclnnStatus aclnnNsaCompressGrad(void *ws, uint64_t n, aclOpExecutor *e, aclrtStream s)
+{
+    aclnnStatus (*f)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+    void *p = real("aclnnNsaCompressGrad");
+    memcpy(&f, &p, sizeof f);
+    aclnnStatus st = f(ws, n, e, s);
+#ifdef PLANT_DEFECTS
+    if (st == 0)
+        for (int i = 0; i < nrecs; i++)
+            if (recs[i].t == nsa_out && recs[i].esize) {
+                recs[i].first[0] ^= 8; /* defect: bit 3 of the first element */
+                break;
+            }
+#endif
+    return st;
+}
 FWD(aclnnStatus, aclnnGeluBackwardV2GetWorkspaceSize,
     (const aclTensor *g, const aclTensor *x, char *ap, aclTensor *o, uint64_t *w, aclOpExecutor **e), (g, x, ap, o, w, e))
 FWD(aclnnStatus, aclnnGeluBackwardV2, (void *w, uint64_t n, aclOpExecutor *e, aclrtStream s), (w, n, e, s))
