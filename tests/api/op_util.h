@@ -228,4 +228,35 @@ static inline void vt_free(vt_pool *pool)
     pool->n = 0;
 }
 
+
+/* The checks every validation row makes after GetWorkspaceSize: the documented status, a NULL
+ * executor on failure, and on success a zero workspace and an execute phase that runs.
+ * Returns the number of failed checks (each printed with the operator and row). */
+static inline int vt_check_row(const char *op, const char *row, aclnnStatus st, aclnnStatus want,
+                               bool null_exec, aclOpExecutor *ex, uint64_t ws,
+                               aclnnStatus (*exec)(void *, uint64_t, aclOpExecutor *, aclrtStream))
+{
+    int fails = 0;
+    if (st != want) {
+        fprintf(stderr, "%s validation row '%s': got %d want %d\n", op, row, (int)st, (int)want);
+        fails++;
+    }
+    if (null_exec) return fails;
+    if (st != ACLNN_SUCCESS && ex != NULL) {
+        fprintf(stderr, "%s row '%s': executor not NULL on failure\n", op, row);
+        fails++;
+    }
+    if (st == ACLNN_SUCCESS) {
+        if (ws != 0) {
+            fprintf(stderr, "%s row '%s': workspace %llu, planned 0\n", op, row, (unsigned long long)ws);
+            fails++;
+        }
+        if (exec(NULL, ws, ex, NULL) != ACLNN_SUCCESS) {
+            fprintf(stderr, "%s row '%s': execute failed\n", op, row);
+            fails++;
+        }
+    }
+    return fails;
+}
+
 #endif

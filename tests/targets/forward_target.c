@@ -75,6 +75,28 @@ FWD(aclnnStatus, aclnnScaledMaskedSoftmaxBackwardGetWorkspaceSize,
     (const aclTensor *g, const aclTensor *y, const aclTensor *m, double s, bool fx, aclTensor *o, uint64_t *w, aclOpExecutor **e),
     (g, y, m, s, fx, o, w, e))
 FWD(aclnnStatus, aclnnScaledMaskedSoftmaxBackward, (void *w, uint64_t n, aclOpExecutor *e, aclrtStream s), (w, n, e, s))
+/* Run the real execute `name`; with PLANT_DEFECTS, then xor `bits` into the first element of out. */
+static aclnnStatus run_then_flip(const char *name, const aclTensor *out, unsigned char bits, void *ws, uint64_t n,
+                                 aclOpExecutor *e, aclrtStream s)
+{
+    aclnnStatus (*f)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+    void *p = real(name);
+    memcpy(&f, &p, sizeof f);
+    aclnnStatus st = f(ws, n, e, s);
+#ifdef PLANT_DEFECTS
+    if (st == 0)
+        for (int i = 0; i < nrecs; i++)
+            if (recs[i].t == out && recs[i].esize) {
+                recs[i].first[0] ^= (char)bits;
+                break;
+            }
+#else
+    (void)out;
+    (void)bits;
+#endif
+    return st;
+}
+
 static const aclTensor *nsa_out;
 
 aclnnStatus aclnnNsaCompressGradGetWorkspaceSize(const aclTensor *a, const aclTensor *b, const aclTensor *c,
@@ -91,20 +113,9 @@ aclnnStatus aclnnNsaCompressGradGetWorkspaceSize(const aclTensor *a, const aclTe
 
 aclnnStatus aclnnNsaCompressGrad(void *ws, uint64_t n, aclOpExecutor *e, aclrtStream s)
 {
-    aclnnStatus (*f)(void *, uint64_t, aclOpExecutor *, aclrtStream);
-    void *p = real("aclnnNsaCompressGrad");
-    memcpy(&f, &p, sizeof f);
-    aclnnStatus st = f(ws, n, e, s);
-#ifdef PLANT_DEFECTS
-    if (st == 0)
-        for (int i = 0; i < nrecs; i++)
-            if (recs[i].t == nsa_out && recs[i].esize) {
-                recs[i].first[0] ^= 8; /* defect: bit 3 of the first element */
-                break;
-            }
-#endif
-    return st;
+    return run_then_flip("aclnnNsaCompressGrad", nsa_out, 8, ws, n, e, s); /* bit 3: 8 ULP */
 }
+
 FWD(aclnnStatus, aclnnGeluBackwardV2GetWorkspaceSize,
     (const aclTensor *g, const aclTensor *x, char *ap, aclTensor *o, uint64_t *w, aclOpExecutor **e), (g, x, ap, o, w, e))
 FWD(aclnnStatus, aclnnGeluBackwardV2, (void *w, uint64_t n, aclOpExecutor *e, aclrtStream s), (w, n, e, s))
@@ -136,19 +147,7 @@ aclnnStatus aclnnLogitGradGetWorkspaceSize(const aclTensor *x, const aclTensor *
 
 aclnnStatus aclnnLogitGrad(void *ws, uint64_t n, aclOpExecutor *e, aclrtStream s)
 {
-    aclnnStatus (*f)(void *, uint64_t, aclOpExecutor *, aclrtStream);
-    void *p = real("aclnnLogitGrad");
-    memcpy(&f, &p, sizeof f);
-    aclnnStatus st = f(ws, n, e, s);
-#ifdef PLANT_DEFECTS
-    if (st == 0)
-        for (int i = 0; i < nrecs; i++)
-            if (recs[i].t == logit_out && recs[i].esize) {
-                recs[i].first[0] ^= 1; /* defect: last bit of the first element */
-                break;
-            }
-#endif
-    return st;
+    return run_then_flip("aclnnLogitGrad", logit_out, 1, ws, n, e, s); /* the last bit: 1 ULP */
 }
 
 #ifdef DEVICE_HOOKS
