@@ -79,6 +79,7 @@ cf_status cf_parse_opts(int argc, char **argv, int first, cf_opts *o, cf_err *e)
                 if (!cf_dtype_parse(s, &dt)) return cf_fail(e, CFE_INPUT, "--dtype: unknown dtype '%s' (f16 bf16 f32 f64 ...)", s);
                 o->dtype_on[dt] = true;
             }
+            o->dtype_given = true;
         } else if (!strcmp(flag, "--seed")) {
             char *end;
             o->seed = strtoull(val, &end, 0);
@@ -142,6 +143,8 @@ cf_status cf_parse_opts(int argc, char **argv, int first, cf_opts *o, cf_err *e)
             return cf_fail(e, CFE_INPUT, "unknown flag '%s' (see --help)", flag);
         }
     }
+    /* cli.md: --exhaustive with --dtype f32 sweeps all 2^32 x values (--all-f32 says it alone) */
+    if (o->exhaustive && o->dtype_given && o->dtype_on[CF_F32]) o->exhaustive_f32 = true;
     return CFE_OK;
 }
 

@@ -17,6 +17,7 @@
 typedef struct {
     bool op_on[CF_OP_COUNT];
     bool dtype_on[CF_DTYPE_COUNT];
+    bool dtype_given;    /* --dtype was on the command line */
     uint64_t seed;
     bool seed_given;
     int64_t cases;       /* per stream; 0 = use the time budget */

@@ -205,6 +205,16 @@ int cmd_sweep(const cf_opts *o)
     bool tty = cf_stderr_is_tty() && !o->quiet;
 
     const int B = 8; /* case indices per stream per batch */
+    double last_draw = -1;
+    int64_t planned = 0; /* with a case budget: the whole run, for the progress line */
+    for (int i = 0; i < nsrows; i++)
+        for (int64_t k = 0; k < o->invalid_cases; k++) planned += k % o->shard_n == o->shard_k;
+    for (int s = 0; s < nstreams; s++) {
+        int64_t limit = o->cases ? o->cases : 0;
+        if (o->exhaustive) limit = fz_exhaustive_count(cz[streams[s].op], &streams[s], o->exhaustive_f32);
+        if (o->cases && limit > o->cases) limit = o->cases;
+        planned += (limit + o->shard_n - 1 - o->shard_k) / o->shard_n;
+    }
     job_t *jobs = calloc((size_t)(nstreams * B + nsrows * (o->invalid_cases + 1) + 1), sizeof(job_t));
     result_t *res = calloc((size_t)(nstreams * B + nsrows * (o->invalid_cases + 1) + 1), sizeof(result_t));
     sweep_ctx S = {o, cz, &target, streams, nstreams, jobs, res, 0, 0};
@@ -264,9 +274,17 @@ int cmd_sweep(const cf_opts *o)
             }
         }
         double el = now_s() - t0;
-        if (tty)
-            fprintf(stderr, "\r\033[K%lld cases, %.0f s%s, %lld failures", (long long)total_cases, el,
-                    isfinite(budget) ? "" : "", (long long)failures);
+        bool last = !more || el >= budget;
+        if (tty && (last || el - last_draw >= 0.2)) { /* cases done / total, elapsed, ETA, failures so far */
+            last_draw = el;
+            if (isfinite(budget))
+                fprintf(stderr, "\r\033[K%lld cases, %.0f s of %.0f s, ETA %.0f s, %lld failures", (long long)total_cases,
+                        el, budget, budget > el ? budget - el : 0.0, (long long)failures);
+            else
+                fprintf(stderr, "\r\033[K%lld / %lld cases, %.0f s, ETA %.0f s, %lld failures", (long long)total_cases,
+                        (long long)planned, el, total_cases ? el * (double)(planned - total_cases) / (double)total_cases : 0.0,
+                        (long long)failures);
+        }
         if (!more || el >= budget) break;
     }
     if (tty) fprintf(stderr, "\n");
