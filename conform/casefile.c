@@ -168,12 +168,27 @@ static cf_status parse_tensor(const char *dir, const char *file, const cJSON *v,
     if (n1 != n2) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.strides': %d entries for a rank-%d shape", file, nm, n2, n1);
     t->ndim = n1;
     t->storage_ndim = n3;
-    for (int k = 0; k < n3; k++)
+    /* element counts must be representable: every count the harness computes stays far from
+     * int64 overflow (2^40 elements is beyond any case it can run anyway) */
+    int64_t numel = 1, snumel = 1;
+    for (int k = 0; k < n1; k++) {
+        if (t->shape[k] < 0 || t->strides[k] < 0)
+            return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.%s[%d]': expected a non-negative integer", file, nm,
+                           t->shape[k] < 0 ? "shape" : "strides", k);
+        if (__builtin_mul_overflow(numel, t->shape[k], &numel) || numel > (INT64_C(1) << 40))
+            return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.shape': more than 2^40 elements", file, nm);
+    }
+    for (int k = 0; k < n3; k++) {
         if (t->storage_shape[k] < 0) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.storage_shape[%d]': negative", file, nm, k);
+        if (__builtin_mul_overflow(snumel, t->storage_shape[k], &snumel) || snumel > (INT64_C(1) << 40))
+            return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.storage_shape': more than 2^40 elements", file, nm);
+    }
     const cJSON *off = cJSON_GetObjectItemCaseSensitive(v, "offset");
     if (!cJSON_IsNumber(off) || off->valuedouble != floor(off->valuedouble))
         return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.offset': expected an integer", file, nm);
     t->offset = (int64_t)off->valuedouble;
+    if (t->offset < 0 || t->offset > (INT64_C(1) << 40))
+        return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.offset': expected 0 .. 2^40", file, nm);
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(v, "format");
     snprintf(t->format, sizeof t->format, "ND");
     if (fmt) {

@@ -175,6 +175,11 @@ static void malformed_case_json_is_rejected_with_field(void **state)
     expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {\"x\": {\"dtype\": \"f32\", \"shape\": [2], \"strides\": [1], \"offset\": 0, \"storage_shape\": [2], \"file\": \"../x.npy\"}}, \"expect\": {\"status\": 0}}", "tensors.x.file");
     expect_case_error("{\"schema\": 1, \"op\": \"softplus_backward\", \"params\": {\"beta\": {\"dtype\": \"f32\", \"value\": 1, \"bits\": \"1.0\"}}, \"tensors\": {}, \"expect\": {\"status\": 0}}", "params.beta.bits");
     expect_case_error("{\"schema\": 1, \"op\": \"softplus_backward\", \"params\": {\"beta\": {\"dtype\": \"i8\", \"value\": 1, \"bits\": \"0x1ff\"}}, \"tensors\": {}, \"expect\": {\"status\": 0}}", "params.beta.bits");
+    /* element counts that would overflow, negative dims and offsets */
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {\"out\": {\"dtype\": \"f32\", \"shape\": [4294967296, 4294967296, 4], \"strides\": [1, 1, 1], \"offset\": 0, \"storage_shape\": [1], \"output\": true}}, \"expect\": {\"status\": 161002}}", "tensors.out.shape");
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {\"out\": {\"dtype\": \"f32\", \"shape\": [2], \"strides\": [1], \"offset\": 0, \"storage_shape\": [4294967296, 4294967296], \"output\": true}}, \"expect\": {\"status\": 161002}}", "tensors.out.storage_shape");
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {\"out\": {\"dtype\": \"f32\", \"shape\": [-2], \"strides\": [1], \"offset\": 0, \"storage_shape\": [2], \"output\": true}}, \"expect\": {\"status\": 161002}}", "tensors.out.shape[0]");
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {\"out\": {\"dtype\": \"f32\", \"shape\": [2], \"strides\": [1], \"offset\": -3, \"storage_shape\": [2], \"output\": true}}, \"expect\": {\"status\": 161002}}", "tensors.out.offset");
     /* a valid case with missing golden files */
     expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {\"eps\": 0.1}, \"tensors\": {" T_OK ", \"out\": {\"dtype\": \"f32\", \"shape\": [2], \"strides\": [1], \"offset\": 0, \"storage_shape\": [2], \"output\": true}}, \"expect\": {\"status\": 0}}", "expected.out.npy");
 }
