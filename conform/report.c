@@ -43,6 +43,13 @@ cf_status cf_report_read(const char *path, cJSON **root, cf_row **rows, int *nro
 
 /* ---- merge ---- */
 
+/* Set obj[key] = item, replacing or adding (a Replace of a missing key would leak item). */
+static void set_field(cJSON *obj, const char *key, cJSON *item)
+{
+    if (cJSON_HasObjectItem(obj, key)) cJSON_ReplaceItemInObjectCaseSensitive(obj, key, item);
+    else cJSON_AddItemToObject(obj, key, item);
+}
+
 int cmd_merge(const cf_opts *o)
 {
     cf_err e = {{0}};
@@ -86,8 +93,10 @@ int cmd_merge(const cf_opts *o)
         cJSON_ArrayForEach(it, sc)
         {
             const cJSON *op = cJSON_GetObjectItemCaseSensitive(it, "op"), *rule = cJSON_GetObjectItemCaseSensitive(it, "rule");
-            if (!cJSON_IsString(op) || !cJSON_IsString(rule)) {
-                st = cf_fail(&e, CFE_INPUT, "%s: field 'status_checks[].op/rule': expected strings", o->pos[i]);
+            if (!cJSON_IsString(op) || !cJSON_IsString(rule) ||
+                !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(it, "cases")) ||
+                !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(it, "mismatches"))) {
+                st = cf_fail(&e, CFE_INPUT, "%s: field 'status_checks[]': expected op and rule strings, cases and mismatches numbers", o->pos[i]);
                 break;
             }
             cJSON *m = NULL, *x;
@@ -105,8 +114,8 @@ int cmd_merge(const cf_opts *o)
                 if (cJSON_IsNumber(dst) && cJSON_IsNumber(src)) cJSON_SetNumberValue(dst, dst->valuedouble + src->valuedouble);
             }
             const cJSON *ex = cJSON_GetObjectItemCaseSensitive(m, "example"), *sex = cJSON_GetObjectItemCaseSensitive(it, "example");
-            if (cJSON_IsString(ex) && !ex->valuestring[0] && cJSON_IsString(sex))
-                cJSON_ReplaceItemInObjectCaseSensitive(m, "example", cJSON_CreateString(sex->valuestring));
+            if ((!cJSON_IsString(ex) || !ex->valuestring[0]) && cJSON_IsString(sex))
+                set_field(m, "example", cJSON_CreateString(sex->valuestring));
         }
         const cJSON *fl = cJSON_GetObjectItemCaseSensitive(root, "failures");
         cJSON_ArrayForEach(it, fl) cJSON_AddItemToArray(failures, cJSON_Duplicate(it, true));
@@ -121,10 +130,10 @@ int cmd_merge(const cf_opts *o)
         cJSON *tool = cJSON_AddObjectToObject(rep, "tool");
         cJSON_AddStringToObject(tool, "name", CF_TOOL_NAME);
         cJSON_AddStringToObject(tool, "version", CF_TOOL_VERSION);
-        cJSON_ReplaceItemInObjectCaseSensitive(first, "command", cJSON_CreateString("merge"));
-        cJSON_ReplaceItemInObjectCaseSensitive(first, "shard", cJSON_CreateString(shards));
-        cJSON_ReplaceItemInObjectCaseSensitive(first, "seconds", cJSON_CreateNumber(seconds));
-        cJSON_ReplaceItemInObjectCaseSensitive(first, "cases", cJSON_CreateNumber(cases));
+        set_field(first, "command", cJSON_CreateString("merge"));
+        set_field(first, "shard", cJSON_CreateString(shards));
+        set_field(first, "seconds", cJSON_CreateNumber(seconds));
+        set_field(first, "cases", cJSON_CreateNumber(cases));
         cJSON_AddItemToObject(rep, "run", first);
         first = NULL;
         cJSON *results = cJSON_AddArrayToObject(rep, "results");
