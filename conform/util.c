@@ -1,5 +1,9 @@
 #include "util.h"
 
+#include <stdint.h>
+
+#include "slurp.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <stdarg.h>
@@ -40,35 +44,9 @@ cf_status cf_write_atomic(const char *path, const void *data, size_t len, cf_err
 
 cf_status cf_read_file(const char *path, char **data, size_t *len, cf_err *e)
 {
-    *data = NULL;
-    *len = 0;
-    FILE *f = fopen(path, "rb");
-    if (!f) return cf_fail(e, CFE_INPUT, "%s: cannot open: %s", path, strerror(errno));
-    size_t cap = 1 << 16, n = 0;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        size_t r = fread(buf + n, 1, cap - n, f);
-        n += r;
-        if (n < cap) break;
-        char *nb = realloc(buf, 2 * cap + 1);
-        if (!nb) {
-            free(buf);
-            buf = NULL;
-            break;
-        }
-        buf = nb;
-        cap *= 2;
-    }
-    int rerr = ferror(f);
-    fclose(f);
-    if (!buf) return cf_fail(e, CFE_IO, "%s: out of memory", path);
-    if (rerr) {
-        free(buf);
-        return cf_fail(e, CFE_INPUT, "%s: read error", path);
-    }
-    buf[n] = '\0';
-    *data = buf;
-    *len = n;
+    int rc = cf_slurp(path, SIZE_MAX / 4, data, len);
+    if (rc == ENOMEM) return cf_fail(e, CFE_IO, "%s: out of memory", path);
+    if (rc) return cf_fail(e, CFE_INPUT, "%s: cannot open: %s", path, strerror(rc));
     return CFE_OK;
 }
 

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "constraints.h"
+#include "slurp.h"
 
 typedef struct {
     const char *file;
@@ -1218,42 +1219,19 @@ fz_status cz_load(const char *path, cz_constraints **out, char *err, size_t errl
         snprintf(err ? err : (char[1]){0}, err ? errlen : 1, "(null): no path given");
         return FZ_ERR_ARG;
     }
-    FILE *f = fopen(path, "rb");
-    if (!f) {
-        if (err) snprintf(err, errlen, "%s: cannot open: %s", path, strerror(errno));
-        return FZ_ERR_IO;
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    fz_status st = FZ_OK;
-    while (buf) {
-        size_t n = fread(buf + len, 1, cap - len - 1, f);
-        len += n;
-        if (n == 0) break;
-        if (len + 1 == cap) {
-            if (cap > (64u << 20)) break;
-            char *nb = realloc(buf, cap * 2);
-            if (!nb) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = nb;
-            cap *= 2;
-        }
-    }
-    bool rerr = ferror(f);
-    fclose(f);
-    if (!buf) {
+    char *buf;
+    size_t len;
+    int rc = cf_slurp(path, (size_t)64 << 20, &buf, &len);
+    if (rc == ENOMEM) {
         if (err) snprintf(err, errlen, "%s: out of memory", path);
         return FZ_ERR_NOMEM;
     }
-    if (rerr || len + 1 == cap) {
-        free(buf);
-        if (err) snprintf(err, errlen, "%s: read error or file larger than 64 MiB", path);
+    if (rc) {
+        if (err) snprintf(err, errlen, "%s: %s%s%s", path, rc == EFBIG ? "read error or file larger than 64 MiB" : "cannot open",
+                              rc == EFBIG ? "" : ": ", rc == EFBIG ? "" : strerror(rc));
         return FZ_ERR_IO;
     }
-    buf[len] = 0;
+    fz_status st = FZ_OK;
     const char *end = NULL;
     cJSON *root = strlen(buf) == len ? cJSON_ParseWithOpts(buf, &end, true) : NULL;
     if (!root) {
