@@ -243,13 +243,9 @@ cf_status cf_case_read(const char *dir, cf_case *c, cf_expected *x, cf_err *e)
     if (x) memset(x, 0, sizeof *x);
     char file[4096];
     snprintf(file, sizeof file, "%s/case.json", dir);
-    char *text;
-    size_t len;
-    cf_status st = cf_read_file(file, &text, &len, e);
+    cJSON *root;
+    cf_status st = cf_read_json(file, &root, e);
     if (st) return st;
-    cJSON *root = cJSON_ParseWithLength(text, len);
-    free(text);
-    if (!root) return cf_fail(e, CFE_INPUT, "%s: not valid JSON", file);
     const cJSON *it;
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
     if (!cJSON_IsNumber(schema) || schema->valueint != 1) {

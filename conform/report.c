@@ -11,16 +11,12 @@
 
 cf_status cf_report_read(const char *path, cJSON **root, cf_row **rows, int *nrows, cf_err *e)
 {
-    char *text;
-    size_t len;
     *root = NULL;
     *rows = NULL;
     *nrows = 0;
-    cf_status st = cf_read_file(path, &text, &len, e);
+    cJSON *r;
+    cf_status st = cf_read_json(path, &r, e);
     if (st) return st;
-    cJSON *r = cJSON_ParseWithLength(text, len);
-    free(text);
-    if (!r) return cf_fail(e, CFE_INPUT, "%s: not valid JSON", path);
     const cJSON *schema = cJSON_GetObjectItemCaseSensitive(r, "schema");
     const cJSON *results = cJSON_GetObjectItemCaseSensitive(r, "results");
     if (!cJSON_IsNumber(schema) || schema->valueint != 1) st = cf_fail(e, CFE_INPUT, "%s: field 'schema': expected 1", path);
@@ -411,13 +407,9 @@ static cf_status read_result(const char *dir, const cf_case *c, cf_run_result *r
     *unsupported = false;
     char path[4096];
     snprintf(path, sizeof path, "%s/result.json", dir);
-    char *text;
-    size_t len;
-    cf_status st = cf_read_file(path, &text, &len, e);
+    cJSON *j;
+    cf_status st = cf_read_json(path, &j, e);
     if (st) return st;
-    cJSON *j = cJSON_ParseWithLength(text, len);
-    free(text);
-    if (!j) return cf_fail(e, CFE_INPUT, "%s: not valid JSON", path);
     const cJSON *s = cJSON_GetObjectItemCaseSensitive(j, "status"), *err = cJSON_GetObjectItemCaseSensitive(j, "error");
     if (cJSON_IsNull(s)) {
         *unsupported = true;
@@ -533,17 +525,15 @@ int cmd_score(const cf_opts *o)
         cf_case_free(&c);
     }
     cf_opts ro = *o; /* the report names the export's seed and profile when DIR/export.json says */
-    char ej[2048], *etext;
-    size_t elen;
+    char ej[2048];
     cf_err ee = {{0}};
+    cJSON *x;
     snprintf(ej, sizeof ej, "%s/export.json", o->pos[0]);
-    if (cf_is_file(ej) && cf_read_file(ej, &etext, &elen, &ee) == CFE_OK) {
-        cJSON *x = cJSON_Parse(etext);
+    if (cf_is_file(ej) && cf_read_json(ej, &x, &ee) == CFE_OK) {
         const cJSON *sd = cJSON_GetObjectItemCaseSensitive(x, "seed"), *pf = cJSON_GetObjectItemCaseSensitive(x, "profile");
         if (cJSON_IsString(sd)) ro.seed = strtoull(sd->valuestring, NULL, 0);
         if (cJSON_IsString(pf)) snprintf(ro.profile, sizeof ro.profile, "%s", pf->valuestring);
         cJSON_Delete(x);
-        free(etext);
     }
     cJSON *rep = cf_report_new("score", &ro, 0, n, started);
     cJSON *results = cJSON_AddArrayToObject(rep, "results");

@@ -1,5 +1,7 @@
 #include "util.h"
 
+#include <cjson/cJSON.h>
+
 #include <stdint.h>
 
 #include "slurp.h"
@@ -48,6 +50,18 @@ cf_status cf_read_file(const char *path, char **data, size_t *len, cf_err *e)
     if (rc == ENOMEM) return cf_fail(e, CFE_IO, "%s: out of memory", path);
     if (rc) return cf_fail(e, CFE_INPUT, "%s: cannot open: %s", path, strerror(rc));
     return CFE_OK;
+}
+
+cf_status cf_read_json(const char *path, cJSON **out, cf_err *e)
+{
+    char *text;
+    size_t len;
+    *out = NULL;
+    cf_status st = cf_read_file(path, &text, &len, e);
+    if (st) return st;
+    *out = cJSON_ParseWithLength(text, len);
+    free(text);
+    return *out ? CFE_OK : cf_fail(e, CFE_INPUT, "%s: not valid JSON", path);
 }
 
 cf_status cf_mkdirs(const char *path, cf_err *e)

@@ -27,6 +27,9 @@ cf_status cf_fail(cf_err *e, cf_status code, const char *fmt, ...)
 cf_status cf_write_atomic(const char *path, const void *data, size_t len, cf_err *e);
 /* Read a whole file (NUL-terminated copy; *len excludes the NUL).  Caller frees. */
 cf_status cf_read_file(const char *path, char **data, size_t *len, cf_err *e);
+/* Read and parse a JSON file; errors name the file ("not valid JSON").  Caller cJSON_Delete()s. */
+struct cJSON;
+cf_status cf_read_json(const char *path, struct cJSON **out, cf_err *e);
 /* mkdir -p */
 cf_status cf_mkdirs(const char *path, cf_err *e);
 /* Remove a directory tree (used to clean temporary case directories). */
