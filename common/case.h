@@ -90,6 +90,10 @@ typedef struct {
     int64_t index;
     char shrunk_from[40];
     char note[160];
+    /* origin.target: the library a stored failure was found on ("" = builtin / unknown) and the
+     * SHA-256 of its file (64 hex digits, "" = unknown); replay and shrink default to it. */
+    char target_path[1024];
+    char target_sha256[65];
 } cf_case;
 
 int64_t cf_tensor_numel(const cf_tensor *t);         /* product of shape (1 for rank 0) */

@@ -56,7 +56,7 @@ cf_status cf_parse_opts(int argc, char **argv, int first, cf_opts *o, cf_err *e)
         }
         bool boolean = !strcmp(flag, "--exhaustive") || !strcmp(flag, "--quiet") || !strcmp(flag, "--json") ||
                        !strcmp(flag, "--strict-zero") || !strcmp(flag, "--no-shrink") || !strcmp(flag, "--no-store") ||
-                       !strcmp(flag, "--all-f32");
+                       !strcmp(flag, "--all-f32") || !strcmp(flag, "--partial");
         if (!boolean && !val) {
             if (i + 1 >= argc) return cf_fail(e, CFE_INPUT, "flag %s needs a value", flag);
             val = argv[++i];
@@ -139,6 +139,13 @@ cf_status cf_parse_opts(int argc, char **argv, int first, cf_opts *o, cf_err *e)
             o->no_shrink = true;
         } else if (!strcmp(flag, "--no-store")) {
             o->no_store = true;
+        } else if (!strcmp(flag, "--partial")) {
+            o->partial = true;
+        } else if (!strcmp(flag, "--max-bytes")) {
+            int64_t mb;
+            if (!parse_i64(val, &mb) || mb < 1) return cf_fail(e, CFE_INPUT, "--max-bytes: expected a positive integer, got '%s'", val);
+            o->max_bytes = (uint64_t)mb;
+            cf_set_max_bytes(o->max_bytes);
         } else {
             return cf_fail(e, CFE_INPUT, "unknown flag '%s' (see --help)", flag);
         }

@@ -32,6 +32,8 @@ typedef struct {
     char constraints[1024];
     bool exhaustive, exhaustive_f32;
     bool quiet, json, strict_zero, no_shrink, no_store;
+    bool partial;        /* merge: missing shards allowed */
+    uint64_t max_bytes;  /* --max-bytes (0 = cf_max_bytes() default) */
     double timeout_s;    /* per case, foreign targets */
     int64_t max_elements; /* export: skip cases with more elements in all tensors (0 = no limit) */
     const char *format;  /* report --format */

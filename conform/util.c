@@ -195,3 +195,18 @@ uint64_t cf_mix64(uint64_t x)
     x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
     return x ^ (x >> 31);
 }
+
+/* Default: a quarter of physical memory, at least 256 MiB (fits the machine; one case never
+ * needs more). */
+static uint64_t g_max_bytes;
+
+void cf_set_max_bytes(uint64_t bytes) { g_max_bytes = bytes; }
+
+uint64_t cf_max_bytes(void)
+{
+    if (g_max_bytes) return g_max_bytes;
+    long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+    uint64_t phys = pages > 0 && psz > 0 ? (uint64_t)pages * (uint64_t)psz : (UINT64_C(4) << 30);
+    uint64_t b = phys / 4;
+    return b < (UINT64_C(256) << 20) ? (UINT64_C(256) << 20) : b;
+}

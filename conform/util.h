@@ -47,6 +47,11 @@ void cf_sha256_init(cf_sha256 *s);
 void cf_sha256_update(cf_sha256 *s, const void *data, size_t len);
 void cf_sha256_final(cf_sha256 *s, uint8_t out[32]);
 
+/* The allocation bound of every reader (case storages, .npy files, outputs, workspaces): a file
+ * or manifest that asks for more is an input error naming the field (--max-bytes). */
+void cf_set_max_bytes(uint64_t bytes);
+uint64_t cf_max_bytes(void);
+
 /* splitmix64 step: the mixer used to derive per-case seeds. */
 uint64_t cf_mix64(uint64_t x);
 
