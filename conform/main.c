@@ -5,6 +5,7 @@
 #include "commands.h"
 #include "oracle.h"
 #include "report.h"
+#include "worker.h"
 
 static const struct {
     const char *name;
@@ -46,6 +47,7 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? CFE_INPUT : CFE_OK;
     }
+    if (!strcmp(argv[1], "__worker")) return cf_worker_main(argc, argv); /* worker.h */
     if (!strcmp(argv[1], "--version")) {
         printf("%s %s\n", CF_TOOL_NAME, CF_TOOL_VERSION);
         return CFE_OK;

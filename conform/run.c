@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "adapters.h"
+#include "worker.h"
 
 #define SENTINEL 0xA5
 
@@ -60,39 +61,158 @@ void cf_run_result_free(cf_run_result *r)
     memset(r, 0, sizeof *r);
 }
 
-/* The in-process run. */
+/* ---- guarded storages ------------------------------------------------------------------------ */
+
+#define GUARD_PAGES_BYTES ((size_t)1 << 20)
+
+typedef struct {
+    uint8_t *base;   /* start of the allocation (malloc or mmap) */
+    size_t total;    /* mmap length (0: malloc) */
+    uint8_t *data;   /* the storage handed to the target */
+    size_t bytes;    /* storage bytes */
+} guarded;
+
+static size_t page_size(void)
+{
+    long p = sysconf(_SC_PAGESIZE);
+    return p > 0 ? (size_t)p : 4096;
+}
+
+/* data = bytes of storage between two sentinel zones of CF_GUARD_BYTES; with pages, the zones sit
+ * between PROT_NONE regions.  The data stays 64-byte aligned either way. */
+static bool guarded_alloc(guarded *g, size_t bytes, bool pages)
+{
+    memset(g, 0, sizeof *g);
+    g->bytes = bytes;
+    size_t inner = CF_GUARD_BYTES + ((bytes + 63) & ~(size_t)63) + CF_GUARD_BYTES;
+    if (pages) {
+        size_t ps = page_size();
+        inner = (inner + ps - 1) / ps * ps;
+        g->total = GUARD_PAGES_BYTES + inner + GUARD_PAGES_BYTES;
+        void *m = mmap(NULL, g->total, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+        if (m == MAP_FAILED) return false;
+        g->base = m;
+        if (mprotect(g->base + GUARD_PAGES_BYTES, inner, PROT_READ | PROT_WRITE) != 0) {
+            munmap(m, g->total);
+            return false;
+        }
+        /* the storage ends as close to the trailing PROT_NONE region as 64-byte alignment allows */
+        size_t start = inner - CF_GUARD_BYTES - ((bytes + 63) & ~(size_t)63);
+        g->data = g->base + GUARD_PAGES_BYTES + start;
+        memset(g->base + GUARD_PAGES_BYTES, SENTINEL, inner);
+    } else {
+        g->base = malloc(inner);
+        if (!g->base) return false;
+        g->data = g->base + CF_GUARD_BYTES;
+        memset(g->base, SENTINEL, inner);
+    }
+    return true;
+}
+
+static void guarded_free(guarded *g)
+{
+    if (!g->base) return;
+    if (g->total) munmap(g->base, g->total);
+    else free(g->base);
+    memset(g, 0, sizeof *g);
+}
+
+/* The first changed byte of the zones around the data: false when both zones are intact; else
+ * a description ("12 bytes after the end of its storage"). */
+static bool guard_broken(const guarded *g, char *where, size_t wlen)
+{
+    for (size_t i = CF_GUARD_BYTES; i-- > 0;)
+        if (g->data[-(ptrdiff_t)CF_GUARD_BYTES + (ptrdiff_t)i] != SENTINEL) {
+            snprintf(where, wlen, "%zu bytes before the start of its storage", CF_GUARD_BYTES - i);
+            return true;
+        }
+    for (size_t i = 0; i < CF_GUARD_BYTES; i++)
+        if (g->data[g->bytes + i] != SENTINEL) {
+            snprintf(where, wlen, "%zu bytes after the end of its storage", i + 1);
+            return true;
+        }
+    return false;
+}
+
+/* ---- the in-process run ---------------------------------------------------------------------- */
+
+/* Read back output i's view and check its storage outside the view. */
+static cf_status read_output(const cf_tensor *ct, const guarded *g, cf_run_out *o, cf_err *e)
+{
+    snprintf(o->name, sizeof o->name, "%s", ct->name);
+    o->dtype = ct->dtype;
+    o->n = cf_tensor_numel(ct);
+    size_t es = cf_dtype_size(ct->dtype);
+    o->bits = malloc((size_t)(o->n > 0 ? o->n : 1) * es);
+    if (!o->bits || !g->data || !view_fits(ct)) return cf_fail(e, CFE_IO, "cannot read output %s", ct->name);
+    uint8_t *touched = calloc(g->bytes / es + 1, 1);
+    if (!touched) return cf_fail(e, CFE_IO, "out of memory");
+    for (int64_t k = 0; k < o->n; k++) {
+        int64_t off = view_offset(ct, k);
+        memcpy(o->bits + (size_t)k * es, g->data + (size_t)off * es, es);
+        touched[off] = 1;
+    }
+    for (size_t b = 0; b < g->bytes && !o->wrote_outside; b++)
+        if (!touched[b / es] && g->data[b] != SENTINEL) {
+            o->wrote_outside = true;
+            snprintf(o->outside, sizeof o->outside, "storage element %zu (outside the view)", b / es);
+        }
+    free(touched);
+    if (!o->wrote_outside) o->wrote_outside = guard_broken(g, o->outside, sizeof o->outside);
+    return CFE_OK;
+}
+
+/* Inputs: every byte of the storage and its zones must be as handed over. */
+static void check_input(const cf_tensor *ct, const guarded *g, cf_run_result *r)
+{
+    if (r->modified_input) return;
+    char where[96];
+    if (guard_broken(g, where, sizeof where)) {
+        r->modified_input = true;
+        snprintf(r->modified, sizeof r->modified, "%s: %s", ct->name, where);
+        return;
+    }
+    size_t es = cf_dtype_size(ct->dtype);
+    for (size_t b = 0; ct->data && b < g->bytes; b++)
+        if (g->data[b] != ((const uint8_t *)ct->data)[b]) {
+            r->modified_input = true;
+            snprintf(r->modified, sizeof r->modified, "%s: storage element %zu changed", ct->name, b / es);
+            return;
+        }
+}
+
 static cf_status run_here(const cf_target *t, const cf_case *c, cf_run_result *r, cf_err *e)
 {
     aclTensor *tensors[CF_MAX_TENSORS] = {0};
     void *params[CF_MAX_PARAMS] = {0};
-    void *bufs[CF_MAX_TENSORS] = {0};
-    size_t bytes[CF_MAX_TENSORS] = {0};
+    guarded buf[CF_MAX_TENSORS];
+    size_t total[CF_MAX_TENSORS] = {0}; /* device copies: the whole guarded span */
     void *ws_buf = NULL;
     void *dev[CF_MAX_TENSORS] = {0}; /* device copies when the target has device hooks */
     bool on_dev = t->dev_alloc != NULL;
     cf_status st = CFE_OK;
+    memset(buf, 0, sizeof buf);
     for (int i = 0; i < c->ntensors; i++) {
         const cf_tensor *ct = &c->tensors[i];
         if (!ct->present) continue;
         int64_t sn = cf_tensor_storage_numel(ct);
         size_t es = cf_dtype_size(ct->dtype);
-        if (sn < 0 || sn > (INT64_C(1) << 34)) continue; /* left NULL: the description is invalid */
-        bytes[i] = (size_t)sn * es;
-        bufs[i] = malloc(bytes[i] ? bytes[i] : 1);
-        if (!bufs[i]) {
+        if (sn < 0 || (uint64_t)sn * es > cf_max_bytes()) continue; /* left NULL: the description is invalid */
+        if (!guarded_alloc(&buf[i], (size_t)sn * es, t->guard_pages)) {
             st = cf_fail(e, CFE_IO, "out of memory for tensor %s", ct->name);
             goto done;
         }
-        if (ct->output) memset(bufs[i], SENTINEL, bytes[i]);
-        else if (ct->data) memcpy(bufs[i], ct->data, bytes[i]);
-        if (on_dev && (t->dev_alloc(&dev[i], bytes[i] ? bytes[i] : 1) != 0 ||
-                       t->copy_to_dev(dev[i], bufs[i], bytes[i]) != 0)) {
+        if (!ct->output && ct->data) memcpy(buf[i].data, ct->data, buf[i].bytes);
+        total[i] = 2 * CF_GUARD_BYTES + buf[i].bytes;
+        if (on_dev && (t->dev_alloc(&dev[i], total[i]) != 0 ||
+                       t->copy_to_dev(dev[i], buf[i].data - CF_GUARD_BYTES, total[i]) != 0)) {
             snprintf(r->error, sizeof r->error, "device allocation or copy of %s failed", ct->name);
             goto done;
         }
         tensors[i] = t->create_tensor(ct->shape, (uint64_t)ct->ndim, ACL_DT[ct->dtype], ct->strides,
                                       ct->offset, format_of(ct->format), ct->storage_shape,
-                                      (uint64_t)ct->storage_ndim, on_dev ? dev[i] : bufs[i]);
+                                      (uint64_t)ct->storage_ndim,
+                                      on_dev ? (void *)((uint8_t *)dev[i] + CF_GUARD_BYTES) : (void *)buf[i].data);
     }
     for (int i = 0; i < c->nparams; i++) {
         const cf_param *p = &c->params[i];
@@ -114,8 +234,9 @@ static cf_status run_here(const cf_target *t, const cf_case *c, cf_run_result *r
             if (t->destroy_executor) t->destroy_executor(ex);
         }
     } else {
-        if (ws > (UINT64_C(1) << 34)) {
-            snprintf(r->error, sizeof r->error, "workspace of %llu bytes requested", (unsigned long long)ws);
+        if (ws > cf_max_bytes()) {
+            snprintf(r->error, sizeof r->error, "workspace of %llu bytes requested (over --max-bytes %llu)",
+                     (unsigned long long)ws, (unsigned long long)cf_max_bytes());
             if (t->destroy_executor) t->destroy_executor(ex);
             goto done;
         }
@@ -129,39 +250,23 @@ static cf_status run_here(const cf_target *t, const cf_case *c, cf_run_result *r
         if (on_dev) {
             if (t->dev_sync(NULL) != 0) snprintf(r->error, sizeof r->error, "device sync failed");
             for (int i = 0; i < c->ntensors; i++)
-                if (dev[i] && c->tensors[i].output && t->copy_to_host(bufs[i], dev[i], bytes[i]) != 0)
+                if (dev[i] && t->copy_to_host(buf[i].data - CF_GUARD_BYTES, dev[i], total[i]) != 0)
                     snprintf(r->error, sizeof r->error, "device copy of %s failed", c->tensors[i].name);
         }
     }
-    for (int i = 0; i < c->ntensors && r->status == 0; i++) {
+    for (int i = 0; i < c->ntensors; i++) /* inputs unchanged, whatever the status */
+        if (c->tensors[i].present && !c->tensors[i].output && buf[i].base) check_input(&c->tensors[i], &buf[i], r);
+    for (int i = 0; i < c->ntensors; i++) {
         const cf_tensor *ct = &c->tensors[i];
         if (!ct->present || !ct->output || r->nout >= 2) continue;
         cf_run_out *o = &r->out[r->nout++];
-        snprintf(o->name, sizeof o->name, "%s", ct->name);
-        o->dtype = ct->dtype;
-        o->n = cf_tensor_numel(ct);
-        size_t es = cf_dtype_size(ct->dtype);
-        o->bits = malloc((size_t)(o->n > 0 ? o->n : 1) * es);
-        if (!o->bits || !bufs[i] || !view_fits(ct)) {
-            st = cf_fail(e, CFE_IO, "cannot read output %s", ct->name);
-            goto done;
+        if (r->status != 0) { /* no values to read; a write outside the storage still counts */
+            snprintf(o->name, sizeof o->name, "%s", ct->name);
+            o->dtype = ct->dtype;
+            if (buf[i].base) o->wrote_outside = guard_broken(&buf[i], o->outside, sizeof o->outside);
+            continue;
         }
-        uint8_t *touched = calloc((size_t)(bytes[i] / es) + 1, 1);
-        if (!touched) {
-            st = cf_fail(e, CFE_IO, "out of memory");
-            goto done;
-        }
-        for (int64_t k = 0; k < o->n; k++) {
-            int64_t off = view_offset(ct, k);
-            memcpy(o->bits + (size_t)k * es, (char *)bufs[i] + (size_t)off * es, es);
-            touched[off] = 1;
-        }
-        for (size_t b = 0; b < bytes[i]; b++)
-            if (!touched[b / es] && ((uint8_t *)bufs[i])[b] != SENTINEL) {
-                o->wrote_outside = true;
-                break;
-            }
-        free(touched);
+        if ((st = read_output(ct, &buf[i], o, e))) goto done;
     }
 done:
     if (on_dev && ws_buf) t->dev_free(ws_buf);
@@ -174,85 +279,20 @@ done:
     for (int i = 0; i < c->ntensors; i++) {
         if (tensors[i]) t->destroy_tensor(tensors[i]);
         if (dev[i]) t->dev_free(dev[i]);
-        free(bufs[i]);
+        guarded_free(&buf[i]);
     }
     return st;
 }
 
-/* Worker: fork, run in the child, pass the result back through a shared mapping. */
-static cf_status run_isolated(const cf_target *t, const cf_case *c, double timeout_s,
-                              cf_run_result *r, cf_err *e)
+cf_status cf_run_here(const cf_target *t, const cf_case *c, cf_run_result *r, cf_err *e)
 {
-    size_t cap = sizeof(cf_run_result) + 64;
-    for (int i = 0; i < c->ntensors; i++)
-        if (c->tensors[i].output && c->tensors[i].present)
-            cap += (size_t)cf_tensor_numel(&c->tensors[i]) * cf_dtype_size(c->tensors[i].dtype) + 16;
-    uint8_t *shm = mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (shm == MAP_FAILED) return cf_fail(e, CFE_IO, "mmap failed");
-    fflush(NULL);
-    pid_t pid = fork();
-    if (pid < 0) {
-        munmap(shm, cap);
-        return cf_fail(e, CFE_IO, "fork failed");
-    }
-    if (pid == 0) {
-        cf_run_result rr;
-        memset(&rr, 0, sizeof rr);
-        cf_err ee = {{0}};
-        cf_status s = run_here(t, c, &rr, &ee);
-        if (s) snprintf(rr.error, sizeof rr.error, "%s", ee.msg);
-        uint8_t *p = shm + sizeof rr;
-        for (int i = 0; i < rr.nout; i++) {
-            size_t nb = (size_t)rr.out[i].n * cf_dtype_size(rr.out[i].dtype);
-            memcpy(p, rr.out[i].bits, nb);
-            p += nb;
-        }
-        memcpy(shm, &rr, sizeof rr);
-        shm[cap - 1] = 1; /* completed */
-        _exit(0);
-    }
-    int wst = 0;
-    struct timespec t0, now;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
-    for (;;) {
-        pid_t w = waitpid(pid, &wst, WNOHANG);
-        if (w == pid) break;
-        clock_gettime(CLOCK_MONOTONIC, &now);
-        if ((double)(now.tv_sec - t0.tv_sec) + 1e-9 * (double)(now.tv_nsec - t0.tv_nsec) > timeout_s) {
-            kill(pid, SIGKILL);
-            waitpid(pid, &wst, 0);
-            snprintf(r->error, sizeof r->error, "target timed out after %.0f s", timeout_s);
-            munmap(shm, cap);
-            return CFE_OK;
-        }
-        usleep(200);
-    }
-    if (!WIFEXITED(wst) || shm[cap - 1] != 1) {
-        snprintf(r->error, sizeof r->error, "target crashed (%s %d)",
-                 WIFSIGNALED(wst) ? "signal" : "exit", WIFSIGNALED(wst) ? WTERMSIG(wst) : WEXITSTATUS(wst));
-        munmap(shm, cap);
-        return CFE_OK;
-    }
-    memcpy(r, shm, sizeof *r);
-    uint8_t *p = shm + sizeof *r;
-    for (int i = 0; i < r->nout; i++) {
-        size_t nb = (size_t)r->out[i].n * cf_dtype_size(r->out[i].dtype);
-        r->out[i].bits = malloc(nb ? nb : 1);
-        if (!r->out[i].bits) {
-            r->nout = i;
-            munmap(shm, cap);
-            return cf_fail(e, CFE_IO, "out of memory");
-        }
-        memcpy(r->out[i].bits, p, nb);
-        p += nb;
-    }
-    munmap(shm, cap);
-    return CFE_OK;
+    memset(r, 0, sizeof *r);
+    return run_here(t, c, r, e);
 }
 
 cf_status cf_run_case(const cf_target *t, const cf_case *c, double timeout_s, cf_run_result *r, cf_err *e)
 {
     memset(r, 0, sizeof *r);
-    if (t->isolate) return run_isolated(t, c, timeout_s, r, e);
+    if (t->isolate) return cf_worker_run(t, c, timeout_s, r, e);
     return run_here(t, c, r, e);
 }

@@ -1,7 +1,15 @@
 /* Run one case on a target: create its objects through the target's own meta functions, call
- * GetWorkspaceSize, allocate the workspace, execute, read back each output view (row-major) and
- * check that nothing outside the view was written (sentinel).  Foreign targets run in a forked
- * worker so that a crash or hang is that case's failure, not the tool's. */
+ * GetWorkspaceSize, allocate the workspace, execute, read back each output view (row-major).
+ *
+ * Guarded buffers: every storage handed to the target (inputs and outputs) sits between two
+ * guard zones of CF_GUARD_BYTES filled with a sentinel; an output's storage outside its view is
+ * sentinel too.  After the call, a changed guard byte or a write into an output's storage outside
+ * its view is `wrote_outside`; any changed byte of an input's storage (or its guards) is
+ * `modified_input`.  With t->guard_pages (foreign targets), each storage additionally sits between
+ * PROT_NONE regions of 1 MiB, so a write further away faults and the case fails as a crash.
+ *
+ * Foreign targets run in persistent worker processes (worker.c): a crash or hang is that case's
+ * failure, not the tool's. */
 #ifndef ACLCONFORM_RUN_H
 #define ACLCONFORM_RUN_H
 
@@ -13,14 +21,19 @@ typedef struct {
     cf_dtype dtype;
     int64_t n;
     uint8_t *bits;      /* n view elements, each cf_dtype_size(dtype) bytes */
-    bool wrote_outside; /* an element outside the view changed */
+    bool wrote_outside; /* a byte outside the view (storage or guard zones) changed */
+    char outside[96];   /* where, for the failure line */
 } cf_run_out;
+
+#define CF_GUARD_BYTES 4096
 
 typedef struct {
     int32_t status;     /* ACLNN status returned (first non-zero of the two phases) */
     int phase;          /* 0 = GetWorkspaceSize, 1 = execute */
     bool executor_leak_check; /* an executor came back with a non-zero status (must be NULL) */
-    char error[256];    /* worker crash / timeout / setup failure ("" when none) */
+    char error[512];    /* worker crash / timeout / setup failure ("" when none) */
+    bool modified_input; /* the target changed an input's storage or its guard zones */
+    char modified[96];   /* which input, for the failure line */
     int nout;
     cf_run_out out[2];
 } cf_run_result;
@@ -29,5 +42,7 @@ typedef struct {
 cf_status cf_run_case(const cf_target *t, const cf_case *c, double timeout_s, cf_run_result *r,
                       cf_err *e);
 void cf_run_result_free(cf_run_result *r);
+/* The in-process run (the builtin target, and a worker's side of a foreign one). */
+cf_status cf_run_here(const cf_target *t, const cf_case *c, cf_run_result *r, cf_err *e);
 
 #endif

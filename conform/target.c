@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "adapters.h"
+#include "worker.h"
 
 static cf_fnptr sym(void *h, const char *name)
 {
@@ -14,7 +15,35 @@ static cf_fnptr sym(void *h, const char *name)
     return f;
 }
 
+bool cf_file_sha256(const char *path, char hex[65])
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) return false;
+    cf_sha256 s;
+    cf_sha256_init(&s);
+    uint8_t buf[65536], d[32];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) cf_sha256_update(&s, buf, n);
+    bool ok = !ferror(f);
+    fclose(f);
+    cf_sha256_final(&s, d);
+    for (int i = 0; i < 32; i++) snprintf(hex + 2 * i, 3, "%02x", d[i]);
+    return ok;
+}
+
 cf_status cf_target_open(const char *spec, cf_target *t, cf_err *e)
+{
+    if (strcmp(spec, "builtin") == 0) return cf_target_load(spec, t, e);
+    memset(t, 0, sizeof *t);
+    if (strlen(spec) >= sizeof t->name) return cf_fail(e, CFE_INPUT, "--target: path too long");
+    snprintf(t->name, sizeof t->name, "%s", spec);
+    if (!cf_is_file(spec)) return cf_fail(e, CFE_INPUT, "--target %s: no such file", spec);
+    if (!cf_file_sha256(spec, t->sha256)) return cf_fail(e, CFE_INPUT, "--target %s: cannot read it", spec);
+    t->isolate = true;
+    return cf_worker_probe(t, e);
+}
+
+cf_status cf_target_load(const char *spec, cf_target *t, cf_err *e)
 {
     memset(t, 0, sizeof *t);
     snprintf(t->name, sizeof t->name, "%s", spec);
@@ -41,7 +70,6 @@ cf_status cf_target_open(const char *spec, cf_target *t, cf_err *e)
 #endif
     t->handle = dlopen(spec, flags);
     if (!t->handle) return cf_fail(e, CFE_INPUT, "--target %s: cannot load: %s", spec, dlerror());
-    t->isolate = true;
 #define NEED(field, name)                                                                          \
     do {                                                                                           \
         cf_fnptr f_ = sym(t->handle, name);                                                        \
@@ -90,6 +118,7 @@ cf_status cf_target_open(const char *spec, cf_target *t, cf_err *e)
 
 void cf_target_close(cf_target *t)
 {
+    if (t->isolate) cf_worker_thread_release();
     if (t->handle) dlclose(t->handle);
     t->handle = NULL;
 }

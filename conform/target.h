@@ -13,7 +13,9 @@ typedef aclnnStatus (*cf_exec_fn)(void *, uint64_t, aclOpExecutor *, aclrtStream
 typedef struct {
     char name[256]; /* "builtin" or the library path */
     void *handle;   /* dlopen handle (NULL for builtin) */
-    bool isolate;   /* run cases in a worker process (foreign targets) */
+    bool isolate;   /* run cases in worker processes (foreign targets; worker.h) */
+    bool guard_pages; /* storages between PROT_NONE regions (--guard-pages, foreign targets) */
+    char sha256[65];  /* of the library file (foreign targets), recorded in stored cases */
     aclTensor *(*create_tensor)(const int64_t *, uint64_t, aclDataType, const int64_t *, int64_t,
                                 aclFormat, const int64_t *, uint64_t, void *);
     aclScalar *(*create_scalar)(void *, aclDataType);
@@ -32,8 +34,14 @@ typedef struct {
     cf_exec_fn exec[CF_OP_COUNT];                      /* aclnn<Op> */
 } cf_target;
 
-/* "builtin" (linked in) or a path to a shared library exporting the ABI. */
+/* "builtin" (linked in) or a path to a shared library exporting the ABI.  A library is never
+ * loaded into this process: a worker loads it (a load error or missing symbol is reported here,
+ * CFE_INPUT) and runs its cases. */
 cf_status cf_target_open(const char *spec, cf_target *t, cf_err *e);
+/* Load a library into this process (the worker's side of cf_target_open). */
+cf_status cf_target_load(const char *spec, cf_target *t, cf_err *e);
+/* SHA-256 of a file as 64 hex digits (false when it cannot be read). */
+bool cf_file_sha256(const char *path, char hex[65]);
 void cf_target_close(cf_target *t);
 
 #endif

@@ -1,0 +1,378 @@
+#include "worker.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <math.h>
+#include <poll.h>
+#include <signal.h>
+#include <spawn.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+extern char **environ;
+
+#define MAGIC_REQ UINT64_C(0x61636c6e6e726571) /* "aclnnreq" */
+#define MAGIC_RES UINT64_C(0x61636c6e6e726573) /* "aclnnres" */
+#define WORKER_FD 3
+
+/* ---- the wire: fixed structs followed by the variable parts, both sides one executable ---- */
+
+static int64_t input_bytes(const cf_tensor *t)
+{
+    if (!t->present || t->output || !t->data) return 0;
+    return cf_tensor_storage_numel(t) * (int64_t)cf_dtype_size(t->dtype);
+}
+
+static double now_s(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+
+/* Move len bytes over fd (non-blocking) before the deadline (INFINITY: none).  0 on success,
+ * 1 on timeout, -1 when the peer is gone. */
+static int io_all(int fd, void *buf, size_t len, double deadline, bool out)
+{
+    uint8_t *p = buf;
+    while (len) {
+        ssize_t k = out ? send(fd, p, len, MSG_NOSIGNAL) : recv(fd, p, len, 0);
+        if (k > 0) {
+            p += k;
+            len -= (size_t)k;
+            continue;
+        }
+        if (k == 0) return -1;
+        if (errno == EINTR) continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
+        double left = deadline - now_s();
+        if (left <= 0) return 1;
+        struct pollfd pf = {fd, out ? POLLOUT : POLLIN, 0};
+        int ms = isfinite(left) ? (int)(left * 1000) + 1 : 1000;
+        if (poll(&pf, 1, ms) < 0 && errno != EINTR) return -1;
+    }
+    return 0;
+}
+
+/* ---- the worker process ------------------------------------------------------------------- */
+
+static bool worker_read_case(int fd, cf_case *c)
+{
+    uint64_t magic = 0;
+    memset(c, 0, sizeof *c);
+    if (io_all(fd, &magic, sizeof magic, INFINITY, false) || magic != MAGIC_REQ) return false;
+    if (io_all(fd, c, sizeof *c, INFINITY, false)) return false;
+    for (int i = 0; i < c->ntensors; i++) {
+        cf_tensor *t = &c->tensors[i];
+        bool has = t->data != NULL;
+        t->data = NULL;
+        if (!has || !t->present || t->output) continue;
+        int64_t nb = cf_tensor_storage_numel(t) * (int64_t)cf_dtype_size(t->dtype);
+        t->data = malloc(nb > 0 ? (size_t)nb : 1);
+        if (!t->data || io_all(fd, t->data, (size_t)nb, INFINITY, false)) return false;
+    }
+    for (int i = 0; i < c->nparams; i++) {
+        cf_param *p = &c->params[i];
+        bool has = p->arr != NULL;
+        p->arr = NULL;
+        if (!has) continue;
+        p->arr = malloc(p->arr_len > 0 ? (size_t)p->arr_len * sizeof(int64_t) : 1);
+        if (!p->arr || io_all(fd, p->arr, (size_t)p->arr_len * sizeof(int64_t), INFINITY, false)) return false;
+    }
+    return true;
+}
+
+static bool worker_send_result(int fd, const cf_run_result *r)
+{
+    uint64_t magic = MAGIC_RES;
+    if (io_all(fd, &magic, sizeof magic, INFINITY, true) || io_all(fd, (void *)r, sizeof *r, INFINITY, true))
+        return false;
+    for (int i = 0; i < r->nout; i++) {
+        size_t nb = r->out[i].bits ? (size_t)r->out[i].n * cf_dtype_size(r->out[i].dtype) : 0;
+        if (nb && io_all(fd, r->out[i].bits, nb, INFINITY, true)) return false;
+    }
+    return true;
+}
+
+typedef struct {
+    int32_t status; /* cf_status of loading the target */
+    char msg[512];
+} hello_t;
+
+int cf_worker_main(int argc, char **argv)
+{
+    if (argc != 5) return CFE_INPUT;
+    pid_t parent = (pid_t)strtol(argv[4], NULL, 10);
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent) _exit(CFE_IO); /* the parent died before the line above */
+    int fd = WORKER_FD;
+    fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+    cf_target t;
+    cf_err e = {{0}};
+    hello_t h = {0, ""};
+    h.status = (int32_t)cf_target_load(argv[2], &t, &e);
+    snprintf(h.msg, sizeof h.msg, "%s", e.msg);
+    if (io_all(fd, &h, sizeof h, INFINITY, true) || h.status) _exit(h.status ? h.status : CFE_IO);
+    t.isolate = false;
+    t.guard_pages = strcmp(argv[3], "1") == 0;
+    for (;;) {
+        cf_case c;
+        if (!worker_read_case(fd, &c)) break; /* parent gone or closed: done */
+        cf_run_result r;
+        cf_err ee = {{0}};
+        if (cf_run_here(&t, &c, &r, &ee)) snprintf(r.error, sizeof r.error, "%s", ee.msg);
+        fflush(stdout);
+        fflush(stderr);
+        bool ok = worker_send_result(fd, &r);
+        cf_run_result_free(&r);
+        cf_case_free(&c);
+        if (!ok) break;
+    }
+    _exit(0); /* no destructors of the target, no leak report of a library we do not own */
+}
+
+/* ---- the parent side ---------------------------------------------------------------------- */
+
+typedef struct {
+    pid_t pid;
+    int sock;             /* our end of the socket pair (non-blocking) */
+    int out;              /* the memory file holding the worker's stdout + stderr */
+    const cf_target *t;
+} wstate;
+
+static _Thread_local wstate tl = {0, -1, -1, NULL};
+
+/* Every live worker's pid, for cf_worker_kill_all() from a signal handler. */
+#define MAX_LIVE 1024
+static atomic_int g_live[MAX_LIVE];
+
+static void live_add(pid_t pid)
+{
+    for (int i = 0; i < MAX_LIVE; i++) {
+        int z = 0;
+        if (atomic_compare_exchange_strong(&g_live[i], &z, (int)pid)) return;
+    }
+}
+
+static void live_del(pid_t pid)
+{
+    for (int i = 0; i < MAX_LIVE; i++) {
+        int p = (int)pid;
+        if (atomic_compare_exchange_strong(&g_live[i], &p, 0)) return;
+    }
+}
+
+void cf_worker_kill_all(void)
+{
+    for (int i = 0; i < MAX_LIVE; i++) {
+        int p = atomic_load(&g_live[i]);
+        if (p > 0) kill((pid_t)p, SIGKILL);
+    }
+}
+
+static void reap(wstate *w, int *wstatus)
+{
+    if (w->pid > 0) {
+        int st = 0;
+        kill(w->pid, SIGKILL);
+        while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR) {}
+        if (wstatus) *wstatus = st;
+        live_del(w->pid);
+    }
+    if (w->sock >= 0) close(w->sock);
+    if (w->out >= 0) close(w->out);
+    *w = (wstate){0, -1, -1, NULL};
+}
+
+void cf_worker_thread_release(void) { reap(&tl, NULL); }
+
+/* The last line the worker printed (its stdout/stderr), for a crash or timeout message. */
+static void output_tail(int fd, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    off_t size = lseek(fd, 0, SEEK_END);
+    if (size <= 0) return;
+    char tail[512];
+    off_t from = size > (off_t)sizeof tail - 1 ? size - (off_t)sizeof tail + 1 : 0;
+    ssize_t k = pread(fd, tail, sizeof tail - 1, from);
+    if (k <= 0) return;
+    tail[k] = '\0';
+    while (k > 0 && (tail[k - 1] == '\n' || tail[k - 1] == '\r')) tail[--k] = '\0';
+    char *line = strrchr(tail, '\n');
+    line = line ? line + 1 : tail;
+    for (char *p = line; *p; p++)
+        if ((unsigned char)*p < 0x20) *p = ' ';
+    snprintf(buf, len, "; the target printed: \"%.160s\"", line);
+}
+
+static cf_status spawn(const cf_target *t, wstate *w, cf_err *e)
+{
+    char exe[4096];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+    if (n <= 0) return cf_fail(e, CFE_IO, "cannot find this executable (/proc/self/exe) to start a worker");
+    exe[n] = '\0';
+    int sv[2];
+    if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return cf_fail(e, CFE_IO, "socketpair failed");
+    int out = memfd_create("aclnn-conform-worker-output", MFD_CLOEXEC);
+    if (out < 0) {
+        close(sv[0]);
+        close(sv[1]);
+        return cf_fail(e, CFE_IO, "memfd_create failed");
+    }
+    fcntl(out, F_SETFL, O_APPEND);
+    char ppid[32], guard[2] = {t->guard_pages ? '1' : '0', '\0'};
+    snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
+    char *argv[] = {"aclnn-conform", "__worker", (char *)t->name, guard, ppid, NULL};
+    posix_spawn_file_actions_t fa;
+    posix_spawnattr_t at;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawnattr_init(&at);
+    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(&fa, out, 1);
+    posix_spawn_file_actions_adddup2(&fa, out, 2);
+    posix_spawn_file_actions_adddup2(&fa, sv[1], WORKER_FD);
+    /* own process group (a terminal's ^C goes to the tool, which finishes its batch), default
+     * signal dispositions, nothing blocked */
+    sigset_t none, def;
+    sigemptyset(&none);
+    sigemptyset(&def);
+    sigaddset(&def, SIGPIPE);
+    sigaddset(&def, SIGINT);
+    sigaddset(&def, SIGTERM);
+    posix_spawnattr_setsigmask(&at, &none);
+    posix_spawnattr_setsigdefault(&at, &def);
+    posix_spawnattr_setpgroup(&at, 0);
+    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    pid_t pid;
+    int rc = posix_spawn(&pid, exe, &fa, &at, argv, environ);
+    posix_spawn_file_actions_destroy(&fa);
+    posix_spawnattr_destroy(&at);
+    close(sv[1]);
+    if (rc != 0) {
+        close(sv[0]);
+        close(out);
+        return cf_fail(e, CFE_IO, "cannot start a worker (%s): %s", exe, strerror(rc));
+    }
+    live_add(pid);
+    fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
+    *w = (wstate){pid, sv[0], out, t};
+    hello_t h;
+    int io = io_all(w->sock, &h, sizeof h, now_s() + 60, false);
+    if (io == 0 && h.status == 0) return CFE_OK;
+    char tail[256];
+    output_tail(w->out, tail, sizeof tail);
+    int ws = 0;
+    reap(w, &ws);
+    if (io == 0) {
+        h.msg[sizeof h.msg - 1] = '\0';
+        return cf_fail(e, (cf_status)h.status, "%s", h.msg);
+    }
+    return cf_fail(e, CFE_INPUT, "--target %s: the worker died while loading the library (%s %d)%s", t->name,
+                   WIFSIGNALED(ws) ? "signal" : "exit", WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws), tail);
+}
+
+cf_status cf_worker_probe(const cf_target *t, cf_err *e)
+{
+    if (tl.pid > 0 && tl.t == t) return CFE_OK;
+    reap(&tl, NULL);
+    return spawn(t, &tl, e);
+}
+
+static bool send_case(int fd, const cf_case *c, double deadline, int *io)
+{
+    uint64_t magic = MAGIC_REQ;
+    if ((*io = io_all(fd, &magic, sizeof magic, deadline, true))) return false;
+    if ((*io = io_all(fd, (void *)c, sizeof *c, deadline, true))) return false;
+    for (int i = 0; i < c->ntensors; i++) {
+        int64_t nb = input_bytes(&c->tensors[i]);
+        if (nb && (*io = io_all(fd, c->tensors[i].data, (size_t)nb, deadline, true))) return false;
+    }
+    for (int i = 0; i < c->nparams; i++)
+        if (c->params[i].arr && c->params[i].arr_len > 0 &&
+            (*io = io_all(fd, c->params[i].arr, (size_t)c->params[i].arr_len * sizeof(int64_t), deadline, true)))
+            return false;
+    return true;
+}
+
+/* The answer: the fixed result, then each output's bits; sizes checked against the case. */
+static bool recv_result(int fd, const cf_case *c, double deadline, cf_run_result *r, int *io)
+{
+    uint64_t magic = 0;
+    if ((*io = io_all(fd, &magic, sizeof magic, deadline, false))) return false;
+    if ((*io = io_all(fd, r, sizeof *r, deadline, false))) return false;
+    int nexp = 0;
+    for (int i = 0; i < c->ntensors; i++) nexp += c->tensors[i].present && c->tensors[i].output;
+    if (magic != MAGIC_RES || r->nout < 0 || r->nout > 2 || r->nout > nexp) {
+        memset(r, 0, sizeof *r);
+        *io = -2;
+        return false;
+    }
+    int k = 0;
+    for (int i = 0; i < c->ntensors && k < r->nout; i++) {
+        const cf_tensor *t = &c->tensors[i];
+        if (!t->present || !t->output) continue;
+        cf_run_out *o = &r->out[k++];
+        o->bits = NULL;
+        o->name[sizeof o->name - 1] = '\0';
+        o->outside[sizeof o->outside - 1] = '\0';
+        if (o->n == 0 && o->dtype == t->dtype) continue; /* no values (non-zero status) */
+        if (o->n != cf_tensor_numel(t) || o->dtype != t->dtype) {
+            for (int j = 0; j < k - 1; j++) free(r->out[j].bits);
+            r->nout = 0;
+            *io = -2;
+            return false;
+        }
+        size_t nb = (size_t)o->n * cf_dtype_size(o->dtype);
+        o->bits = malloc(nb ? nb : 1);
+        if (!o->bits || (*io = io_all(fd, o->bits, nb, deadline, false))) {
+            r->nout = k;
+            return false;
+        }
+    }
+    r->error[sizeof r->error - 1] = '\0';
+    r->modified[sizeof r->modified - 1] = '\0';
+    return true;
+}
+
+cf_status cf_worker_run(const cf_target *t, const cf_case *c, double timeout_s, cf_run_result *r, cf_err *e)
+{
+    memset(r, 0, sizeof *r);
+    if (tl.pid <= 0 || tl.t != t) {
+        cf_status st = cf_worker_probe(t, e);
+        if (st) return st;
+    }
+    if (lseek(tl.out, 0, SEEK_END) > (1 << 20)) ftruncate(tl.out, 0); /* a chatty target */
+    double deadline = now_s() + timeout_s;
+    int io = 0;
+    bool ok = send_case(tl.sock, c, deadline, &io) && recv_result(tl.sock, c, deadline, r, &io);
+    if (ok) return CFE_OK;
+    cf_run_result_free(r);
+    char tail[256];
+    output_tail(tl.out, tail, sizeof tail);
+    pid_t pid = tl.pid;
+    int ws = 0;
+    reap(&tl, &ws);
+    if (io == 1)
+        snprintf(r->error, sizeof r->error, "target timed out after %g s (worker pid %ld killed)%s", timeout_s,
+                 (long)pid, tail);
+    else if (io == -2)
+        snprintf(r->error, sizeof r->error, "worker pid %ld sent a malformed answer (target corrupted its memory?)%s",
+                 (long)pid, tail);
+    else if (WIFSIGNALED(ws) && WTERMSIG(ws) != SIGKILL)
+        snprintf(r->error, sizeof r->error, "target crashed: signal %d (%s) in worker pid %ld%s%s", WTERMSIG(ws),
+                 strsignal(WTERMSIG(ws)), (long)pid,
+                 t->guard_pages && WTERMSIG(ws) == SIGSEGV ? " (with --guard-pages: often a write outside a storage)" : "",
+                 tail);
+    else
+        snprintf(r->error, sizeof r->error, "target ended its worker (pid %ld, %s %d)%s", (long)pid,
+                 WIFSIGNALED(ws) ? "signal" : "exit", WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws), tail);
+    return CFE_OK;
+}
