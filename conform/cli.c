@@ -27,6 +27,7 @@ cf_status cf_parse_opts(int argc, char **argv, int first, cf_opts *o, cf_err *e)
     o->jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (o->jobs < 1) o->jobs = 1;
     o->timeout_s = 20;
+    o->max_fail_lines = 3;
     snprintf(o->target, sizeof o->target, "builtin");
     snprintf(o->profile, sizeof o->profile, "spec");
     snprintf(o->out_dir, sizeof o->out_dir, "reports");
@@ -101,6 +102,7 @@ cf_status cf_parse_opts(int argc, char **argv, int first, cf_opts *o, cf_err *e)
             if (!*val || *end || !(o->timeout_s > 0)) return cf_fail(e, CFE_INPUT, "--timeout: expected seconds > 0, got '%s'", val);
         } else if (!strcmp(flag, "--target")) {
             snprintf(o->target, sizeof o->target, "%s", val);
+            o->target_given = true;
         } else if (!strcmp(flag, "--profile")) {
             if (strcmp(val, "spec") && strcmp(val, "cann-kernel")) return cf_fail(e, CFE_INPUT, "--profile: expected spec or cann-kernel, got '%s'", val);
             snprintf(o->profile, sizeof o->profile, "%s", val);
@@ -118,6 +120,7 @@ cf_status cf_parse_opts(int argc, char **argv, int first, cf_opts *o, cf_err *e)
             snprintf(o->out_dir, sizeof o->out_dir, "%s", val);
         } else if (!strcmp(flag, "--corpus")) {
             snprintf(o->corpus, sizeof o->corpus, "%s", val);
+            o->corpus_given = true;
         } else if (!strcmp(flag, "--constraints")) {
             snprintf(o->constraints, sizeof o->constraints, "%s", val);
         } else if (!strcmp(flag, "--format")) {

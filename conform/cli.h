@@ -33,6 +33,11 @@ typedef struct {
     bool exhaustive, exhaustive_f32;
     bool quiet, json, strict_zero, no_shrink, no_store;
     bool partial;        /* merge: missing shards allowed */
+    bool target_given, corpus_given, out_given;
+    int max_fail_lines;  /* sweep: FAIL lines shown per (op, dtype, variant, kind) group */
+    bool all_lines;      /* sweep --all: every FAIL line */
+    bool guard_pages;    /* foreign targets: storages between PROT_NONE regions */
+    const char *junit;   /* sweep --junit FILE */
     uint64_t max_bytes;  /* --max-bytes (0 = cf_max_bytes() default) */
     double timeout_s;    /* per case, foreign targets */
     int64_t max_elements; /* export: skip cases with more elements in all tensors (0 = no limit) */

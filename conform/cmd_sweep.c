@@ -1,17 +1,29 @@
 /* aclnn-conform sweep: generate cases from constraints/, run the target and the oracle, score,
- * write the report, store failing cases.  Cases are evaluated in batches by --jobs threads and
- * merged in case-index order, so the report does not depend on --jobs. */
+ * write the report, store failing cases.
+ *
+ * Cases are evaluated in batches by a pool of --jobs threads that lives for the whole run (a
+ * foreign target's worker process belongs to the thread that started it, so workers live as
+ * long as the run), and merged in case-index order, so the report does not depend on --jobs.
+ *
+ * What is printed is what is stored: a failing case is shrunk, stored, run again and scored
+ * again under its stored path, and that line is the one printed — so every printed id is a
+ * directory that `replay` accepts and that fails there.  Lines are grouped per (op, dtype,
+ * variant, kind): the first --max-fail-lines of each group are printed, the rest counted. */
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "cli.h"
 #include "commands.h"
 #include "oracle.h"
 #include "shrink.h"
+#include "worker.h"
 
 enum { JOB_VALID, JOB_INVALID, JOB_EXHAUSTIVE };
 
@@ -25,24 +37,44 @@ typedef struct {
 } job_t;
 
 typedef struct {
+    bool skipped; /* not run: interrupted or past the deadline */
     cf_row row;
-    cf_case_verdict v;
+    cf_case_verdict v; /* of the stored case when one was stored, else of the generated one */
+    char group[160];   /* op dtype variant kind */
     cf_status err;
     char errmsg[512];
-    char stored[256];
+    char stored[1200];
 } result_t;
 
 typedef struct {
     const cf_opts *o;
     cz_constraints **cz;
     const cf_target *target;
+    char target_real[1024]; /* the library's absolute path, recorded in stored cases */
     fz_stream *streams;
     int nstreams;
     job_t *jobs;
     result_t *res;
     int njobs;
     atomic_int next;
+    double deadline; /* monotonic seconds; INFINITY with a case budget */
+    /* the pool */
+    pthread_mutex_t mu;
+    pthread_cond_t go, done;
+    int gen, active;
+    bool quit;
 } sweep_ctx;
+
+static volatile sig_atomic_t g_signal; /* SIGINT / SIGTERM received: finish the batch, report */
+
+static void on_signal(int sig)
+{
+    if (g_signal) { /* the second one: stop now */
+        cf_worker_kill_all();
+        _exit(128 + sig);
+    }
+    g_signal = sig;
+}
 
 static double now_s(void)
 {
@@ -51,10 +83,83 @@ static double now_s(void)
     return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
+/* Store a failing case (shrunk unless it cannot be), run it again and score it under its stored
+ * path: res->v becomes that verdict.  A stored case that passes on its rerun (a target that is
+ * not deterministic) is replaced by the unshrunk one; if that passes too, the line says so. */
+static void store_failure(sweep_ctx *S, const job_t *j, cf_case *c, cf_expected *x, result_t *res, const char *variant)
+{
+    const cf_opts *o = S->o;
+    cf_err e = {{0}};
+    cf_status st = CFE_OK;
+    if (c->expect_status == 0 && x->nout == 0) st = cf_oracle_expected(c, o->profile, x, &e);
+    snprintf(c->target_path, sizeof c->target_path, "%s", S->target_real);
+    snprintf(c->target_sha256, sizeof c->target_sha256, "%s", S->target->sha256);
+    bool shrinkable = !strcmp(res->v.kind, "over_tolerance") || !strcmp(res->v.kind, "nan_expected") ||
+                      !strcmp(res->v.kind, "inf_expected") || !strcmp(res->v.kind, "unexpected_nan") ||
+                      !strcmp(res->v.kind, "unexpected_inf") || !strcmp(res->v.kind, "signed_zero") ||
+                      !strcmp(res->v.kind, "mask_not_zero");
+    double left = S->deadline - now_s();
+    double budget = left < 5.0 ? left : 5.0;
+    for (int attempt = 0; attempt < 2 && !st; attempt++) {
+        cf_case small, *keep = c;
+        cf_expected sx = {0};
+        if (attempt == 0 && shrinkable && !o->no_shrink && budget > 0.2 &&
+            cf_shrink(S->target, c, x, o, S->cz, variant, &small, budget) == CFE_OK) {
+            snprintf(small.target_path, sizeof small.target_path, "%s", c->target_path);
+            snprintf(small.target_sha256, sizeof small.target_sha256, "%s", c->target_sha256);
+            if (small.expect_status == 0) st = cf_oracle_expected(&small, o->profile, &sx, &e);
+            keep = &small;
+        } else {
+            attempt = 1; /* nothing smaller: store the generated case */
+        }
+        const cf_expected *kx = keep == c ? x : &sx;
+        if (!st) st = cf_case_write(o->corpus, keep, kx, CF_TOOL_NAME " " CF_TOOL_VERSION, res->stored, sizeof res->stored, &e);
+        cf_case_verdict v2;
+        bool fails = false;
+        if (!st) { /* the printed line is the stored case's own */
+            cf_run_result r;
+            cf_tol tol = {0};
+            st = cf_run_case(S->target, keep, o->timeout_s, &r, &e);
+            if (!st && keep->expect_status == 0)
+                st = cf_tolerance_for(S->cz, keep, o->profile, variant, o->strict_zero, &tol, &e);
+            if (!st) {
+                cf_score_case(keep, kx, &r, &tol, j->k, res->stored, NULL, &v2, NULL, NULL, 0);
+                fails = !v2.pass;
+            }
+            cf_run_result_free(&r);
+        }
+        if (keep != c) {
+            cf_case_free(&small);
+            cf_expected_free(&sx);
+        }
+        if (st) break;
+        if (fails) {
+            res->v = v2;
+            return;
+        }
+        if (attempt == 1) { /* stored, but it passed when run again */
+            char line[sizeof res->v.first_failure];
+            snprintf(line, sizeof line, "%s (stored as %s, which PASSED when run again: the target is not deterministic)",
+                     res->v.first_failure, res->stored);
+            snprintf(res->v.first_failure, sizeof res->v.first_failure, "%s", line);
+            return;
+        }
+    }
+    if (st) {
+        res->err = st;
+        res->stored[0] = '\0';
+        snprintf(res->errmsg, sizeof res->errmsg, "%s", e.msg);
+    }
+}
+
 /* Evaluate one job: generate, run, oracle, score, store on failure. */
 static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
 {
     const cf_opts *o = S->o;
+    if (g_signal || now_s() > S->deadline) {
+        res->skipped = true;
+        return;
+    }
     cf_err e = {{0}};
     cf_case c;
     fz_status fs;
@@ -70,9 +175,10 @@ static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
         return;
     }
     snprintf(c.profile, sizeof c.profile, "%s", o->profile);
-    char id[17], ref[200];
-    cf_case_id(&c, id);
-    snprintf(ref, sizeof ref, "%s/%s/%s", o->corpus, cf_op_name(op), id);
+    /* until stored, a case is named by how to regenerate it (never a path that does not exist) */
+    char ref[200];
+    snprintf(ref, sizeof ref, "(case %s#%lld of seed 0x%llx, not stored)", s ? cf_op_name(op) : c.rule, (long long)j->k,
+             (unsigned long long)o->seed);
     cf_run_result r;
     cf_expected x = {0};
     cf_tol tol = {0};
@@ -86,23 +192,23 @@ static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
     }
     if (s) cf_row_init(&res->row, cf_op_name(op), s->dtype, s->variant, &tol);
     cf_score_case(&c, &x, &r, &tol, j->k, ref, s ? &res->row : NULL, &res->v, NULL, NULL, 0);
-    if (!res->v.pass && !o->no_store) {
-        if (c.expect_status == 0 && x.nout == 0) st = cf_oracle_expected(&c, o->profile, &x, &e);
-        cf_case small;
-        bool shrunk = false;
-        if (!st && !o->no_shrink && cf_shrink(S->target, &c, &x, o, S->cz, s ? s->variant : "", &small, 5.0) == CFE_OK) {
-            cf_expected_free(&x);
-            cf_case_free(&c);
-            c = small;
-            shrunk = true;
-            if (c.expect_status == 0) st = cf_oracle_expected(&c, o->profile, &x, &e);
+    if (!res->v.pass) {
+        char variant[96];
+        cf_case_variant_text(&c, variant, sizeof variant);
+        const cf_tensor *out0 = NULL;
+        for (int i = 0; i < c.ntensors && !out0; i++)
+            if (c.tensors[i].output && c.tensors[i].present) out0 = &c.tensors[i];
+        snprintf(res->group, sizeof res->group, "%s %s %s %s", cf_op_name(op), out0 ? cf_dtype_name(out0->dtype) : "-",
+                 variant, res->v.kind);
+        if (!o->no_store) store_failure(S, j, &c, &x, res, s ? s->variant : "");
+        /* the row links the stored case, or nothing */
+        if (s) {
+            res->row.nfailed_ids = 0;
+            if (res->stored[0]) cf_row_add_failed(&res->row, res->stored);
+            if (!strcmp(res->row.worst_case, ref)) snprintf(res->row.worst_case, sizeof res->row.worst_case, "%s", res->stored);
         }
-        (void)shrunk;
-        if (!st) st = cf_case_write(o->corpus, &c, &x, CF_TOOL_NAME " " CF_TOOL_VERSION, res->stored, sizeof res->stored, &e);
-        if (st) {
-            res->err = st;
-            snprintf(res->errmsg, sizeof res->errmsg, "%s", e.msg);
-        }
+    } else if (s && !strcmp(res->row.worst_case, ref)) {
+        res->row.worst_case[0] = '\0'; /* a passing case is not stored: the row keeps case_index */
     }
 done:
     cf_expected_free(&x);
@@ -110,41 +216,177 @@ done:
     cf_case_free(&c);
 }
 
-static void *worker(void *arg)
+static void drain(sweep_ctx *S)
 {
-    sweep_ctx *S = arg;
     for (;;) {
         int i = atomic_fetch_add(&S->next, 1);
         if (i >= S->njobs) break;
         eval_job(S, &S->jobs[i], &S->res[i]);
     }
-    orc_thread_release(); /* the oracle's MPFR caches would leak with the thread */
+}
+
+static void *pool_thread(void *arg)
+{
+    sweep_ctx *S = arg;
+    int seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&S->mu);
+        while (S->gen == seen && !S->quit) pthread_cond_wait(&S->go, &S->mu);
+        if (S->quit) {
+            pthread_mutex_unlock(&S->mu);
+            break;
+        }
+        seen = S->gen;
+        pthread_mutex_unlock(&S->mu);
+        drain(S);
+        pthread_mutex_lock(&S->mu);
+        if (--S->active == 0) pthread_cond_signal(&S->done);
+        pthread_mutex_unlock(&S->mu);
+    }
+    cf_worker_thread_release(); /* this thread's worker process, if any */
+    orc_thread_release();       /* the oracle's MPFR caches would leak with the thread */
     return NULL;
 }
 
-static void run_batch(sweep_ctx *S)
+/* One batch: the pool threads and this one take jobs until none is left. */
+static void run_batch(sweep_ctx *S, int nthreads)
 {
     atomic_store(&S->next, 0);
-    /* A foreign target runs each case in a forked worker; fork() from a multi-threaded process
-     * is unsafe (a lock held by another thread at fork time never unlocks in the child — seen
-     * as hung workers under the sanitizer runtime), so those cases run one at a time.  Scale a
-     * foreign target out with --shard processes instead. */
-    int jobs = S->target->isolate ? 1 : S->o->jobs;
-    int nt = jobs < S->njobs ? jobs : S->njobs;
-    if (nt <= 1) {
-        worker(S);
-        return;
-    }
-    pthread_t th[256];
-    int started = 0;
-    for (int i = 0; i < nt; i++)
-        if (pthread_create(&th[i], NULL, worker, S) == 0) started++;
-    if (started == 0) worker(S);
-    for (int i = 0; i < started; i++) pthread_join(th[i], NULL);
+    pthread_mutex_lock(&S->mu);
+    S->active = nthreads;
+    S->gen++;
+    pthread_cond_broadcast(&S->go);
+    pthread_mutex_unlock(&S->mu);
+    drain(S);
+    pthread_mutex_lock(&S->mu);
+    while (S->active > 0) pthread_cond_wait(&S->done, &S->mu);
+    pthread_mutex_unlock(&S->mu);
 }
 
-int cmd_sweep(const cf_opts *o)
+/* ---- output: grouped FAIL lines, CI annotations, JUnit ---- */
+
+typedef struct {
+    char key[160];
+    int64_t count, shown;
+} group_t;
+
+static group_t *group_of(group_t **g, int *n, int *cap, const char *key)
 {
+    for (int i = 0; i < *n; i++)
+        if (!strcmp((*g)[i].key, key)) return &(*g)[i];
+    if (*n == *cap) {
+        int nc = *cap ? 2 * *cap : 32;
+        group_t *ng = realloc(*g, sizeof(group_t) * (size_t)nc);
+        if (!ng) return NULL;
+        *g = ng;
+        *cap = nc;
+    }
+    group_t *x = &(*g)[(*n)++];
+    memset(x, 0, sizeof *x);
+    snprintf(x->key, sizeof x->key, "%s", key);
+    return x;
+}
+
+/* GitHub Actions workflow command: ::error title=T::MESSAGE with %, CR, LF escaped */
+static void github_error(FILE *f, const char *title, const char *msg)
+{
+    fprintf(f, "::error title=%s::", title);
+    for (const char *p = msg; *p; p++) {
+        if (*p == '%') fputs("%25", f);
+        else if (*p == '\r') fputs("%0D", f);
+        else if (*p == '\n') fputs("%0A", f);
+        else fputc(*p, f);
+    }
+    fputc('\n', f);
+}
+
+static void xml_text(FILE *f, const char *s)
+{
+    for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+        switch (*p) {
+        case '<': fputs("&lt;", f); break;
+        case '>': fputs("&gt;", f); break;
+        case '&': fputs("&amp;", f); break;
+        case '"': fputs("&quot;", f); break;
+        case '\'': fputs("&apos;", f); break;
+        default:
+            if (*p < 0x20 && *p != '\t' && *p != '\n') fprintf(f, "&#x%x;", *p);
+            else fputc(*p, f);
+        }
+    }
+}
+
+typedef struct {
+    char classname[64], name[128];
+    int64_t cases, failures;
+    char first[768];
+} junit_case;
+
+static cf_status write_junit(const char *path, const junit_case *tc, int n, double seconds, bool interrupted, cf_err *e)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) return cf_fail(e, CFE_IO, "%s: out of memory", path);
+    int nfail = 0;
+    for (int i = 0; i < n; i++) nfail += tc[i].failures > 0;
+    fprintf(f, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    fprintf(f, "<testsuites name=\"aclnn-conform\" tests=\"%d\" failures=\"%d\" time=\"%.3f\">\n", n, nfail, seconds);
+    fprintf(f, "  <testsuite name=\"aclnn-conform sweep\" tests=\"%d\" failures=\"%d\" errors=\"%d\" time=\"%.3f\">\n", n,
+            nfail, interrupted ? 1 : 0, seconds);
+    for (int i = 0; i < n; i++) {
+        fprintf(f, "    <testcase classname=\"");
+        xml_text(f, tc[i].classname);
+        fprintf(f, "\" name=\"");
+        xml_text(f, tc[i].name);
+        fprintf(f, "\">");
+        if (tc[i].failures) {
+            char msg[900];
+            snprintf(msg, sizeof msg, "%lld of %lld cases failed: %s", (long long)tc[i].failures, (long long)tc[i].cases, tc[i].first);
+            fprintf(f, "\n      <failure message=\"");
+            xml_text(f, msg);
+            fprintf(f, "\" type=\"conformance\">");
+            xml_text(f, msg);
+            fprintf(f, "</failure>\n    ");
+        } else if (tc[i].cases == 0) {
+            fprintf(f, "\n      <skipped message=\"no cases ran\"/>\n    ");
+        }
+        fprintf(f, "</testcase>\n");
+    }
+    if (interrupted)
+        fprintf(f, "    <testcase classname=\"aclnn-conform\" name=\"run\"><error message=\"interrupted by a signal: the run is incomplete\"/></testcase>\n");
+    fprintf(f, "  </testsuite>\n</testsuites>\n");
+    fclose(f);
+    char dir[1024];
+    snprintf(dir, sizeof dir, "%s", path);
+    char *slash = strrchr(dir, '/');
+    cf_status st = CFE_OK;
+    if (slash && slash != dir) {
+        *slash = '\0';
+        st = cf_mkdirs(dir, e);
+    }
+    if (!st) st = cf_write_atomic(path, buf, len, e);
+    free(buf);
+    return st;
+}
+
+/* The target's short name: the library's file name without "lib" and ".so...". */
+static void target_short(const char *spec, char *buf, size_t n)
+{
+    const char *b = strrchr(spec, '/');
+    b = b ? b + 1 : spec;
+    if (!strncmp(b, "lib", 3) && b[3]) b += 3;
+    snprintf(buf, n, "%s", b);
+    char *dot = strstr(buf, ".so");
+    if (dot && dot != buf) *dot = '\0';
+    for (char *p = buf; *p; p++)
+        if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || *p == '-' || *p == '_' || *p == '.'))
+            *p = '_';
+}
+
+int cmd_sweep(const cf_opts *o_in)
+{
+    cf_opts opts = *o_in, *o = &opts;
     cf_err e = {{0}};
     cz_constraints *cz[CF_OP_COUNT] = {0};
     cf_target target;
@@ -153,12 +395,11 @@ int cmd_sweep(const cf_opts *o)
         fprintf(stderr, "aclnn-conform: %s\n", e.msg);
         return st;
     }
-    if ((st = cf_target_open(o->target, &target, &e))) {
-        fprintf(stderr, "aclnn-conform: %s\n", e.msg);
-        for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
-        return st;
-    }
-    if (strcmp(o->target, "builtin") == 0 && o->jobs > 1) aclconformSetNumThreads(1); /* parallel over cases instead */
+    char tname[128];
+    target_short(o->target, tname, sizeof tname);
+    bool foreign = strcmp(o->target, "builtin") != 0;
+    /* a foreign target's failures never land in the golden corpus unless asked */
+    if (foreign && !o->corpus_given) snprintf(o->corpus, sizeof o->corpus, "failures/%s", tname);
 
     /* streams and status rows */
     fz_stream streams[256];
@@ -178,6 +419,25 @@ int cmd_sweep(const cf_opts *o)
             nstreams++;
         }
     }
+    if (nstreams == 0) { /* an empty selection is a usage error, never a pass */
+        char ops[256] = "", dts[128] = "";
+        for (int op = 0; op < CF_OP_COUNT; op++)
+            if (o->op_on[op]) snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s", ops[0] ? "," : "", cf_op_name((cf_op)op));
+        for (int d = 0; d < CF_DTYPE_COUNT; d++)
+            if (o->dtype_on[d]) snprintf(dts + strlen(dts), sizeof dts - strlen(dts), "%s%s", dts[0] ? "," : "", cf_dtype_name((cf_dtype)d));
+        fprintf(stderr, "aclnn-conform sweep: nothing to run: no (operator, dtype) stream matches --op %s --dtype %s%s in profile %s "
+                        "(see 'aclnn-conform list' for each operator's dtypes)\n",
+                ops, dts, o->exhaustive ? " --exhaustive" : "", o->profile);
+        for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
+        return CFE_INPUT;
+    }
+    if ((st = cf_target_open(o->target, &target, &e))) {
+        fprintf(stderr, "aclnn-conform: %s\n", e.msg);
+        for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
+        return st;
+    }
+    target.guard_pages = o->guard_pages;
+    if (!foreign && o->jobs > 1) aclconformSetNumThreads(1); /* parallel over cases instead */
     cf_status_row srows[512];
     int nsrows = 0;
     for (int op = 0; op < CF_OP_COUNT && !o->exhaustive; op++) {
@@ -192,20 +452,28 @@ int cmd_sweep(const cf_opts *o)
         }
     }
 
-    fprintf(stderr, "aclnn-conform sweep: seed 0x%llx, target %s, profile %s, shard %d/%d, %d streams, %s\n",
-            (unsigned long long)o->seed, o->target, o->profile, o->shard_k, o->shard_n, nstreams,
-            o->cases ? "case budget" : "time budget");
     time_t wall = time(NULL);
-    char started[32];
+    char started[32], stamp[32], run_id[256];
     strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", gmtime(&wall));
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&wall));
+    /* unique per run: two shards, two targets or two runs in the same second never collide */
+    snprintf(run_id, sizeof run_id, "sweep-%llx-%s-%dof%d-%s-%ld", (unsigned long long)o->seed, tname, o->shard_k,
+             o->shard_n, stamp, (long)getpid());
+    bool quiet = o->quiet;
+    FILE *lines = o->json ? stderr : stdout; /* --json keeps stdout for the JSON */
+    bool github = getenv("GITHUB_ACTIONS") && !strcmp(getenv("GITHUB_ACTIONS"), "true");
+    if (!quiet)
+        fprintf(stderr, "aclnn-conform sweep: seed 0x%llx, target %s, profile %s, shard %d/%d, %d streams, %s, %d jobs, corpus %s\n",
+                (unsigned long long)o->seed, o->target, o->profile, o->shard_k, o->shard_n, nstreams,
+                o->cases ? "case budget" : "time budget", o->jobs, o->no_store ? "(not stored)" : o->corpus);
     double t0 = now_s();
     double budget = o->cases ? INFINITY : (o->time_s > 0 ? o->time_s : 60);
-    int64_t total_cases = 0, failures = 0, internal = 0;
+    int64_t total_cases = 0, failures = 0, internal = 0, skipped = 0;
     cJSON *failures_json = cJSON_CreateArray();
-    bool tty = cf_stderr_is_tty() && !o->quiet;
+    bool tty = cf_stderr_is_tty() && !quiet;
 
     const int B = 8; /* case indices per stream per batch */
-    double last_draw = -1;
+    double last_draw = -1, last_beat = 0;
     int64_t planned = 0; /* with a case budget: the whole run, for the progress line */
     for (int i = 0; i < nsrows; i++)
         for (int64_t k = 0; k < o->invalid_cases; k++) planned += k % o->shard_n == o->shard_k;
@@ -215,13 +483,36 @@ int cmd_sweep(const cf_opts *o)
         if (o->cases && limit > o->cases) limit = o->cases;
         planned += (limit + o->shard_n - 1 - o->shard_k) / o->shard_n;
     }
-    job_t *jobs = calloc((size_t)(nstreams * B + nsrows * (o->invalid_cases + 1) + 1), sizeof(job_t));
-    result_t *res = calloc((size_t)(nstreams * B + nsrows * (o->invalid_cases + 1) + 1), sizeof(result_t));
-    sweep_ctx S = {o, cz, &target, streams, nstreams, jobs, res, 0, 0};
-    if (!jobs || !res) {
+    size_t cap = (size_t)(nstreams * B + nsrows * (o->invalid_cases + 1) + 1);
+    job_t *jobs = calloc(cap, sizeof(job_t));
+    result_t *res = calloc(cap, sizeof(result_t));
+    junit_case *jc = calloc((size_t)(nstreams + nsrows + 1), sizeof(junit_case));
+    group_t *groups = NULL;
+    int ngroups = 0, gcap = 0;
+    sweep_ctx S = {.o = o, .cz = cz, .target = &target, .streams = streams, .nstreams = nstreams, .jobs = jobs, .res = res};
+    if (!jobs || !res || !jc) {
         fprintf(stderr, "aclnn-conform: out of memory\n");
         return CFE_IO;
     }
+    if (foreign && !realpath(o->target, S.target_real)) snprintf(S.target_real, sizeof S.target_real, "%s", o->target);
+    else if (!foreign) snprintf(S.target_real, sizeof S.target_real, "builtin");
+    S.deadline = t0 + budget;
+    pthread_mutex_init(&S.mu, NULL);
+    pthread_cond_init(&S.go, NULL);
+    pthread_cond_init(&S.done, NULL);
+    pthread_t th[256];
+    int nthreads = 0;
+    for (int i = 1; i < o->jobs && i < 256; i++)
+        if (pthread_create(&th[nthreads], NULL, pool_thread, &S) == 0) nthreads++;
+
+    struct sigaction sa, old_int, old_term;
+    memset(&sa, 0, sizeof sa);
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    g_signal = 0;
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+
     for (int round = 0;; round++) {
         int nj = 0;
         if (round == 0) { /* the invalid-input cases first: cheap, and a status table needs them */
@@ -247,34 +538,55 @@ int cmd_sweep(const cf_opts *o)
         }
         memset(res, 0, sizeof(result_t) * (size_t)nj);
         S.njobs = nj;
-        run_batch(&S);
+        run_batch(&S, nthreads);
         for (int i = 0; i < nj; i++) { /* merge in job order: deterministic for any --jobs */
             result_t *r = &res[i];
             const job_t *j = &jobs[i];
+            if (r->skipped) {
+                skipped++;
+                continue;
+            }
             total_cases++;
             if (r->err) {
                 internal++;
-                fprintf(stderr, "aclnn-conform: internal error: %s\n", r->errmsg);
+                fprintf(stderr, "%saclnn-conform: internal error: %s\n", tty ? "\r\033[K" : "", r->errmsg);
                 continue;
             }
+            junit_case *tc = j->kind == JOB_INVALID ? &jc[nstreams + j->status_row] : &jc[j->stream];
+            tc->cases++;
             if (j->kind == JOB_INVALID) {
                 cf_status_row *sr = &srows[j->status_row];
                 sr->cases++;
                 if (!r->v.pass) {
                     sr->mismatches++;
-                    if (!sr->example[0]) snprintf(sr->example, sizeof sr->example, "%s", r->stored[0] ? r->stored : r->v.first_failure);
+                    if (!sr->example[0]) snprintf(sr->example, sizeof sr->example, "%s", r->stored);
                 }
             } else {
                 cf_row_merge(&rows[j->stream], &r->row);
             }
-            if (!r->v.pass) {
-                failures++;
-                if (r->stored[0]) cJSON_AddItemToArray(failures_json, cJSON_CreateString(r->stored));
-                if (!o->quiet) fprintf(stderr, "%s%s\n", tty ? "\r\033[K" : "", r->v.first_failure);
+            if (r->v.pass) continue;
+            failures++;
+            if (!tc->failures++) snprintf(tc->first, sizeof tc->first, "%s", r->v.first_failure);
+            if (r->stored[0]) cJSON_AddItemToArray(failures_json, cJSON_CreateString(r->stored));
+            group_t *g = group_of(&groups, &ngroups, &gcap, r->group);
+            if (!g) continue;
+            g->count++;
+            if (quiet || (!o->all_lines && g->shown >= o->max_fail_lines)) continue;
+            g->shown++;
+            if (tty) fprintf(stderr, "\r\033[K");
+            fprintf(lines, "%s\n", r->v.first_failure);
+            if (r->stored[0])
+                fprintf(lines, "  rerun: %s replay %s%s%s\n", CF_TOOL_NAME, r->stored, foreign ? " --target " : "",
+                        foreign ? S.target_real : "");
+            if (github && g->shown == 1) {
+                char title[200];
+                snprintf(title, sizeof title, "aclnn-conform %s", r->group);
+                github_error(stdout, title, r->v.first_failure);
             }
+            fflush(lines);
         }
         double el = now_s() - t0;
-        bool last = !more || el >= budget;
+        bool last = !more || el >= budget || g_signal;
         if (tty && (last || el - last_draw >= 0.2)) { /* cases done / total, elapsed, ETA, failures so far */
             last_draw = el;
             if (isfinite(budget))
@@ -284,19 +596,43 @@ int cmd_sweep(const cf_opts *o)
                 fprintf(stderr, "\r\033[K%lld / %lld cases, %.0f s, ETA %.0f s, %lld failures", (long long)total_cases,
                         (long long)planned, el, total_cases ? el * (double)(planned - total_cases) / (double)total_cases : 0.0,
                         (long long)failures);
+        } else if (!tty && !quiet && el - last_beat >= 10 && !last) { /* off a terminal: a heartbeat for CI logs */
+            last_beat = el;
+            if (isfinite(budget))
+                fprintf(stderr, "aclnn-conform: %lld cases, %.0f s of %.0f s, %lld failures\n", (long long)total_cases, el,
+                        budget, (long long)failures);
+            else
+                fprintf(stderr, "aclnn-conform: %lld / %lld cases, %.0f s, %lld failures\n", (long long)total_cases,
+                        (long long)planned, el, (long long)failures);
         }
-        if (!more || el >= budget) break;
+        if (last) break;
     }
     if (tty) fprintf(stderr, "\n");
+    int sig = g_signal;
+    pthread_mutex_lock(&S.mu);
+    S.quit = true;
+    pthread_cond_broadcast(&S.go);
+    pthread_mutex_unlock(&S.mu);
+    for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
     double seconds = now_s() - t0;
 
     cJSON *rep = cf_report_new("sweep", o, seconds, total_cases, started);
+    cJSON *runj = cJSON_GetObjectItemCaseSensitive(rep, "run");
+    cJSON_AddStringToObject(runj, "id", run_id);
+    if (foreign) {
+        cJSON_AddStringToObject(runj, "target_path", S.target_real);
+        cJSON_AddStringToObject(runj, "target_sha256", target.sha256);
+    }
+    cJSON_AddStringToObject(runj, "corpus", o->no_store ? "" : o->corpus);
+    cJSON_AddBoolToObject(runj, "interrupted", sig != 0);
+    if (skipped) cJSON_AddNumberToObject(runj, "skipped", (double)skipped);
     cJSON *results = cJSON_AddArrayToObject(rep, "results");
     cf_row *rowp[256];
-    bool conform_fail = failures > 0;
     for (int s = 0; s < nstreams; s++) {
         cJSON_AddItemToArray(results, cf_row_to_json(&rows[s]));
         rowp[s] = &rows[s];
+        snprintf(jc[s].classname, sizeof jc[s].classname, "%s", rows[s].op);
+        snprintf(jc[s].name, sizeof jc[s].name, "%s %s", cf_dtype_name(rows[s].dtype), rows[s].variant[0] ? rows[s].variant : "-");
     }
     cJSON *sc = cJSON_AddArrayToObject(rep, "status_checks");
     for (int i = 0; i < nsrows; i++) {
@@ -308,32 +644,58 @@ int cmd_sweep(const cf_opts *o)
         cJSON_AddNumberToObject(x, "mismatches", (double)srows[i].mismatches);
         cJSON_AddStringToObject(x, "example", srows[i].example);
         cJSON_AddItemToArray(sc, x);
+        snprintf(jc[nstreams + i].classname, sizeof jc[0].classname, "%s", srows[i].op);
+        snprintf(jc[nstreams + i].name, sizeof jc[0].name, "status %s", srows[i].rule);
     }
     cJSON_AddItemToObject(rep, "failures", failures_json);
     char path[2048];
     if (o->output) snprintf(path, sizeof path, "%s", o->output);
-    else snprintf(path, sizeof path, "%s/sweep-%llx-%ld.json", o->out_dir, (unsigned long long)o->seed, (long)wall);
+    else snprintf(path, sizeof path, "%s/%s.json", o->out_dir, run_id);
     st = cf_write_report(path, rep, &e);
+    cf_err je = {{0}};
+    cf_status jst = o->junit ? write_junit(o->junit, jc, nstreams + nsrows, seconds, sig != 0, &je) : CFE_OK;
     if (o->json) {
         char *txt = cJSON_PrintUnformatted(rep);
         if (txt) printf("%s\n", txt);
         free(txt);
     } else {
-        cf_print_summary(stdout, rowp, nstreams);
-        int64_t smm = 0, sc_cases = 0;
-        for (int i = 0; i < nsrows; i++) smm += srows[i].mismatches, sc_cases += srows[i].cases;
-        printf("status checks: %d rules, %lld cases, %lld mismatches\n", nsrows, (long long)sc_cases, (long long)smm);
-        printf("%lld cases in %.1f s, %lld failing; report %s; seed 0x%llx\n", (long long)total_cases, seconds,
-               (long long)failures, st ? "NOT WRITTEN" : path, (unsigned long long)o->seed);
-        printf("sweep: %lld passed, %lld failed\n", (long long)(total_cases - failures - internal), (long long)(failures + internal));
+        if (!quiet) {
+            for (int i = 0; i < ngroups; i++)
+                if (groups[i].count > groups[i].shown)
+                    printf("FAIL %s: %lld failing cases, %lld shown (--all or --max-fail-lines N for more)\n", groups[i].key,
+                           (long long)groups[i].count, (long long)groups[i].shown);
+            cf_print_summary(stdout, rowp, nstreams);
+            int64_t smm = 0, sc_cases = 0;
+            for (int i = 0; i < nsrows; i++) smm += srows[i].mismatches, sc_cases += srows[i].cases;
+            printf("status checks: %d rules, %lld cases, %lld mismatches\n", nsrows, (long long)sc_cases, (long long)smm);
+            printf("%lld cases in %.1f s, %lld failing in %d groups; report %s; seed 0x%llx\n", (long long)total_cases, seconds,
+                   (long long)failures, ngroups, st ? "NOT WRITTEN" : path, (unsigned long long)o->seed);
+            if (failures && !o->no_store) printf("failing cases stored under %s/\n", o->corpus);
+        }
+        if (sig) printf("sweep: INTERRUPTED by signal %d after %lld cases (%lld passed, %lld failed); report marked interrupted\n",
+                        sig, (long long)total_cases, (long long)(total_cases - failures - internal), (long long)(failures + internal));
+        else printf("sweep: %lld passed, %lld failed\n", (long long)(total_cases - failures - internal), (long long)(failures + internal));
     }
     if (st) fprintf(stderr, "aclnn-conform: %s\n", e.msg);
+    if (jst) fprintf(stderr, "aclnn-conform: %s\n", je.msg);
     cJSON_Delete(rep);
     free(jobs);
     free(res);
+    free(jc);
+    free(groups);
     cf_target_close(&target);
+    pthread_mutex_destroy(&S.mu);
+    pthread_cond_destroy(&S.go);
+    pthread_cond_destroy(&S.done);
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
     for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
-    int rc = conform_fail ? CFE_FAIL : CFE_OK;
-    if (internal || st) rc = CFE_IO;
+    int rc = failures ? CFE_FAIL : CFE_OK;
+    if (total_cases == 0 && !sig) {
+        fprintf(stderr, "aclnn-conform sweep: no case ran (budget too small?): nothing was checked\n");
+        rc = CFE_INPUT;
+    }
+    if (internal || st || jst) rc = CFE_IO;
+    if (sig) rc = 128 + sig; /* 130 SIGINT, 143 SIGTERM: the shell's convention */
     return rc;
 }

@@ -257,16 +257,41 @@ static void bits_hex(char *buf, size_t n, const uint8_t *p, size_t es)
     snprintf(buf, n, "0x%0*" PRIx64, (int)es * 2, b);
 }
 
-/* Multi-index text and the inputs' bits at output element e (inputs broadcastable to it). */
+/* One element as "<dtype>:<value> (<bits>)" — the value decoded exactly enough to round-trip. */
+static void value_text(char *buf, size_t n, cf_dtype dt, const uint8_t *p)
+{
+    char hex[24];
+    size_t es = cf_dtype_size(dt);
+    bits_hex(hex, sizeof hex, p, es);
+    int64_t iv = 0;
+    switch (dt) {
+    case CF_F16:
+    case CF_BF16:
+    case CF_F32: snprintf(buf, n, "%s:%.9g (%s)", cf_dtype_name(dt), cf_decode(dt, p), hex); return;
+    case CF_F64: snprintf(buf, n, "%s:%.17g (%s)", cf_dtype_name(dt), cf_decode(dt, p), hex); return;
+    case CF_I8: iv = *(const int8_t *)p; break;
+    case CF_I16: { int16_t v; memcpy(&v, p, 2); iv = v; } break;
+    case CF_I32: { int32_t v; memcpy(&v, p, 4); iv = v; } break;
+    case CF_I64: memcpy(&iv, p, 8); break;
+    case CF_U8:
+    case CF_BOOL: iv = *p; break;
+    default: break;
+    }
+    snprintf(buf, n, "%s:%lld (%s)", cf_dtype_name(dt), (long long)iv, hex);
+}
+
+/* Multi-index text and the inputs at output element e (inputs broadcastable to it): as a JSON
+ * object of bits ({"x":"0x3c00"}, the report's form) or decoded (x=f16:1 (0x3c00), a line's). */
 static void element_context(const cf_case *c, const cf_tensor *out, int64_t e, char *idx, size_t idxn,
-                            char *inputs, size_t inn)
+                            char *inputs, size_t inn, bool decoded)
 {
     int64_t ix[CF_MAX_RANK], rem = e;
     for (int k = out->ndim - 1; k >= 0; k--) ix[k] = rem % out->shape[k], rem /= out->shape[k];
     size_t n = (size_t)snprintf(idx, idxn, "[");
     for (int k = 0; k < out->ndim && n < idxn; k++) n += (size_t)snprintf(idx + n, idxn - n, "%s%lld", k ? "," : "", (long long)ix[k]);
     if (n < idxn) snprintf(idx + n, idxn - n, "]");
-    n = (size_t)snprintf(inputs, inn, "{");
+    n = decoded ? 0 : (size_t)snprintf(inputs, inn, "{");
+    if (decoded) inputs[0] = '\0';
     int first = 1;
     for (int i = 0; i < c->ntensors && n < inn; i++) {
         const cf_tensor *t = &c->tensors[i];
@@ -280,12 +305,50 @@ static void element_context(const cf_case *c, const cf_tensor *out, int64_t e, c
             else off += ix[k + lead] * t->strides[k];
         }
         if (!ok) continue;
-        char hex[24];
-        bits_hex(hex, sizeof hex, (const uint8_t *)t->data + (size_t)off * cf_dtype_size(t->dtype), cf_dtype_size(t->dtype));
-        n += (size_t)snprintf(inputs + n, inn - n, "%s\"%s\":\"%s\"", first ? "" : ",", t->name, hex);
+        const uint8_t *p = (const uint8_t *)t->data + (size_t)off * cf_dtype_size(t->dtype);
+        char val[80];
+        if (decoded) value_text(val, sizeof val, t->dtype, p);
+        else bits_hex(val, sizeof val, p, cf_dtype_size(t->dtype));
+        if (decoded) n += (size_t)snprintf(inputs + n, inn - n, "%s%s=%s", first ? "" : " ", t->name, val);
+        else n += (size_t)snprintf(inputs + n, inn - n, "%s\"%s\":\"%s\"", first ? "" : ",", t->name, val);
         first = 0;
     }
-    if (n < inn) snprintf(inputs + n, inn - n, "}");
+    if (!decoded && n < inn) snprintf(inputs + n, inn - n, "}");
+}
+
+void cf_case_variant_text(const cf_case *c, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < c->nparams && k < n; i++) {
+        const cf_param *p = &c->params[i];
+        if (p->kind != CF_PARAM_STRING || p->is_null) continue;
+        k += (size_t)snprintf(buf + k, n - k, "%s%s=%s", k ? "," : "", p->name, p->str);
+    }
+    if (!buf[0]) snprintf(buf, n, "-");
+}
+
+/* "FAIL <op> <out dtype> <variant> <case>" */
+static void case_head(const cf_case *c, const char *case_ref, char *buf, size_t n)
+{
+    cf_dtype dt = CF_F32;
+    bool found = false;
+    for (int i = 0; i < c->ntensors && !found; i++)
+        if (c->tensors[i].output && c->tensors[i].present) dt = c->tensors[i].dtype, found = true;
+    char variant[96];
+    cf_case_variant_text(c, variant, sizeof variant);
+    snprintf(buf, n, "FAIL %s %s %s %s", cf_op_name(c->op), found ? cf_dtype_name(dt) : "-", variant, case_ref);
+}
+
+/* A case-level failure (status, crash, guard zones): counted once, one line. */
+static void case_failure(cf_case_verdict *v, const char *kind, const char *line, cf_fail_cb cb, void *ctx)
+{
+    if (!v->first_failure[0]) {
+        snprintf(v->first_failure, sizeof v->first_failure, "%s", line);
+        snprintf(v->kind, sizeof v->kind, "%s", kind);
+    }
+    v->pass = false;
+    if (cb) cb(ctx, line);
 }
 
 void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *r, const cf_tol *tol,
@@ -295,23 +358,36 @@ void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *
     memset(v, 0, sizeof *v);
     v->first_kind = CF_MM_COUNT;
     v->status_ok = !r->error[0] && r->status == c->expect_status;
-    if (row) row->cases++;
-    if (!v->status_ok) {
-        if (r->error[0])
-            snprintf(v->first_failure, sizeof v->first_failure, "%s %s: %s", cf_op_name(c->op), case_ref, r->error);
-        else
-            snprintf(v->first_failure, sizeof v->first_failure, "FAIL %s %s: status %d (phase %s), expected %d%s%s",
-                     cf_op_name(c->op), case_ref, r->status, r->phase ? "execute" : "GetWorkspaceSize", c->expect_status,
-                     c->rule[0] ? " for rule " : "", c->rule);
-        if (cb) cb(ctx, v->first_failure);
-        if (row) {
-            row->failed_cases++;
-            cf_row_add_failed(row, case_ref);
-        }
-        return;
-    }
     v->pass = true;
-    if (c->expect_status != 0) return;
+    if (row) row->cases++;
+    char head[320], line[1024];
+    case_head(c, case_ref, head, sizeof head);
+    if (r->error[0]) {
+        const char *kind = strstr(r->error, "timed out") ? "timeout" : strstr(r->error, "crashed") ? "crash" : "error";
+        snprintf(line, sizeof line, "%s: %s", head, r->error);
+        case_failure(v, kind, line, cb, ctx);
+    } else if (!v->status_ok) {
+        snprintf(line, sizeof line, "%s: status %d (phase %s), expected %d%s%s", head, r->status,
+                 r->phase ? "execute" : "GetWorkspaceSize", c->expect_status, c->rule[0] ? " for rule " : "", c->rule);
+        case_failure(v, "status", line, cb, ctx);
+    }
+    /* the guard zones are checked on every case that ran, whatever its status */
+    if (!r->error[0]) {
+        if (r->modified_input) {
+            snprintf(line, sizeof line, "%s: modified_input: the target changed %s", head, r->modified);
+            case_failure(v, "modified_input", line, cb, ctx);
+            if (v->first_kind == CF_MM_COUNT) v->first_kind = CF_MM_modified_input;
+            if (row) row->mismatches[CF_MM_modified_input]++;
+        }
+        for (int oi = 0; oi < r->nout; oi++)
+            if (r->out[oi].wrote_outside) {
+                snprintf(line, sizeof line, "%s: wrote_outside: output %s: %s", head, r->out[oi].name, r->out[oi].outside);
+                case_failure(v, "wrote_outside", line, cb, ctx);
+                if (v->first_kind == CF_MM_COUNT) v->first_kind = CF_MM_wrote_outside;
+                if (row) row->mismatches[CF_MM_wrote_outside]++;
+            }
+    }
+    if (!v->status_ok || c->expect_status != 0) goto done;
     int lines = 0;
     for (int oi = 0; oi < r->nout; oi++) {
         const cf_run_out *o = &r->out[oi];
@@ -320,16 +396,10 @@ void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *
             if (!strcmp(x->out[k].name, o->name)) eo = &x->out[k];
         const cf_tensor *t = cf_case_tensor_c(c, o->name);
         cf_fmt f;
-        if (!eo || !t || !cf_fmt_of(o->dtype, &f) || eo->n != o->n) {
-            v->pass = false;
-            snprintf(v->first_failure, sizeof v->first_failure, "%s %s: no golden values for output %s", cf_op_name(c->op), case_ref, o->name);
-            if (cb) cb(ctx, v->first_failure);
+        if (!eo || !t || !cf_fmt_of(o->dtype, &f) || eo->n != o->n || (!o->bits && o->n > 0)) {
+            snprintf(line, sizeof line, "%s: no golden values or no outputs for %s", head, o->name);
+            case_failure(v, "error", line, cb, ctx);
             continue;
-        }
-        if (o->wrote_outside) {
-            v->pass = false;
-            snprintf(v->first_failure, sizeof v->first_failure, "%s %s: output %s: wrote outside its view", cf_op_name(c->op), case_ref, o->name);
-            if (cb) cb(ctx, v->first_failure);
         }
         size_t es = cf_dtype_size(o->dtype);
         for (int64_t k = 0; k < o->n; k++) {
@@ -365,33 +435,37 @@ void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *
                     row->worst_case_index = case_index;
                     row->worst_element = k;
                     snprintf(row->worst_case, sizeof row->worst_case, "%s", case_ref);
-                    element_context(c, t, k, row->worst_index, sizeof row->worst_index, row->worst_inputs, sizeof row->worst_inputs);
+                    element_context(c, t, k, row->worst_index, sizeof row->worst_index, row->worst_inputs,
+                                    sizeof row->worst_inputs, false);
                     bits_hex(row->worst_got, sizeof row->worst_got, gp, es);
                     row->worst_expected = eo->r[k];
                 }
             }
             if (s.verdict != CF_EL_FAIL) continue;
             v->pass = false;
-            if (v->failed_elements == 0) v->first_kind = s.kind;
+            if (v->failed_elements == 0 && v->first_kind == CF_MM_COUNT) v->first_kind = s.kind;
             v->failed_elements++;
             if (row) {
                 row->failed_elements++;
                 row->mismatches[s.kind]++;
             }
             if (lines < max_lines || !v->first_failure[0]) {
-                char idx[96], inputs[256], got[24], line[768];
-                element_context(c, t, k, idx, sizeof idx, inputs, sizeof inputs);
-                bits_hex(got, sizeof got, gp, es);
-                snprintf(line, sizeof line, "FAIL %s %s %s %s element %s inputs %s got %s (%.9g) expected %.17g ulp %.4g scaled %.4g %s tol %g/%g",
-                         cf_op_name(c->op), cf_dtype_name(o->dtype), case_ref, o->name, idx, inputs, got,
-                         cf_decode(o->dtype, gp), eo->r[k], s.ulp, s.scaled, cf_mismatch_name(s.kind),
-                         tol->max_ulp, tol->max_scaled_ulp);
-                if (!v->first_failure[0]) snprintf(v->first_failure, sizeof v->first_failure, "%s", line);
+                char idx[96], inputs[400], got[80];
+                element_context(c, t, k, idx, sizeof idx, inputs, sizeof inputs, true);
+                value_text(got, sizeof got, o->dtype, gp);
+                snprintf(line, sizeof line, "%s %s%s %s got %s expected %.17g ulp %.4g scaled %.4g %s tol %g/%g", head,
+                         o->name, idx, inputs, got, eo->r[k], s.ulp, s.scaled, cf_mismatch_name(s.kind), tol->max_ulp,
+                         tol->max_scaled_ulp);
+                if (!v->first_failure[0]) {
+                    snprintf(v->first_failure, sizeof v->first_failure, "%s", line);
+                    snprintf(v->kind, sizeof v->kind, "%s", cf_mismatch_name(s.kind));
+                }
                 if (cb && lines < max_lines) cb(ctx, line);
                 lines++;
             }
         }
     }
+done:
     if (row && !v->pass) {
         row->failed_cases++;
         cf_row_add_failed(row, case_ref);

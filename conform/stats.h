@@ -60,7 +60,10 @@ const char *cf_row_verdict(const cf_row *row);
 cJSON *cf_row_to_json(const cf_row *row);
 cf_status cf_row_from_json(const cJSON *j, const char *file, int index, cf_row *row, cf_err *e);
 
-/* A failing element, as one pasteable line (replay prints these). */
+/* A failing element, as one pasteable line (replay prints these):
+ *   FAIL <op> <out dtype> [<name>=<value>,...] <case> <output>[i,j] <input>=<dtype>:<value> (<bits>)...
+ *        got <dtype>:<value> (<bits>) expected <value> ulp <u> scaled <s> <kind> tol <t>/<ts>
+ * Status, crash, timeout and guard-zone failures are lines of the same head. */
 typedef void (*cf_fail_cb)(void *ctx, const char *line);
 
 typedef struct {
@@ -68,7 +71,9 @@ typedef struct {
     bool status_ok;
     int64_t failed_elements;
     cf_mismatch first_kind;  /* kind of the first failing element (CF_MM_COUNT: none) */
-    char first_failure[512]; /* the first failing element's line, or the status/crash message */
+    char kind[32];           /* the failure's group key: a mismatch kind, "status", "crash",
+                              * "timeout" or "error" ("" when passing) */
+    char first_failure[768]; /* the first failure's line ("FAIL <op> <dtype> <variant> <case> ...") */
 } cf_case_verdict;
 
 /* Score one executed case into row (valid cases) — the pass rule of numerics.md §4.  x holds
@@ -79,6 +84,9 @@ void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *
 
 /* The report row key of a case: (op, output dtype, variant) — variant strings come from the
  * constraint streams ("name=value" of a string param) and are matched against the case. */
+/* "name=value,..." of the case's string parameters (the stream variant; "-" when none). */
+void cf_case_variant_text(const cf_case *c, char *buf, size_t n);
+
 void cf_case_row_key(const cf_case *c, const char *const *variants, int nvariants,
                      cf_dtype *dt, const char **variant);
 

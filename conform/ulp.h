@@ -35,7 +35,9 @@ double cf_decode(cf_dtype dt, const void *p);
     X(unexpected_inf)        \
     X(signed_zero)           \
     X(mask_not_zero)         \
-    X(over_tolerance)
+    X(over_tolerance)        \
+    X(wrote_outside)         \
+    X(modified_input)
 
 typedef enum {
 #define X(k) CF_MM_##k,
