@@ -38,6 +38,7 @@ typedef struct {
     bool all_lines;      /* sweep --all: every FAIL line */
     bool guard_pages;    /* foreign targets: storages between PROT_NONE regions */
     const char *junit;   /* sweep --junit FILE */
+    bool help;           /* --help / -h was given */
     uint64_t max_bytes;  /* --max-bytes (0 = cf_max_bytes() default) */
     double timeout_s;    /* per case, foreign targets */
     int64_t max_elements; /* export: skip cases with more elements in all tensors (0 = no limit) */
@@ -47,8 +48,16 @@ typedef struct {
     const char **pos;    /* positional arguments */
 } cf_opts;
 
-/* Parse argv[first..] into o.  Unknown or malformed flags: message naming the flag, CFE_INPUT. */
-cf_status cf_parse_opts(int argc, char **argv, int first, cf_opts *o, cf_err *e);
+/* Parse argv[first..] of command cmd into o (glibc getopt_long; options may follow positionals).
+ * Unknown, malformed, out-of-range or other-command flags and a wrong number of positionals:
+ * a message naming the flag (with a did-you-mean for near misses), CFE_INPUT. */
+cf_status cf_parse_opts(const char *cmd, int argc, char **argv, int first, cf_opts *o, cf_err *e);
+/* `aclnn-conform CMD --help`: exactly that command's options, each explained. */
+void cf_print_command_help(FILE *f, const char *cmd);
+bool cf_is_command(const char *cmd);
+const char *cf_command_did_you_mean(const char *s);
+/* The nearest of cands to s when near enough to be a typo, else NULL. */
+const char *cf_did_you_mean(const char *s, const char *const *cands, int n);
 void cf_opts_free(cf_opts *o);
 
 cf_status cf_load_constraints(const cf_opts *o, cz_constraints *cz[CF_OP_COUNT], cf_err *e);

@@ -10,40 +10,32 @@
 static const struct {
     const char *name;
     int (*fn)(const cf_opts *);
-    const char *help;
 } COMMANDS[] = {
-    {"sweep", cmd_sweep, "generate cases, run target and oracle, score, report, store failures"},
-    {"replay", cmd_replay, "PATH...: rerun stored cases against a target (no oracle)"},
-    {"shrink", cmd_shrink, "CASE: reduce a failing case, store it with origin.shrunk_from"},
-    {"report", cmd_report, "RUN.json --format md|html [-o FILE]: publish a report"},
-    {"merge", cmd_merge, "A.json B.json... -o OUT.json: combine shard reports exactly"},
-    {"export", cmd_export, "--out DIR: write cases (inputs + manifests) for an out-of-process target"},
-    {"score", cmd_score, "DIR: score the result.json / got.<out>.npy another program wrote"},
-    {"list", cmd_list, "operators, dtypes, profiles, invalid-input rules, corpus contents"},
+    {"sweep", cmd_sweep}, {"replay", cmd_replay}, {"shrink", cmd_shrink}, {"report", cmd_report},
+    {"merge", cmd_merge}, {"export", cmd_export}, {"score", cmd_score}, {"list", cmd_list},
 };
 
 static void usage(FILE *f)
 {
-    fprintf(f, "usage: aclnn-conform COMMAND [options]\n\ncommands:\n");
-    for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++)
-        fprintf(f, "  %-8s %s\n", COMMANDS[i].name, COMMANDS[i].help);
-    fprintf(f,
-            "\ncommon options:\n"
-            "  --op NAME[,NAME]      operators (default: all)      --dtype f16,bf16,...  output dtypes\n"
-            "  --seed N              run seed (printed; default 0x5eed)\n"
-            "  --cases N             cases per (op, dtype, variant) stream   --time S   time budget (default 60)\n"
-            "  --invalid-cases N     cases per invalid-input rule (default 2)\n"
-            "  --target builtin|PATH.so   --profile spec|cann-kernel   --shard K/N   --jobs J\n"
-            "  --out DIR (reports/)  --corpus DIR (corpus/)   --constraints DIR (constraints/)\n"
-            "  --exhaustive [--all-f32]   --quiet   --json   --strict-zero   --no-shrink   --no-store\n"
-            "  --timeout S           per-case limit for a foreign target (worker process)\n"
-            "  --max-elements N      export: skip cases with more than N elements in all tensors\n"
-            "exit: 0 conforms, 1 failures found, 2 usage/input error, 3 internal or I/O error\n");
+    fprintf(f, "usage: aclnn-conform COMMAND [options]     (aclnn-conform COMMAND --help: its options)\n\ncommands:\n"
+               "  sweep    generate cases, run target and oracle, score, report, store failures\n"
+               "  replay   PATH...: rerun stored cases against a target (no oracle)\n"
+               "  shrink   CASE: reduce a failing case, store it with origin.shrunk_from\n"
+               "  report   RUN.json --format md|html [-o FILE]: publish a report\n"
+               "  merge    A.json B.json... -o OUT.json: combine shard reports exactly\n"
+               "  export   --out DIR: write cases (inputs + manifests) for an out-of-process target\n"
+               "  score    DIR: score the outputs another program wrote beside exported cases\n"
+               "  list     operators, dtypes, profiles, invalid-input rules, corpus contents\n"
+               "\nexit: 0 conforms, 1 failures found, 2 usage/input error, 3 internal or I/O error\n");
 }
 
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "--help") || !strcmp(argv[1], "-h") || !strcmp(argv[1], "help")) {
+        if (argc >= 3 && !strcmp(argv[1], "help") && cf_is_command(argv[2])) {
+            cf_print_command_help(stdout, argv[2]);
+            return CFE_OK;
+        }
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? CFE_INPUT : CFE_OK;
     }
@@ -54,15 +46,14 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof COMMANDS / sizeof COMMANDS[0]; i++) {
         if (strcmp(argv[1], COMMANDS[i].name) != 0) continue;
-        for (int a = 2; a < argc; a++)
-            if (!strcmp(argv[a], "--help") || !strcmp(argv[a], "-h")) {
-                printf("aclnn-conform %s: %s\n\n", COMMANDS[i].name, COMMANDS[i].help);
-                usage(stdout);
-                return CFE_OK;
-            }
         cf_opts o;
         cf_err e = {{0}};
-        cf_status st = cf_parse_opts(argc, argv, 2, &o, &e);
+        cf_status st = cf_parse_opts(COMMANDS[i].name, argc, argv, 2, &o, &e);
+        if (!st && o.help) {
+            cf_print_command_help(stdout, COMMANDS[i].name);
+            cf_opts_free(&o);
+            return CFE_OK;
+        }
         if (st) {
             fprintf(stderr, "aclnn-conform %s: %s\n", COMMANDS[i].name, e.msg);
             cf_opts_free(&o);
@@ -70,10 +61,13 @@ int main(int argc, char **argv)
         }
         int rc = COMMANDS[i].fn(&o);
         cf_opts_free(&o);
+        cf_worker_thread_release();
         orc_thread_release();
         return rc;
     }
-    fprintf(stderr, "aclnn-conform: unknown command '%s'\n\n", argv[1]);
+    const char *near = cf_command_did_you_mean(argv[1]);
+    fprintf(stderr, "aclnn-conform: unknown command '%s'%s%s%s\n\n", argv[1], near ? "; did you mean '" : "", near ? near : "",
+            near ? "'?" : "");
     usage(stderr);
     return CFE_INPUT;
 }

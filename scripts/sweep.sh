@@ -5,4 +5,4 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh build
-exec build/conform/aclnn-conform sweep --time 60 "$@"
+exec build/conform/aclnn-conform sweep "$@" # default budget: --time 60
