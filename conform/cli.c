@@ -452,7 +452,23 @@ cf_status cf_load_constraints(const cf_opts *o, cz_constraints *cz[CF_OP_COUNT],
 {
     char err[512] = "";
     const char *dir = o->constraints[0] ? o->constraints : "constraints";
-    if (!o->constraints[0] && !cf_is_dir(dir)) dir = ACLCONFORM_SOURCE_DIR "/constraints";
+    char installed[4200];
+    if (!o->constraints[0] && !cf_is_dir(dir)) {
+        /* an installed tool: <prefix>/bin/aclnn-conform reads <prefix>/share/aclnn-conform/constraints;
+         * a build-tree tool: the source tree's */
+        char exe[4096];
+        ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+        dir = ACLCONFORM_SOURCE_DIR "/constraints";
+        if (n > 0) {
+            exe[n] = '\0';
+            char *sl = strrchr(exe, '/');
+            if (sl) {
+                *sl = '\0';
+                snprintf(installed, sizeof installed, "%s/../share/aclnn-conform/constraints", exe);
+                if (cf_is_dir(installed)) dir = installed;
+            }
+        }
+    }
     fz_status s = cz_load_dir(dir, cz, err, sizeof err);
     if (s != FZ_OK) return cf_fail(e, s == FZ_ERR_NOMEM ? CFE_IO : CFE_INPUT, "%s", err);
     return CFE_OK;

@@ -49,6 +49,46 @@ cf_status cf_collect_cases(const char *path, char ***dirs, int *n, cf_err *e)
     return st;
 }
 
+
+/* The target a case runs on: --target when given, else the library the case records
+ * (origin.target) — checked against its recorded SHA-256 — else builtin.  Opened targets are
+ * kept for the command's lifetime. */
+typedef struct {
+    int n;
+    cf_target t[16];
+    char spec[16][1024];
+} target_cache;
+
+static const cf_target *target_for(target_cache *tc, const cf_opts *o, const cf_case *c, cf_err *e)
+{
+    const char *spec = o->target;
+    if (!o->target_given && c->target_path[0]) spec = c->target_path;
+    for (int i = 0; i < tc->n; i++)
+        if (!strcmp(tc->spec[i], spec)) return &tc->t[i];
+    if (tc->n == 16) {
+        cf_fail(e, CFE_INPUT, "more than 16 different targets recorded in these cases: pass --target");
+        return NULL;
+    }
+    if (spec == c->target_path && strcmp(spec, "builtin") && !cf_is_file(spec)) {
+        cf_fail(e, CFE_INPUT, "the case records target %s, which does not exist here: pass --target LIB.so", spec);
+        return NULL;
+    }
+    cf_target *t = &tc->t[tc->n];
+    if (cf_target_open(spec, t, e)) return NULL;
+    t->guard_pages = o->guard_pages;
+    if (spec == c->target_path && c->target_sha256[0] && t->sha256[0] && strcmp(c->target_sha256, t->sha256))
+        fprintf(stderr, "aclnn-conform: note: %s changed since the case was stored (sha256 %.12s... then, %.12s... now)\n", spec,
+                c->target_sha256, t->sha256);
+    snprintf(tc->spec[tc->n], sizeof tc->spec[0], "%s", spec);
+    return &tc->t[tc->n++];
+}
+
+static void target_cache_close(target_cache *tc)
+{
+    for (int i = 0; i < tc->n; i++) cf_target_close(&tc->t[i]);
+    tc->n = 0;
+}
+
 static void print_line(void *ctx, const char *line)
 {
     (void)ctx;
@@ -63,9 +103,9 @@ int cmd_replay(const cf_opts *o)
         return CFE_INPUT;
     }
     cz_constraints *cz[CF_OP_COUNT] = {0};
-    cf_target target;
+    static target_cache tc; /* large: not on the stack */
+    tc.n = 0;
     cf_status st = cf_load_constraints(o, cz, &e);
-    if (!st) st = cf_target_open(o->target, &target, &e);
     if (st) {
         fprintf(stderr, "aclnn-conform: %s\n", e.msg);
         for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
@@ -97,8 +137,9 @@ int cmd_replay(const cf_opts *o)
             cf_dtype dt;
             char variant[FZ_VARIANT_LEN];
             cf_case_stream_key(cz, &c, prof, &dt, variant);
-            st = cf_fill_masked(&c, &x, &ce);
-            if (!st) st = cf_run_case(&target, &c, o->timeout_s, &r, &ce);
+            const cf_target *target = target_for(&tc, o, &c, &ce);
+            st = target ? cf_fill_masked(&c, &x, &ce) : CFE_INPUT;
+            if (!st) st = cf_run_case(target, &c, o->timeout_s, &r, &ce);
             if (!st && (c.expect_status != 0 || !(st = cf_tolerance_for(cz, &c, prof, variant, o->strict_zero, &tol, &ce)))) {
                 if (c.expect_status != 0) tol = (cf_tol){0, 0, false};
                 cf_case_verdict v;
@@ -108,7 +149,7 @@ int cmd_replay(const cf_opts *o)
                     failed++;
                     if (!o->quiet)
                         printf("  rerun: aclnn-conform replay %s%s%s\n", dirs[i],
-                               strcmp(o->target, "builtin") ? " --target " : "", strcmp(o->target, "builtin") ? o->target : "");
+                               strcmp(target->name, "builtin") ? " --target " : "", strcmp(target->name, "builtin") ? target->name : "");
                 }
                 cf_run_result_free(&r);
             }
@@ -123,7 +164,7 @@ int cmd_replay(const cf_opts *o)
         free(dirs);
     }
     printf("replay: %d passed, %d failed\n", passed, failed);
-    cf_target_close(&target);
+    target_cache_close(&tc);
     for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
     if (failed && rc < CFE_FAIL) rc = CFE_FAIL;
     return rc;
@@ -137,12 +178,18 @@ int cmd_shrink(const cf_opts *o)
         return CFE_INPUT;
     }
     cz_constraints *cz[CF_OP_COUNT] = {0};
-    cf_target target;
+    static target_cache tc;
+    tc.n = 0;
+    const cf_target *tp = NULL;
     cf_case c, small;
     cf_expected x;
     cf_status st = cf_load_constraints(o, cz, &e);
-    if (!st) st = cf_target_open(o->target, &target, &e);
     if (!st) st = cf_case_read(o->pos[0], &c, &x, &e);
+    if (!st && !(tp = target_for(&tc, o, &c, &e))) {
+        st = CFE_INPUT;
+        cf_expected_free(&x);
+        cf_case_free(&c);
+    }
     if (st) {
         fprintf(stderr, "aclnn-conform: %s\n", e.msg);
         for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
@@ -152,11 +199,27 @@ int cmd_shrink(const cf_opts *o)
     char variant[FZ_VARIANT_LEN];
     cf_case_stream_key(cz, &c, c.profile, &dt, variant);
     int rc;
-    if (cf_shrink(&target, &c, &x, o, cz, variant, &small, 60.0) == CFE_OK) {
+    /* the shrunk case goes beside the original (its corpus root) unless --corpus */
+    char corpus[1024];
+    snprintf(corpus, sizeof corpus, "%s", o->corpus);
+    if (!o->corpus_given) {
+        snprintf(corpus, sizeof corpus, "%s", o->pos[0]);
+        size_t l = strlen(corpus);
+        while (l > 1 && corpus[l - 1] == '/') corpus[--l] = '\0';
+        for (int up = 0; up < 2; up++) {
+            char *sl = strrchr(corpus, '/');
+            if (sl) *sl = '\0';
+            else snprintf(corpus, sizeof corpus, ".");
+        }
+        if (!corpus[0]) snprintf(corpus, sizeof corpus, "/");
+    }
+    if (cf_shrink(tp, &c, &x, o, cz, variant, &small, 60.0) == CFE_OK) {
+        snprintf(small.target_path, sizeof small.target_path, "%s", c.target_path);
+        snprintf(small.target_sha256, sizeof small.target_sha256, "%s", c.target_sha256);
         cf_expected sx = {0};
         char path[1024];
         st = small.expect_status == 0 ? cf_oracle_expected(&small, c.profile, &sx, &e) : CFE_OK;
-        if (!st) st = cf_case_write(o->corpus, &small, &sx, CF_TOOL_NAME " " CF_TOOL_VERSION, path, sizeof path, &e);
+        if (!st) st = cf_case_write(corpus, &small, &sx, CF_TOOL_NAME " " CF_TOOL_VERSION, path, sizeof path, &e);
         if (st) fprintf(stderr, "aclnn-conform: %s\n", e.msg);
         else {
             int64_t before = 0, after = 0;
@@ -168,12 +231,12 @@ int cmd_shrink(const cf_opts *o)
         cf_expected_free(&sx);
         cf_case_free(&small);
     } else {
-        printf("%s: no smaller case fails the same way (or it does not fail on %s)\n", o->pos[0], o->target);
+        printf("%s: no smaller case fails the same way (or it does not fail on %s)\n", o->pos[0], tp->name);
         rc = CFE_FAIL;
     }
     cf_expected_free(&x);
     cf_case_free(&c);
-    cf_target_close(&target);
+    target_cache_close(&tc);
     for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
     return rc;
 }

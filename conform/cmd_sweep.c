@@ -471,6 +471,9 @@ int cmd_sweep(const cf_opts *o_in)
     int64_t total_cases = 0, failures = 0, internal = 0, skipped = 0;
     cJSON *failures_json = cJSON_CreateArray();
     bool tty = cf_stderr_is_tty() && !quiet;
+    double beat = 10; /* heartbeat interval off a terminal (ACLNN_CONFORM_HEARTBEAT=S overrides) */
+    const char *hb = getenv("ACLNN_CONFORM_HEARTBEAT");
+    if (hb && atof(hb) > 0) beat = atof(hb);
 
     const int B = 8; /* case indices per stream per batch */
     double last_draw = -1, last_beat = 0;
@@ -596,7 +599,7 @@ int cmd_sweep(const cf_opts *o_in)
                 fprintf(stderr, "\r\033[K%lld / %lld cases, %.0f s, ETA %.0f s, %lld failures", (long long)total_cases,
                         (long long)planned, el, total_cases ? el * (double)(planned - total_cases) / (double)total_cases : 0.0,
                         (long long)failures);
-        } else if (!tty && !quiet && el - last_beat >= 10 && !last) { /* off a terminal: a heartbeat for CI logs */
+        } else if (!tty && !quiet && el - last_beat >= beat && !last) { /* off a terminal: a heartbeat for CI logs */
             last_beat = el;
             if (isfinite(budget))
                 fprintf(stderr, "aclnn-conform: %lld cases, %.0f s of %.0f s, %lld failures\n", (long long)total_cases, el,

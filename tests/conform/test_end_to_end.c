@@ -335,6 +335,276 @@ static void bad_flags_and_files_exit_2_naming_them(void **state)
     assert_false(cf_is_file(ACLCONFORM_BINARY_DIR "/m.json"));
 }
 
+
+/* ---- the vendor workflow (issue 10) ---- */
+
+/* The case paths named by FAIL lines in text (the token after "FAIL op dtype variant"). */
+static int printed_ids(const char *text, char ids[][512], int max)
+{
+    int n = 0;
+    for (const char *p = text; (p = strstr(p, "FAIL ")) && n < max; p++) {
+        if (p != text && p[-1] != '\n') continue;
+        char op[64], dt[16], var[128], id[512];
+        if (sscanf(p, "FAIL %63s %15s %127s %511s", op, dt, var, id) != 4) continue;
+        size_t l = strlen(id);
+        if (l && id[l - 1] == ':') id[l - 1] = '\0';
+        if (!strcmp(id, "failing")) continue; /* a group's summary line */
+        snprintf(ids[n++], 512, "%s", id);
+    }
+    return n;
+}
+
+static void every_printed_id_is_stored_and_fails_on_replay(void **state)
+{
+    (void)state;
+    char *out;
+    /* no --corpus: a foreign target's failures go to failures/<name>/ under the working dir */
+    int rc = run(&out, "cd %s && " TOOL " sweep --target " WRONG_TARGET " --op logit_grad,softplus_backward,nsa_compress_grad --cases 6 --invalid-cases 2 --seed 5 --jobs 2 --all --output %s/v1.json", tmp, tmp);
+    assert_int_equal(rc, 1);
+    static char ids[512][512];
+    int n = printed_ids(out, ids, 512);
+    assert_true(n >= 5);
+    for (int i = 0; i < n; i++) {
+        char dir[1200];
+        snprintf(dir, sizeof dir, "%s/%s", tmp, ids[i]);
+        if (!cf_is_dir(dir)) fail_msg("printed id %s is not a directory", ids[i]);
+        assert_non_null(strstr(ids[i], "failures/wrong_target/"));
+        /* replay accepts it and it fails there */
+        if (run(NULL, "cd %s && " TOOL " replay %s --target " WRONG_TARGET, tmp, ids[i]) != 1) fail_msg("replay of printed id %s did not fail", ids[i]);
+    }
+    assert_non_null(strstr(out, "  rerun: aclnn-conform replay failures/wrong_target/"));
+    free(out);
+    char p[600];
+    snprintf(p, sizeof p, "%s/corpus", tmp);
+    assert_false(cf_is_dir(p)); /* the golden tier is untouched */
+    /* every id in the report (failures, failed_cases_ids, worst links) exists */
+    snprintf(p, sizeof p, "%s/v1.json", tmp);
+    cJSON *r = load_json(p);
+    const cJSON *it, *row;
+    int links = 0;
+    cJSON_ArrayForEach(it, field(r, "failures"))
+    {
+        char dir[1200];
+        snprintf(dir, sizeof dir, "%s/%s", tmp, it->valuestring);
+        assert_true(cf_is_dir(dir));
+        links++;
+    }
+    cJSON_ArrayForEach(row, field(r, "results"))
+    {
+        cJSON_ArrayForEach(it, field(row, "failed_cases_ids"))
+        {
+            char dir[1200];
+            snprintf(dir, sizeof dir, "%s/%s", tmp, it->valuestring);
+            if (!cf_is_dir(dir)) fail_msg("failed_cases_ids %s does not exist", it->valuestring);
+            links++;
+        }
+        const cJSON *w = cJSON_GetObjectItemCaseSensitive(row, "worst");
+        const char *wc = w ? field(w, "case")->valuestring : "";
+        if (wc[0]) {
+            char dir[1200];
+            snprintf(dir, sizeof dir, "%s/%s", tmp, wc);
+            if (!cf_is_dir(dir)) fail_msg("worst.case %s does not exist", wc);
+        }
+    }
+    assert_true(links >= n);
+    cJSON_Delete(r);
+}
+
+static void fail_lines_are_grouped_and_decode_inputs(void **state)
+{
+    (void)state;
+    char *out;
+    int rc = run(&out, TOOL " sweep --target " WRONG_TARGET " --op logit_grad --dtype f16 --cases 16 --invalid-cases 0 --seed 5 --max-fail-lines 2 --no-store --output %s/g.json", tmp);
+    assert_int_equal(rc, 1);
+    int lines = 0;
+    for (const char *p = out; (p = strstr(p, "FAIL logit_grad f16 - ")); p++)
+        if (!strstr(p, "failing cases") || strstr(p, "\n") < strstr(p, "failing cases")) lines++;
+    /* two shown, then one summary line per group with the count */
+    assert_non_null(strstr(out, "FAIL logit_grad f16 - over_tolerance: "));
+    assert_non_null(strstr(out, "2 shown"));
+    assert_true(lines <= 2 + 2 * 1 + 1); /* <= 2 per group, a wrote_outside group and summaries */
+    /* variant column, decoded inputs, --no-store names the case by seed and index */
+    assert_non_null(strstr(out, " x=f16:"));
+    assert_non_null(strstr(out, " got f16:"));
+    assert_non_null(strstr(out, "not stored"));
+    free(out);
+    rc = run(&out, TOOL " sweep --target " WRONG_TARGET " --op logit_grad --dtype f16 --cases 16 --invalid-cases 0 --seed 5 --all --no-store --output %s/g.json", tmp);
+    assert_int_equal(rc, 1);
+    assert_null(strstr(out, "shown"));
+    free(out);
+    /* the variant names the bug's location */
+    rc = run(&out, "ROGUE_MODE=modify " TOOL " sweep --target " ROGUE_TARGET " --op GeluBackwardV2 --dtype float16 --cases 2 --invalid-cases 0 --no-store --output %s/g.json", tmp);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "FAIL gelu_backward_v2 f16 approximate=none"));
+    assert_non_null(strstr(out, "FAIL gelu_backward_v2 f16 approximate=tanh"));
+    free(out);
+}
+
+static void rogue_targets_fail_with_the_right_kind_and_the_sweep_goes_on(void **state)
+{
+    (void)state;
+    static const struct { const char *mode, *expect; } M[] = {
+        {"oob", "wrote_outside: output gradInput"},
+        {"modify", "modified_input: the target changed self"},
+        {"crash", "target crashed: signal 11"},
+        {"hang", "target timed out after 1 s"},
+    };
+    for (size_t i = 0; i < sizeof M / sizeof M[0]; i++) {
+        char *out;
+        int rc = run(&out, "ROGUE_MODE=%s " TOOL " sweep --target " ROGUE_TARGET " --op gelu_backward_v2,logit_grad --dtype f16 --cases 2 --invalid-cases 1 --timeout 1 --jobs 2 --corpus %s/rogue_%s --output %s/rogue.json",
+                     M[i].mode, tmp, M[i].mode, tmp);
+        assert_int_equal(rc, 1);
+        if (!strstr(out, M[i].expect)) fail_msg("ROGUE_MODE=%s: no '%s' in:\n%s", M[i].mode, M[i].expect, out);
+        assert_non_null(strstr(out, "FAIL gelu_backward_v2 f16"));
+        assert_null(strstr(out, "FAIL logit_grad")); /* the other operator still ran, and passed */
+        char p[600];
+        snprintf(p, sizeof p, "%s/rogue.json", tmp);
+        cJSON *r = load_json(p);
+        const cJSON *row;
+        cJSON_ArrayForEach(row, field(r, "results"))
+        {
+            bool gelu = !strcmp(field(row, "op")->valuestring, "gelu_backward_v2");
+            assert_true(field(row, "cases")->valuedouble == 2);
+            assert_string_equal(field(row, "verdict")->valuestring, gelu ? "fail" : "pass");
+        }
+        cJSON_Delete(r);
+        free(out);
+    }
+    /* a target that prints: its output is captured, never mixed into the tool's */
+    char *out;
+    assert_int_equal(run(&out, "ROGUE_MODE=print " TOOL " sweep --target " ROGUE_TARGET " --op gelu_backward_v2 --cases 2 --invalid-cases 0 --no-store --output %s/p.json", tmp), 0);
+    assert_null(strstr(out, "hello from the target"));
+    free(out);
+    char *err = last_stderr();
+    assert_null(strstr(err, "hello from the target"));
+    free(err);
+}
+
+static void ci_output_junit_github_quiet_and_exit_codes(void **state)
+{
+    (void)state;
+    char *out;
+    /* --quiet: the verdict line only */
+    assert_int_equal(run(&out, TOOL " sweep --op logit_grad --cases 2 --quiet --no-store --output %s/q.json", tmp), 0);
+    assert_int_equal(strncmp(out, "sweep: ", 7), 0);
+    assert_non_null(strstr(out, " passed, 0 failed\n"));
+    int nl = 0;
+    for (const char *q = out; *q; q++) nl += *q == '\n';
+    assert_int_equal(nl, 1); /* one line, no table */
+    free(out);
+    /* an empty selection is exit 2, never a pass */
+    assert_int_equal(run(&out, TOOL " sweep --op logit_grad --dtype f64 --cases 2"), 2);
+    free(out);
+    char *err = last_stderr();
+    assert_non_null(strstr(err, "nothing to run"));
+    free(err);
+    /* JUnit XML and GitHub annotations */
+    int rc = run(&out, "GITHUB_ACTIONS=true " TOOL " sweep --target " WRONG_TARGET " --op logit_grad,softplus_backward --cases 3 --seed 5 --no-store --junit %s/j/junit.xml --output %s/j.json", tmp, tmp);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "::error title=aclnn-conform logit_grad f16 - over_tolerance::FAIL logit_grad"));
+    free(out);
+    char p[600], *x;
+    size_t len;
+    cf_err e = {{0}};
+    snprintf(p, sizeof p, "%s/j/junit.xml", tmp);
+    assert_int_equal(cf_read_file(p, &x, &len, &e), CFE_OK);
+    assert_non_null(strstr(x, "<testsuite name=\"aclnn-conform sweep\""));
+    assert_non_null(strstr(x, "<testcase classname=\"logit_grad\" name=\"f16 -\">"));
+    assert_non_null(strstr(x, "<failure message=\""));
+    assert_non_null(strstr(x, "name=\"status null_beta\""));
+    assert_non_null(strstr(x, "<testcase classname=\"logit_grad\" name=\"f32 -\"></testcase>")); /* f32 passes */
+    free(x);
+    /* the heartbeat, off a terminal (interval shortened for the test) */
+    assert_int_equal(run(&out, "ACLNN_CONFORM_HEARTBEAT=0.05 " TOOL " sweep --op nsa_compress_grad --time 1 --no-store --output %s/h.json", tmp), 0);
+    free(out);
+    err = last_stderr();
+    assert_non_null(strstr(err, "aclnn-conform: "));
+    assert_non_null(strstr(err, " cases, "));
+    free(err);
+    /* two runs in the same second get two reports */
+    assert_int_equal(run(NULL, "cd %s && " TOOL " sweep --op logit_grad --cases 1 --no-store --quiet && " TOOL " sweep --op logit_grad --cases 1 --no-store --quiet && test $(ls reports | wc -l) = 2", tmp), 0);
+}
+
+static void sigint_finishes_the_batch_and_marks_the_report(void **state)
+{
+    (void)state;
+    char *out;
+    int rc = run(&out, "(" TOOL " sweep --time 60 --no-store --output %s/int.json > %s/int.out & pid=$!; sleep 2; kill -INT $pid; wait $pid; echo $?)", tmp, tmp);
+    assert_int_equal(rc, 0);
+    assert_int_equal(atoi(out), 130);
+    free(out);
+    char p[600];
+    snprintf(p, sizeof p, "%s/int.json", tmp);
+    cJSON *r = load_json(p);
+    assert_true(cJSON_IsTrue(field(field(r, "run"), "interrupted")));
+    assert_true(field(field(r, "run"), "cases")->valuedouble > 0);
+    assert_true(field(field(r, "run"), "seconds")->valuedouble < 30);
+    cJSON_Delete(r);
+    /* SIGTERM: 143 */
+    rc = run(&out, "(" TOOL " sweep --time 60 --target " IMPL_SO " --no-store --output %s/term.json > /dev/null & pid=$!; sleep 2; kill -TERM $pid; wait $pid; echo $?)", tmp);
+    assert_int_equal(atoi(out), 143);
+    free(out);
+    /* and no worker is left behind */
+    assert_int_equal(run(&out, "sleep 0.5; pgrep -f '[_]_worker " IMPL_SO "' | wc -l"), 0);
+    assert_int_equal(atoi(out), 0);
+    free(out);
+}
+
+static void per_command_help_and_names(void **state)
+{
+    (void)state;
+    char *out;
+    assert_int_equal(run(&out, TOOL " replay --help"), 0);
+    assert_non_null(strstr(out, "usage: aclnn-conform replay PATH..."));
+    assert_non_null(strstr(out, "--target"));
+    assert_null(strstr(out, "--exhaustive")); /* sweep's, not replay's */
+    free(out);
+    assert_int_equal(run(&out, TOOL " sweep --help"), 0);
+    assert_non_null(strstr(out, "--strict-zero"));
+    assert_non_null(strstr(out, "--no-store"));
+    assert_non_null(strstr(out, "--junit"));
+    assert_null(strstr(out, "--partial"));
+    free(out);
+    assert_int_equal(run(NULL, TOOL " sweep --casess 3"), 2);
+    char *err = last_stderr();
+    assert_non_null(strstr(err, "did you mean '--cases'"));
+    free(err);
+    assert_int_equal(run(NULL, TOOL " sweep --cases 3 --frobnicate"), 2);
+    err = last_stderr();
+    assert_non_null(strstr(err, "unknown flag '--frobnicate'"));
+    free(err);
+    assert_int_equal(run(NULL, TOOL " sweep --format md"), 2);
+    err = last_stderr();
+    assert_non_null(strstr(err, "not an option of 'sweep'"));
+    free(err);
+    assert_int_equal(run(NULL, TOOL " sweep --seed 99999999999999999999999"), 2);
+    assert_int_equal(run(NULL, TOOL " sweep --jobs 100000000000"), 2);
+    assert_int_equal(run(NULL, TOOL " shrink a b"), 2);
+    assert_int_equal(run(NULL, TOOL " sweep --op aclnnGeluBackwardV2,LogitGrad --dtype fp16,bfloat16,float32 --cases 1 --invalid-cases 0 --no-store --output %s/n.json", tmp), 0);
+    assert_int_equal(run(NULL, TOOL " sweep --op GeluBackwardV3"), 2);
+    err = last_stderr();
+    assert_non_null(strstr(err, "did you mean 'GeluBackwardV2'"));
+    free(err);
+}
+
+static void installed_tool_and_library_work_from_the_prefix(void **state)
+{
+    (void)state;
+    /* cmake --install into a prefix; a program built with pkg-config against the installed
+     * headers and library; the installed tool sweeps the installed library from elsewhere */
+    int rc = run(NULL,
+                 "cmake --install " ACLCONFORM_BINARY_DIR " --prefix %s/prefix > /dev/null && "
+                 "printf '#include <aclnnop/aclnn_logit_grad.h>\\nint main(void){aclIntArray *a = aclCreateIntArray(0, 0); return a ? 0 : 0;}\\n' > %s/use.c && "
+                 "PKG_CONFIG_PATH=%s/prefix/lib/pkgconfig cc %s/use.c $(PKG_CONFIG_PATH=%s/prefix/lib/pkgconfig pkg-config --cflags --libs aclnn_impl) -o %s/use && "
+                 "LD_LIBRARY_PATH=%s/prefix/lib %s/use && "
+                 "cd / && %s/prefix/bin/aclnn-conform sweep --target %s/prefix/lib/libaclnn_impl.so --op logit_grad --cases 2 --quiet --no-store --output %s/inst.json",
+                 tmp, tmp, tmp, tmp, tmp, tmp, tmp, tmp, tmp, tmp, tmp);
+    if (rc) {
+        char *err = last_stderr();
+        fail_msg("install check failed (%d): %s", rc, err);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -344,6 +614,13 @@ int main(void)
         cmocka_unit_test(a_target_with_device_hooks_is_run_through_device_memory),
         cmocka_unit_test(three_shards_merge_to_the_unsharded_run),
         cmocka_unit_test(bad_flags_and_files_exit_2_naming_them),
+        cmocka_unit_test(every_printed_id_is_stored_and_fails_on_replay),
+        cmocka_unit_test(fail_lines_are_grouped_and_decode_inputs),
+        cmocka_unit_test(rogue_targets_fail_with_the_right_kind_and_the_sweep_goes_on),
+        cmocka_unit_test(ci_output_junit_github_quiet_and_exit_codes),
+        cmocka_unit_test(sigint_finishes_the_batch_and_marks_the_report),
+        cmocka_unit_test(per_command_help_and_names),
+        cmocka_unit_test(installed_tool_and_library_work_from_the_prefix),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

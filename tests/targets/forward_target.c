@@ -5,8 +5,14 @@
  *     - SoftplusBackward answers a NULL beta with 161002 instead of 161001 (a wrong status);
  *     - NsaCompressGrad flips bit 3 of the first inputGradOut element (an 8-ULP error).
  *   DEVICE_HOOKS (libdevice_target.so): exports abi.md's optional device hooks, with "device"
- *     memory that is a separate allocation the harness must copy to and from. */
+ *     memory that is a separate allocation the harness must copy to and from.
+ *   ROGUE (librogue_target.so): GeluBackwardV2 misbehaves as the environment variable
+ *     ROGUE_MODE says — "oob" writes the byte before its output's first element, "modify"
+ *     changes its input self, "crash" raises SIGSEGV, "hang" never returns, "print" writes to
+ *     stdout and stderr (and is otherwise right); the other operators are right. */
 #include <dlfcn.h>
+#include <signal.h>
+#include <unistd.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -116,9 +122,53 @@ aclnnStatus aclnnNsaCompressGrad(void *ws, uint64_t n, aclOpExecutor *e, aclrtSt
     return run_then_flip("aclnnNsaCompressGrad", nsa_out, 8, ws, n, e, s); /* bit 3: 8 ULP */
 }
 
+#ifdef ROGUE
+static const aclTensor *gelu_out, *gelu_self;
+
+static char *first_of(const aclTensor *t)
+{
+    for (int i = 0; i < nrecs; i++)
+        if (recs[i].t == t) return recs[i].first;
+    return NULL;
+}
+
+aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor *g, const aclTensor *x, char *ap, aclTensor *o, uint64_t *w,
+                                                aclOpExecutor **e)
+{
+    gelu_out = o;
+    gelu_self = x;
+    aclnnStatus (*f)(const aclTensor *, const aclTensor *, char *, aclTensor *, uint64_t *, aclOpExecutor **);
+    void *p = real("aclnnGeluBackwardV2GetWorkspaceSize");
+    memcpy(&f, &p, sizeof f);
+    return f(g, x, ap, o, w, e);
+}
+
+aclnnStatus aclnnGeluBackwardV2(void *ws, uint64_t n, aclOpExecutor *e, aclrtStream s)
+{
+    const char *mode = getenv("ROGUE_MODE");
+    mode = mode ? mode : "";
+    aclnnStatus (*f)(void *, uint64_t, aclOpExecutor *, aclrtStream);
+    void *p = real("aclnnGeluBackwardV2");
+    memcpy(&f, &p, sizeof f);
+    aclnnStatus st = f(ws, n, e, s);
+    char *o = first_of(gelu_out), *x = first_of(gelu_self);
+    if (!strcmp(mode, "oob") && o) o[-1] ^= 0x5a;
+    if (!strcmp(mode, "modify") && x) x[0] ^= 0x01;
+    if (!strcmp(mode, "crash")) raise(SIGSEGV);
+    if (!strcmp(mode, "hang"))
+        for (;;) pause();
+    if (!strcmp(mode, "print")) {
+        printf("hello from the target on stdout\n");
+        fprintf(stderr, "and on stderr\n");
+        fflush(stdout);
+    }
+    return st;
+}
+#else
 FWD(aclnnStatus, aclnnGeluBackwardV2GetWorkspaceSize,
     (const aclTensor *g, const aclTensor *x, char *ap, aclTensor *o, uint64_t *w, aclOpExecutor **e), (g, x, ap, o, w, e))
 FWD(aclnnStatus, aclnnGeluBackwardV2, (void *w, uint64_t n, aclOpExecutor *e, aclrtStream s), (w, n, e, s))
+#endif
 FWD(aclnnStatus, aclnnSoftplusBackward, (void *w, uint64_t n, aclOpExecutor *e, aclrtStream s), (w, n, e, s))
 
 aclnnStatus aclnnSoftplusBackwardGetWorkspaceSize(const aclTensor *g, const aclTensor *x, const aclScalar *beta,
