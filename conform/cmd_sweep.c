@@ -437,6 +437,7 @@ int cmd_sweep(const cf_opts *o_in)
         return st;
     }
     target.guard_pages = o->guard_pages;
+    target.one_thread = foreign && o->jobs > 1; /* workers run one OpenMP thread each */
     if (!foreign && o->jobs > 1) aclconformSetNumThreads(1); /* parallel over cases instead */
     cf_status_row srows[512];
     int nsrows = 0;

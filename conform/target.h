@@ -16,6 +16,8 @@ typedef struct {
     bool isolate;   /* run cases in worker processes (foreign targets; worker.h) */
     bool guard_pages; /* storages between PROT_NONE regions (--guard-pages, foreign targets) */
     char sha256[65];  /* of the library file (foreign targets), recorded in stored cases */
+    bool one_thread;  /* workers start with OMP_NUM_THREADS=1 (--jobs > 1 runs cases in parallel
+                       * instead; an OMP_NUM_THREADS the user set wins) */
     aclTensor *(*create_tensor)(const int64_t *, uint64_t, aclDataType, const int64_t *, int64_t,
                                 aclFormat, const int64_t *, uint64_t, void *);
     aclScalar *(*create_scalar)(void *, aclDataType);

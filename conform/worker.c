@@ -146,9 +146,10 @@ typedef struct {
     int sock;             /* our end of the socket pair (non-blocking) */
     int out;              /* the memory file holding the worker's stdout + stderr */
     const cf_target *t;
+    bool guard, one_thread; /* the settings it was started with */
 } wstate;
 
-static _Thread_local wstate tl = {0, -1, -1, NULL};
+static _Thread_local wstate tl = {0, -1, -1, NULL, false, false};
 
 /* Every live worker's pid, for cf_worker_kill_all() from a signal handler. */
 #define MAX_LIVE 1024
@@ -189,7 +190,7 @@ static void reap(wstate *w, int *wstatus)
     }
     if (w->sock >= 0) close(w->sock);
     if (w->out >= 0) close(w->out);
-    *w = (wstate){0, -1, -1, NULL};
+    *w = (wstate){0, -1, -1, NULL, false, false};
 }
 
 void cf_worker_thread_release(void) { reap(&tl, NULL); }
@@ -251,8 +252,23 @@ static cf_status spawn(const cf_target *t, wstate *w, cf_err *e)
     posix_spawnattr_setsigdefault(&at, &def);
     posix_spawnattr_setpgroup(&at, 0);
     posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+    /* with --jobs > 1 the cases are the parallelism: a worker's OpenMP team of all cores would
+     * oversubscribe the machine J times */
+    char **envp = environ, **own = NULL;
+    if (t->one_thread && !getenv("OMP_NUM_THREADS")) {
+        size_t ne = 0;
+        while (environ[ne]) ne++;
+        own = malloc((ne + 2) * sizeof *own);
+        if (own) {
+            memcpy(own, environ, ne * sizeof *own);
+            own[ne] = "OMP_NUM_THREADS=1";
+            own[ne + 1] = NULL;
+            envp = own;
+        }
+    }
     pid_t pid;
-    int rc = posix_spawn(&pid, exe, &fa, &at, argv, environ);
+    int rc = posix_spawn(&pid, exe, &fa, &at, argv, envp);
+    free(own);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
     close(sv[1]);
@@ -263,7 +279,7 @@ static cf_status spawn(const cf_target *t, wstate *w, cf_err *e)
     }
     live_add(pid);
     fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
-    *w = (wstate){pid, sv[0], out, t};
+    *w = (wstate){pid, sv[0], out, t, t->guard_pages, t->one_thread};
     hello_t h;
     int io = io_all(w->sock, &h, sizeof h, now_s() + 60, false);
     if (io == 0 && h.status == 0) return CFE_OK;
@@ -279,9 +295,14 @@ static cf_status spawn(const cf_target *t, wstate *w, cf_err *e)
                    WIFSIGNALED(ws) ? "signal" : "exit", WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws), tail);
 }
 
+static bool current(const cf_target *t)
+{
+    return tl.pid > 0 && tl.t == t && tl.guard == t->guard_pages && tl.one_thread == t->one_thread;
+}
+
 cf_status cf_worker_probe(const cf_target *t, cf_err *e)
 {
-    if (tl.pid > 0 && tl.t == t) return CFE_OK;
+    if (current(t)) return CFE_OK;
     reap(&tl, NULL);
     return spawn(t, &tl, e);
 }
@@ -345,7 +366,7 @@ static bool recv_result(int fd, const cf_case *c, double deadline, cf_run_result
 cf_status cf_worker_run(const cf_target *t, const cf_case *c, double timeout_s, cf_run_result *r, cf_err *e)
 {
     memset(r, 0, sizeof *r);
-    if (tl.pid <= 0 || tl.t != t) {
+    if (!current(t)) {
         cf_status st = cf_worker_probe(t, e);
         if (st) return st;
     }
