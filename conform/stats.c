@@ -328,6 +328,29 @@ void cf_case_variant_text(const cf_case *c, char *buf, size_t n)
     if (!buf[0]) snprintf(buf, n, "-");
 }
 
+/* The non-string attributes as " name=value" (eps, scale, beta, ...): a line is reproducible
+ * by reading it. */
+static void params_text(const cf_case *c, char *buf, size_t n)
+{
+    size_t k = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < c->nparams && k < n; i++) {
+        const cf_param *p = &c->params[i];
+        if (p->kind == CF_PARAM_STRING || p->kind == CF_PARAM_INTARRAY) continue;
+        if (p->is_null) k += (size_t)snprintf(buf + k, n - k, " %s=null", p->name);
+        else if (p->kind == CF_PARAM_F64) k += (size_t)snprintf(buf + k, n - k, " %s=%.17g", p->name, p->f64);
+        else if (p->kind == CF_PARAM_BOOL) k += (size_t)snprintf(buf + k, n - k, " %s=%s", p->name, p->b ? "true" : "false");
+        else if (p->kind == CF_PARAM_INT) k += (size_t)snprintf(buf + k, n - k, " %s=%lld", p->name, (long long)p->i);
+        else if (p->kind == CF_PARAM_SCALAR) {
+            char v[80];
+            uint8_t bytes[8];
+            memcpy(bytes, &p->scalar_bits, 8); /* little endian: the value's own bytes first */
+            value_text(v, sizeof v, p->scalar_dtype, bytes);
+            k += (size_t)snprintf(buf + k, n - k, " %s=%s", p->name, v);
+        }
+    }
+}
+
 /* "FAIL <op> <out dtype> <variant> <case>" */
 static void case_head(const cf_case *c, const char *case_ref, char *buf, size_t n)
 {
@@ -450,11 +473,12 @@ void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *
                 row->mismatches[s.kind]++;
             }
             if (lines < max_lines || !v->first_failure[0]) {
-                char idx[96], inputs[400], got[80];
+                char idx[96], inputs[400], got[80], attrs[200];
                 element_context(c, t, k, idx, sizeof idx, inputs, sizeof inputs, true);
                 value_text(got, sizeof got, o->dtype, gp);
-                snprintf(line, sizeof line, "%s %s%s %s got %s expected %.17g ulp %.4g scaled %.4g %s tol %g/%g", head,
-                         o->name, idx, inputs, got, eo->r[k], s.ulp, s.scaled, cf_mismatch_name(s.kind), tol->max_ulp,
+                params_text(c, attrs, sizeof attrs);
+                snprintf(line, sizeof line, "%s %s%s%s %s got %s expected %.17g ulp %.4g scaled %.4g %s tol %g/%g", head,
+                         o->name, idx, attrs, inputs, got, eo->r[k], s.ulp, s.scaled, cf_mismatch_name(s.kind), tol->max_ulp,
                          tol->max_scaled_ulp);
                 if (!v->first_failure[0]) {
                     snprintf(v->first_failure, sizeof v->first_failure, "%s", line);
