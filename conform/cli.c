@@ -318,6 +318,14 @@ cf_status cf_parse_opts(const char *cmd, int argc, char **argv, int first, cf_op
                 st = cf_fail(e, CFE_INPUT, "%s needs a value (see 'aclnn-conform %s --help')", name, cmd);
                 break;
             }
+            if (eq) { /* --quiet=3: a switch given a value */
+                for (size_t i = 0; i < NOPTS; i++)
+                    if (!OPTS[i].arg && !strcmp(name + 2, OPTS[i].name) && !strncmp(name, "--", 2)) {
+                        st = cf_fail(e, CFE_INPUT, "%s is a switch and takes no value (got '%s')", name, bad);
+                        break;
+                    }
+                if (st) break;
+            }
             const char *cands[NOPTS];
             int nc = 0;
             for (size_t i = 0; i < NOPTS; i++)

@@ -1,6 +1,7 @@
 /* aclnn-conform replay PATH...: rerun stored cases against a target, with no oracle: compare
  * with the stored golden values; one line per failing element and a rerun command. */
 #include <dirent.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,7 +33,9 @@ static cf_status collect(const char *path, char ***dirs, int *n, int *cap, int d
         if (de->d_name[0] == '.') continue; /* ., .., and .tmp-* directories of interrupted writes */
         char sub[4096];
         snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
-        if (cf_is_dir(sub)) st = collect(sub, dirs, n, cap, depth + 1, e);
+        struct stat lst;
+        if (lstat(sub, &lst) != 0 || S_ISLNK(lst.st_mode)) continue; /* never followed out of the corpus */
+        if (S_ISDIR(lst.st_mode)) st = collect(sub, dirs, n, cap, depth + 1, e);
     }
     closedir(d);
     return st;

@@ -86,7 +86,8 @@ static double now_s(void)
 /* Store a failing case (shrunk unless it cannot be), run it again and score it under its stored
  * path: res->v becomes that verdict.  A stored case that passes on its rerun (a target that is
  * not deterministic) is replaced by the unshrunk one; if that passes too, the line says so. */
-static void store_failure(sweep_ctx *S, const job_t *j, cf_case *c, cf_expected *x, result_t *res, const char *variant)
+static void store_failure(sweep_ctx *S, const job_t *j, cf_case *c, cf_expected *x, result_t *res, const char *variant,
+                          const char *ref)
 {
     const cf_opts *o = S->o;
     cf_err e = {{0}};
@@ -100,6 +101,17 @@ static void store_failure(sweep_ctx *S, const job_t *j, cf_case *c, cf_expected 
                       !strcmp(res->v.kind, "mask_not_zero");
     double left = S->deadline - now_s();
     double budget = left < 5.0 ? left : 5.0;
+    if (!strcmp(res->v.kind, "timeout")) { /* stored as generated, not run again (another timeout) */
+        if (!st) st = cf_case_write(o->corpus, c, x, CF_TOOL_NAME " " CF_TOOL_VERSION, res->stored, sizeof res->stored, &e);
+        const char *at = st ? NULL : strstr(res->v.first_failure, ref);
+        if (at) { /* the same line, naming the stored case */
+            char line[sizeof res->v.first_failure];
+            snprintf(line, sizeof line, "%.*s%s%s", (int)(at - res->v.first_failure), res->v.first_failure, res->stored,
+                     at + strlen(ref));
+            snprintf(res->v.first_failure, sizeof res->v.first_failure, "%s", line);
+            return;
+        }
+    }
     for (int attempt = 0; attempt < 2 && !st; attempt++) {
         cf_case small, *keep = c;
         cf_expected sx = {0};
@@ -200,7 +212,7 @@ static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
             if (c.tensors[i].output && c.tensors[i].present) out0 = &c.tensors[i];
         snprintf(res->group, sizeof res->group, "%s %s %s %s", cf_op_name(op), out0 ? cf_dtype_name(out0->dtype) : "-",
                  variant, res->v.kind);
-        if (!o->no_store) store_failure(S, j, &c, &x, res, s ? s->variant : "");
+        if (!o->no_store) store_failure(S, j, &c, &x, res, s ? s->variant : "", ref);
         /* the row links the stored case, or nothing */
         if (s) {
             res->row.nfailed_ids = 0;
@@ -479,15 +491,14 @@ int cmd_sweep(const cf_opts *o_in)
     const int B = 8; /* case indices per stream per batch */
     double last_draw = -1, last_beat = 0;
     int64_t planned = 0; /* with a case budget: the whole run, for the progress line */
-    for (int i = 0; i < nsrows; i++)
-        for (int64_t k = 0; k < o->invalid_cases; k++) planned += k % o->shard_n == o->shard_k;
+    planned += (int64_t)nsrows * ((o->invalid_cases + o->shard_n - 1 - o->shard_k) / o->shard_n);
     for (int s = 0; s < nstreams; s++) {
         int64_t limit = o->cases ? o->cases : 0;
         if (o->exhaustive) limit = fz_exhaustive_count(cz[streams[s].op], &streams[s], o->exhaustive_f32);
         if (o->cases && limit > o->cases) limit = o->cases;
         planned += (limit + o->shard_n - 1 - o->shard_k) / o->shard_n;
     }
-    size_t cap = (size_t)(nstreams * B + nsrows * (o->invalid_cases + 1) + 1);
+    size_t cap = (size_t)(nstreams * B + nsrows * B + 1);
     job_t *jobs = calloc(cap, sizeof(job_t));
     result_t *res = calloc(cap, sizeof(result_t));
     junit_case *jc = calloc((size_t)(nstreams + nsrows + 1), sizeof(junit_case));
@@ -519,16 +530,17 @@ int cmd_sweep(const cf_opts *o_in)
 
     for (int round = 0;; round++) {
         int nj = 0;
-        if (round == 0) { /* the invalid-input cases first: cheap, and a status table needs them */
-            for (int i = 0; i < nsrows; i++) {
-                cf_op op;
-                cf_op_parse(srows[i].op, &op);
-                int rule = fz_rule_find(cz[op], o->profile, srows[i].rule);
-                for (int64_t k = 0; k < o->invalid_cases; k++)
-                    if (k % o->shard_n == o->shard_k) jobs[nj++] = (job_t){JOB_INVALID, -1, op, rule, i, k};
-            }
-        }
         bool more = false;
+        /* the invalid-input cases first in each batch (cheap; a status table needs them), B
+         * indices per rule per batch like the streams: memory does not grow with --invalid-cases */
+        for (int i = 0; i < nsrows; i++) {
+            cf_op op;
+            cf_op_parse(srows[i].op, &op);
+            int rule = fz_rule_find(cz[op], o->profile, srows[i].rule);
+            for (int64_t k = (int64_t)round * B; k < (int64_t)(round + 1) * B && k < o->invalid_cases; k++)
+                if (k % o->shard_n == o->shard_k) jobs[nj++] = (job_t){JOB_INVALID, -1, op, rule, i, k};
+            if ((int64_t)(round + 1) * B < o->invalid_cases) more = true;
+        }
         for (int s = 0; s < nstreams; s++) {
             int64_t limit = o->cases ? o->cases : INT64_MAX;
             if (o->exhaustive) {

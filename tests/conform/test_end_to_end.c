@@ -470,6 +470,15 @@ static void rogue_targets_fail_with_the_right_kind_and_the_sweep_goes_on(void **
         cJSON_Delete(r);
         free(out);
     }
+    /* --time bounds the run even when every case hangs: budget + about one timeout */
+    {
+        char *o2;
+        assert_int_equal(run(&o2, "t0=$(date +%%s.%%N); ROGUE_MODE=hang " TOOL " sweep --target " ROGUE_TARGET " --op gelu_backward_v2 --time 3 --timeout 1 --jobs 2 --corpus %s/hang --output %s/hang.json > /dev/null; "
+                              "t1=$(date +%%s.%%N); awk -v a=$t0 -v b=$t1 'BEGIN { print b - a }'", tmp, tmp), 0);
+        double secs = atof(o2);
+        if (!(secs > 2.5 && secs < 5.5)) fail_msg("--time 3 --timeout 1 with a hanging target took %.1f s", secs);
+        free(o2);
+    }
     /* a target that prints: its output is captured, never mixed into the tool's */
     char *out;
     assert_int_equal(run(&out, "ROGUE_MODE=print " TOOL " sweep --target " ROGUE_TARGET " --op gelu_backward_v2 --cases 2 --invalid-cases 0 --no-store --output %s/p.json", tmp), 0);
@@ -550,6 +559,19 @@ static void sigint_finishes_the_batch_and_marks_the_report(void **state)
     free(out);
 }
 
+static void a_corpus_symlink_is_not_followed(void **state)
+{
+    (void)state;
+    char *out;
+    /* a loop and a link out of the corpus: replay sees only the real case directories */
+    int rc = run(&out, "mkdir -p %s/sl/logit_grad && cp -r " ACLCONFORM_SOURCE_DIR "/corpus/logit_grad/$(ls " ACLCONFORM_SOURCE_DIR "/corpus/logit_grad | head -1) %s/sl/logit_grad/ && "
+                       "ln -s .. %s/sl/logit_grad/loop && ln -s " ACLCONFORM_SOURCE_DIR "/corpus %s/sl/outside && " TOOL " replay %s/sl",
+                 tmp, tmp, tmp, tmp, tmp);
+    assert_int_equal(rc, 0);
+    assert_non_null(strstr(out, "replay: 1 passed, 0 failed"));
+    free(out);
+}
+
 static void per_command_help_and_names(void **state)
 {
     (void)state;
@@ -580,6 +602,16 @@ static void per_command_help_and_names(void **state)
     assert_int_equal(run(NULL, TOOL " sweep --seed 99999999999999999999999"), 2);
     assert_int_equal(run(NULL, TOOL " sweep --jobs 100000000000"), 2);
     assert_int_equal(run(NULL, TOOL " shrink a b"), 2);
+    assert_int_equal(run(NULL, TOOL " sweep --quiet=3"), 2);
+    err = last_stderr();
+    assert_non_null(strstr(err, "takes no value"));
+    free(err);
+    assert_int_equal(run(NULL, TOOL " sweep --cases 16 --time 1"), 2); /* alternatives */
+    assert_int_equal(run(NULL, TOOL " sweep stray"), 2);
+    assert_int_equal(run(NULL, TOOL " sweep --shard 0/99999999999"), 2);
+    assert_int_equal(run(NULL, TOOL " sweep --invalid-cases 4611686018427387904"), 2);
+    /* a huge but valid --invalid-cases is batched: bounded by --time, no giant allocation */
+    assert_int_equal(run(NULL, TOOL " sweep --op logit_grad --invalid-cases 1000000000 --time 1 --quiet --no-store --output %s/ic.json", tmp), 0);
     assert_int_equal(run(NULL, TOOL " sweep --op aclnnGeluBackwardV2,LogitGrad --dtype fp16,bfloat16,float32 --cases 1 --invalid-cases 0 --no-store --output %s/n.json", tmp), 0);
     assert_int_equal(run(NULL, TOOL " sweep --op GeluBackwardV3"), 2);
     err = last_stderr();
@@ -620,6 +652,7 @@ int main(void)
         cmocka_unit_test(ci_output_junit_github_quiet_and_exit_codes),
         cmocka_unit_test(sigint_finishes_the_batch_and_marks_the_report),
         cmocka_unit_test(per_command_help_and_names),
+        cmocka_unit_test(a_corpus_symlink_is_not_followed),
         cmocka_unit_test(installed_tool_and_library_work_from_the_prefix),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
