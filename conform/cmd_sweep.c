@@ -25,19 +25,20 @@
 #include "shrink.h"
 #include "worker.h"
 
-enum { JOB_VALID, JOB_INVALID, JOB_EXHAUSTIVE };
+enum { JOB_VALID, JOB_INVALID, JOB_EXHAUSTIVE, JOB_PROTOCOL };
 
 typedef struct {
     int kind;
     int stream;  /* index into streams (valid/exhaustive) */
     cf_op op;    /* invalid */
-    int rule;    /* invalid */
+    int rule;    /* invalid; protocol: the cf_protocol */
     int status_row;
     int64_t k;
 } job_t;
 
 typedef struct {
     bool skipped; /* not run: interrupted or past the deadline */
+    bool not_applicable; /* a protocol check that did not apply to its case */
     cf_row row;
     cf_case_verdict v; /* of the stored case when one was stored, else of the generated one */
     char group[160];   /* op dtype variant kind */
@@ -177,7 +178,17 @@ static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
     fz_status fs;
     const fz_stream *s = j->kind == JOB_INVALID ? NULL : &S->streams[j->stream];
     cf_op op = s ? s->op : j->op;
-    if (j->kind == JOB_VALID) fs = fz_generate(S->cz[op], o->profile, s, o->seed, j->k, &c);
+    res->not_applicable = false;
+    if (j->kind == JOB_PROTOCOL) { /* valid inputs of a stream of op, the protocol step as the rule */
+        s = NULL;
+        fs = fz_generate(S->cz[op], o->profile, &S->streams[j->stream], o->seed, j->k + (INT64_C(1) << 40), &c);
+        if (fs == FZ_OK) {
+            static const char *const names[] = {"", CF_PROTO_RULE_NULL_EXECUTOR, CF_PROTO_RULE_SHORT_WORKSPACE,
+                                                CF_PROTO_RULE_NULL_WORKSPACE};
+            snprintf(c.rule, sizeof c.rule, "%s", names[j->rule]);
+            c.expect_status = j->rule == CF_PROTO_NULL_EXECUTOR ? 161001 : 161002;
+        }
+    } else if (j->kind == JOB_VALID) fs = fz_generate(S->cz[op], o->profile, s, o->seed, j->k, &c);
     else if (j->kind == JOB_EXHAUSTIVE) fs = fz_exhaustive_case(S->cz[op], o->profile, s, o->seed, j->k, &c);
     else fs = fz_generate_invalid(S->cz[op], o->profile, j->rule, o->seed, j->k, &c);
     if (fs != FZ_OK) {
@@ -203,6 +214,10 @@ static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
         goto done;
     }
     if (s) cf_row_init(&res->row, cf_op_name(op), s->dtype, s->variant, &tol);
+    if (r.not_applicable) { /* a protocol check with nothing to check (planned workspace 0) */
+        res->not_applicable = true;
+        goto done;
+    }
     cf_score_case(&c, &x, &r, &tol, j->k, ref, s ? &res->row : NULL, &res->v, NULL, NULL, 0);
     if (!res->v.pass) {
         char variant[96];
@@ -465,6 +480,23 @@ int cmd_sweep(const cf_opts *o_in)
         }
     }
 
+    /* protocol checks (run.h): three rows per operator with a selected stream */
+    int first_proto_row = nsrows, op_streams[CF_OP_COUNT][256], n_op_streams[CF_OP_COUNT] = {0};
+    for (int i = 0; i < nstreams; i++) op_streams[streams[i].op][n_op_streams[streams[i].op]++] = i;
+    for (int op = 0; op < CF_OP_COUNT && !o->exhaustive; op++) {
+        if (!n_op_streams[op]) continue;
+        static const struct { const char *rule; int32_t status; } P[] = {
+            {CF_PROTO_RULE_NULL_EXECUTOR, 161001}, {CF_PROTO_RULE_SHORT_WORKSPACE, 161002}, {CF_PROTO_RULE_NULL_WORKSPACE, 161002}};
+        for (int i = 0; i < 3 && nsrows < 512; i++) {
+            cf_status_row *sr = &srows[nsrows];
+            memset(sr, 0, sizeof *sr);
+            snprintf(sr->op, sizeof sr->op, "%s", cf_op_name((cf_op)op));
+            snprintf(sr->rule, sizeof sr->rule, "%s", P[i].rule);
+            sr->expected = P[i].status;
+            nsrows++;
+        }
+    }
+
     time_t wall = time(NULL);
     char started[32], stamp[32], run_id[256];
     strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", gmtime(&wall));
@@ -498,7 +530,7 @@ int cmd_sweep(const cf_opts *o_in)
         if (o->cases && limit > o->cases) limit = o->cases;
         planned += (limit + o->shard_n - 1 - o->shard_k) / o->shard_n;
     }
-    size_t cap = (size_t)(nstreams * B + nsrows * B + 1);
+    size_t cap = (size_t)(nstreams * B + nsrows * B + 1); /* nsrows includes the protocol rows */
     job_t *jobs = calloc(cap, sizeof(job_t));
     result_t *res = calloc(cap, sizeof(result_t));
     junit_case *jc = calloc((size_t)(nstreams + nsrows + 1), sizeof(junit_case));
@@ -536,9 +568,23 @@ int cmd_sweep(const cf_opts *o_in)
         for (int i = 0; i < nsrows; i++) {
             cf_op op;
             cf_op_parse(srows[i].op, &op);
-            int rule = fz_rule_find(cz[op], o->profile, srows[i].rule);
-            for (int64_t k = (int64_t)round * B; k < (int64_t)(round + 1) * B && k < o->invalid_cases; k++)
-                if (k % o->shard_n == o->shard_k) jobs[nj++] = (job_t){JOB_INVALID, -1, op, rule, i, k};
+            bool proto = i >= first_proto_row;
+            int rule = proto ? 0 : fz_rule_find(cz[op], o->profile, srows[i].rule);
+            if (proto) {
+                cf_case *probe = calloc(1, sizeof *probe);
+                if (probe) {
+                    snprintf(probe->rule, sizeof probe->rule, "%s", srows[i].rule);
+                    rule = (int)cf_protocol_of(probe);
+                    free(probe);
+                }
+            }
+            for (int64_t k = (int64_t)round * B; k < (int64_t)(round + 1) * B && k < o->invalid_cases; k++) {
+                if (k % o->shard_n != o->shard_k) continue;
+                if (proto) /* the op's streams in turn: every dtype meets the protocol */
+                    jobs[nj++] = (job_t){JOB_PROTOCOL, op_streams[op][k % n_op_streams[op]], op, rule, i, k};
+                else
+                    jobs[nj++] = (job_t){JOB_INVALID, -1, op, rule, i, k};
+            }
             if ((int64_t)(round + 1) * B < o->invalid_cases) more = true;
         }
         for (int s = 0; s < nstreams; s++) {
@@ -562,15 +608,20 @@ int cmd_sweep(const cf_opts *o_in)
                 skipped++;
                 continue;
             }
+            if (r->not_applicable) {
+                srows[j->status_row].not_applicable++;
+                continue;
+            }
             total_cases++;
             if (r->err) {
                 internal++;
                 fprintf(stderr, "%saclnn-conform: internal error: %s\n", tty ? "\r\033[K" : "", r->errmsg);
                 continue;
             }
-            junit_case *tc = j->kind == JOB_INVALID ? &jc[nstreams + j->status_row] : &jc[j->stream];
+            bool status_job = j->kind == JOB_INVALID || j->kind == JOB_PROTOCOL;
+            junit_case *tc = status_job ? &jc[nstreams + j->status_row] : &jc[j->stream];
             tc->cases++;
-            if (j->kind == JOB_INVALID) {
+            if (status_job) {
                 cf_status_row *sr = &srows[j->status_row];
                 sr->cases++;
                 if (!r->v.pass) {
@@ -658,6 +709,7 @@ int cmd_sweep(const cf_opts *o_in)
         cJSON_AddNumberToObject(x, "expected", srows[i].expected);
         cJSON_AddNumberToObject(x, "cases", (double)srows[i].cases);
         cJSON_AddNumberToObject(x, "mismatches", (double)srows[i].mismatches);
+        if (i >= first_proto_row) cJSON_AddNumberToObject(x, "not_applicable", (double)srows[i].not_applicable);
         cJSON_AddStringToObject(x, "example", srows[i].example);
         cJSON_AddItemToArray(sc, x);
         snprintf(jc[nstreams + i].classname, sizeof jc[0].classname, "%s", srows[i].op);

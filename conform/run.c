@@ -226,8 +226,38 @@ static cf_status run_here(const cf_target *t, const cf_case *c, cf_run_result *r
     }
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
+    cf_protocol proto = cf_protocol_of(c);
+    if (proto == CF_PROTO_NULL_EXECUTOR) { /* execute(NULL executor) must be 161001 */
+        r->status = t->exec[c->op](NULL, 0, NULL, NULL);
+        r->phase = 1;
+        goto outputs;
+    }
     r->status = cf_adapters[c->op]->call_ws(t->get_ws[c->op], c, tensors, params, &ws, &ex);
     r->phase = 0;
+    if (r->status == 0 && (proto == CF_PROTO_SHORT_WORKSPACE || proto == CF_PROTO_NULL_WORKSPACE)) {
+        if (ws == 0) { /* nothing to shorten: the check does not apply to this case */
+            r->not_applicable = true;
+        } else if (ws <= cf_max_bytes()) {
+            /* the rejected call (161002) must leave the executor valid for a proper retry */
+            void *shorter = proto == CF_PROTO_SHORT_WORKSPACE && !on_dev ? malloc(ws) : NULL;
+            if (on_dev && proto == CF_PROTO_SHORT_WORKSPACE && t->dev_alloc(&shorter, ws) != 0) shorter = NULL;
+            int32_t first = proto == CF_PROTO_SHORT_WORKSPACE && !shorter ? -1
+                                                                         : t->exec[c->op](shorter, proto == CF_PROTO_SHORT_WORKSPACE ? ws - 1 : ws, ex, NULL);
+            if (on_dev && shorter) t->dev_free(shorter);
+            else free(shorter);
+            if (first == -1) {
+                snprintf(r->error, sizeof r->error, "out of memory for a workspace of %llu bytes", (unsigned long long)ws);
+                if (t->destroy_executor) t->destroy_executor(ex);
+                goto done;
+            }
+            if (first == 0) { /* accepted: it ran, and released the executor; nothing to retry */
+                r->status = 0;
+                r->phase = 1;
+                goto outputs;
+            }
+            r->protocol_status = first;
+        }
+    }
     if (r->status != 0) {
         if (ex) {
             r->executor_leak_check = true;
@@ -254,13 +284,20 @@ static cf_status run_here(const cf_target *t, const cf_case *c, cf_run_result *r
                     snprintf(r->error, sizeof r->error, "device copy of %s failed", c->tensors[i].name);
         }
     }
+    if (r->protocol_status) { /* the rejection is the verdict; the retry had to succeed */
+        if (r->status != 0 && !r->error[0])
+            snprintf(r->error, sizeof r->error, "the retry with the planned workspace after a rejected %s returned %d (the executor must stay valid)",
+                     proto == CF_PROTO_SHORT_WORKSPACE ? "short workspace" : "NULL workspace", r->status);
+        r->status = r->protocol_status;
+    }
+outputs:
     for (int i = 0; i < c->ntensors; i++) /* inputs unchanged, whatever the status */
         if (c->tensors[i].present && !c->tensors[i].output && buf[i].base) check_input(&c->tensors[i], &buf[i], r);
     for (int i = 0; i < c->ntensors; i++) {
         const cf_tensor *ct = &c->tensors[i];
         if (!ct->present || !ct->output || r->nout >= 2) continue;
         cf_run_out *o = &r->out[r->nout++];
-        if (r->status != 0) { /* no values to read; a write outside the storage still counts */
+        if (r->status != 0 || proto != CF_PROTO_NONE) { /* no values to read; a write outside the storage still counts */
             snprintf(o->name, sizeof o->name, "%s", ct->name);
             o->dtype = ct->dtype;
             if (buf[i].base) o->wrote_outside = guard_broken(&buf[i], o->outside, sizeof o->outside);
@@ -282,6 +319,14 @@ done:
         guarded_free(&buf[i]);
     }
     return st;
+}
+
+cf_protocol cf_protocol_of(const cf_case *c)
+{
+    if (!strcmp(c->rule, CF_PROTO_RULE_NULL_EXECUTOR)) return CF_PROTO_NULL_EXECUTOR;
+    if (!strcmp(c->rule, CF_PROTO_RULE_SHORT_WORKSPACE)) return CF_PROTO_SHORT_WORKSPACE;
+    if (!strcmp(c->rule, CF_PROTO_RULE_NULL_WORKSPACE)) return CF_PROTO_NULL_WORKSPACE;
+    return CF_PROTO_NONE;
 }
 
 cf_status cf_run_here(const cf_target *t, const cf_case *c, cf_run_result *r, cf_err *e)

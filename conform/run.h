@@ -32,11 +32,26 @@ typedef struct {
     int phase;          /* 0 = GetWorkspaceSize, 1 = execute */
     bool executor_leak_check; /* an executor came back with a non-zero status (must be NULL) */
     char error[512];    /* worker crash / timeout / setup failure ("" when none) */
+    bool not_applicable; /* a protocol check that does not apply (planned workspace 0) */
+    int32_t protocol_status; /* a protocol check's rejected call (then status is that status) */
     bool modified_input; /* the target changed an input's storage or its guard zones */
     char modified[96];   /* which input, for the failure line */
     int nout;
     cf_run_out out[2];
 } cf_run_result;
+
+/* Protocol checks (ops.md "executor protocol"), run on valid inputs by every target.  A case
+ * whose rule names one runs that step instead of the plain two phases:
+ *   protocol_null_executor   execute(NULL, 0, NULL executor)              -> 161001
+ *   protocol_short_workspace execute with workspaceSize = planned - 1     -> 161002, then a retry
+ *                            with the planned workspace must return 0 (the executor stays valid)
+ *   protocol_null_workspace  execute(NULL workspace, planned size > 0)    -> 161002, then retry
+ * Outputs are not scored (plain cases do that); guard zones are checked. */
+#define CF_PROTO_RULE_NULL_EXECUTOR "protocol_null_executor"
+#define CF_PROTO_RULE_SHORT_WORKSPACE "protocol_short_workspace"
+#define CF_PROTO_RULE_NULL_WORKSPACE "protocol_null_workspace"
+typedef enum { CF_PROTO_NONE, CF_PROTO_NULL_EXECUTOR, CF_PROTO_SHORT_WORKSPACE, CF_PROTO_NULL_WORKSPACE } cf_protocol;
+cf_protocol cf_protocol_of(const cf_case *c);
 
 /* timeout_s applies to isolated (foreign) targets only. */
 cf_status cf_run_case(const cf_target *t, const cf_case *c, double timeout_s, cf_run_result *r,

@@ -44,6 +44,7 @@ typedef struct {
     char rule[48];
     int32_t expected;
     int64_t cases, mismatches;
+    int64_t not_applicable; /* protocol checks that did not apply (planned workspace 0) */
     char example[160];
 } cf_status_row;
 

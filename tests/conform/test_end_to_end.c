@@ -489,6 +489,39 @@ static void rogue_targets_fail_with_the_right_kind_and_the_sweep_goes_on(void **
     free(err);
 }
 
+static void protocol_checks_run_on_every_target(void **state)
+{
+    (void)state;
+    char *out;
+    /* a target that plans a workspace and never checks it: both workspace checks fail */
+    int rc = run(&out, "ROGUE_MODE=ws " TOOL " sweep --target " ROGUE_TARGET " --op gelu_backward_v2 --cases 1 --invalid-cases 2 --corpus %s/ws --output %s/ws.json", tmp, tmp);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "status 0 (phase execute), expected 161002 for rule protocol_short_workspace"));
+    assert_non_null(strstr(out, "expected 161002 for rule protocol_null_workspace"));
+    assert_null(strstr(out, "protocol_null_executor")); /* that one it does right */
+    free(out);
+    /* the stored protocol case replays, failing there too */
+    assert_int_equal(run(NULL, "ROGUE_MODE=ws " TOOL " replay %s/ws --target " ROGUE_TARGET, tmp), 1);
+    /* one that checks it (161002, executor kept, the retry succeeds) passes them */
+    rc = run(&out, "ROGUE_MODE=ws_ok " TOOL " sweep --target " ROGUE_TARGET " --op gelu_backward_v2 --cases 1 --invalid-cases 2 --no-store --output %s/wsok.json", tmp);
+    assert_int_equal(rc, 0);
+    free(out);
+    char p[600];
+    snprintf(p, sizeof p, "%s/wsok.json", tmp);
+    cJSON *r = load_json(p);
+    const cJSON *row;
+    int proto = 0;
+    cJSON_ArrayForEach(row, field(r, "status_checks"))
+    {
+        if (strncmp(field(row, "rule")->valuestring, "protocol_", 9)) continue;
+        proto++;
+        assert_true(field(row, "cases")->valuedouble == 2); /* applied: the workspace is 64 bytes */
+        assert_true(field(row, "mismatches")->valuedouble == 0);
+    }
+    assert_int_equal(proto, 3);
+    cJSON_Delete(r);
+}
+
 static void ci_output_junit_github_quiet_and_exit_codes(void **state)
 {
     (void)state;
@@ -652,6 +685,7 @@ int main(void)
         cmocka_unit_test(fail_lines_are_grouped_and_decode_inputs),
         cmocka_unit_test(rogue_targets_fail_with_the_right_kind_and_the_sweep_goes_on),
         cmocka_unit_test(ci_output_junit_github_quiet_and_exit_codes),
+        cmocka_unit_test(protocol_checks_run_on_every_target),
         cmocka_unit_test(sigint_finishes_the_batch_and_marks_the_report),
         cmocka_unit_test(per_command_help_and_names),
         cmocka_unit_test(a_corpus_symlink_is_not_followed),

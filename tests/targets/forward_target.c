@@ -9,7 +9,8 @@
  *   ROGUE (librogue_target.so): GeluBackwardV2 misbehaves as the environment variable
  *     ROGUE_MODE says — "oob" writes the byte before its output's first element, "modify"
  *     changes its input self, "crash" raises SIGSEGV, "hang" never returns, "print" writes to
- *     stdout and stderr (and is otherwise right); the other operators are right. */
+ *     stdout and stderr (and is otherwise right), "ws" plans a 64-byte workspace and never checks
+ *     it, "ws_ok" plans one and checks it (ops.md protocol); the other operators are right. */
 #include <dlfcn.h>
 #include <signal.h>
 #include <unistd.h>
@@ -140,7 +141,10 @@ aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor *g, const aclTen
     aclnnStatus (*f)(const aclTensor *, const aclTensor *, char *, aclTensor *, uint64_t *, aclOpExecutor **);
     void *p = real("aclnnGeluBackwardV2GetWorkspaceSize");
     memcpy(&f, &p, sizeof f);
-    return f(g, x, ap, o, w, e);
+    aclnnStatus st = f(g, x, ap, o, w, e);
+    const char *mode = getenv("ROGUE_MODE");
+    if (st == 0 && w && mode && !strncmp(mode, "ws", 2)) *w = 64; /* plans a workspace */
+    return st;
 }
 
 aclnnStatus aclnnGeluBackwardV2(void *ws, uint64_t n, aclOpExecutor *e, aclrtStream s)
@@ -150,6 +154,9 @@ aclnnStatus aclnnGeluBackwardV2(void *ws, uint64_t n, aclOpExecutor *e, aclrtStr
     aclnnStatus (*f)(void *, uint64_t, aclOpExecutor *, aclrtStream);
     void *p = real("aclnnGeluBackwardV2");
     memcpy(&f, &p, sizeof f);
+    /* "ws_ok" checks the workspace it planned like ops.md says (161002, executor kept); "ws"
+     * plans one and never checks it */
+    if (!strcmp(mode, "ws_ok") && e && (n < 64 || !ws)) return 161002;
     aclnnStatus st = f(ws, n, e, s);
     char *o = first_of(gelu_out), *x = first_of(gelu_self);
     if (!strcmp(mode, "oob") && o) o[-1] ^= 0x5a;
