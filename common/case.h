@@ -94,6 +94,9 @@ typedef struct {
      * SHA-256 of its file (64 hex digits, "" = unknown); replay and shrink default to it. */
     char target_path[1024];
     char target_sha256[65];
+    /* run-time only, never stored: op threads for this run (0 = the target's default) through
+     * the target's optional aclconformSetNumThreads (the sweep's determinism check) */
+    int op_threads;
 } cf_case;
 
 int64_t cf_tensor_numel(const cf_tensor *t);         /* product of shape (1 for rank 0) */

@@ -25,7 +25,7 @@
 #include "shrink.h"
 #include "worker.h"
 
-enum { JOB_VALID, JOB_INVALID, JOB_EXHAUSTIVE, JOB_PROTOCOL };
+enum { JOB_VALID, JOB_INVALID, JOB_EXHAUSTIVE, JOB_PROTOCOL, JOB_THREADS };
 
 typedef struct {
     int kind;
@@ -181,7 +181,9 @@ static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
     res->not_applicable = false;
     if (j->kind == JOB_PROTOCOL) { /* valid inputs of a stream of op, the protocol step as the rule */
         s = NULL;
-        fs = fz_generate(S->cz[op], o->profile, &S->streams[j->stream], o->seed, j->k + (INT64_C(1) << 40), &c);
+        /* indices of their own per check (2^40 + check * 2^32 + k): distinct inputs, distinct ids */
+        fs = fz_generate(S->cz[op], o->profile, &S->streams[j->stream], o->seed,
+                         (INT64_C(1) << 40) + ((int64_t)j->rule << 32) + j->k, &c);
         if (fs == FZ_OK) {
             static const char *const names[] = {"", CF_PROTO_RULE_NULL_EXECUTOR, CF_PROTO_RULE_SHORT_WORKSPACE,
                                                 CF_PROTO_RULE_NULL_WORKSPACE};
@@ -288,6 +290,89 @@ static void run_batch(sweep_ctx *S, int nthreads)
     pthread_mutex_lock(&S->mu);
     while (S->active > 0) pthread_cond_wait(&S->done, &S->mu);
     pthread_mutex_unlock(&S->mu);
+}
+
+/* Determinism across op threads (ops.md: results do not depend on the thread count): the first
+ * valid case of each stream in the batch runs again with 1 op thread and with 2, 3 or 4 (in
+ * turn), through the target's aclconformSetNumThreads, and the outputs must be bit-identical.
+ * Runs on this thread while the pool is idle (the setting is process-wide in the built-in
+ * target).  Appends one JOB_THREADS job + result per checked case; returns the new job count. */
+static int thread_checks(sweep_ctx *S, int nj, int round)
+{
+    const cf_opts *o = S->o;
+    if (!S->target->set_threads || o->exhaustive) return nj;
+    int tried[256] = {0};
+    int n0 = nj;
+    for (int i = 0; i < n0; i++) {
+        const job_t *j = &S->jobs[i];
+        /* the first of a stream's cases in the batch with at least 2 output elements (up to 4 tried) */
+        if (j->kind != JOB_VALID || tried[j->stream] < 0 || tried[j->stream] >= 4 || S->res[i].skipped || S->res[i].err || g_signal)
+            continue;
+        tried[j->stream]++;
+        const fz_stream *s = &S->streams[j->stream];
+        cf_case c;
+        if (fz_generate(S->cz[s->op], o->profile, s, o->seed, j->k, &c) != FZ_OK) continue;
+        int64_t n = 0;
+        for (int t = 0; t < c.ntensors; t++)
+            if (c.tensors[t].present && c.tensors[t].output) n += cf_tensor_numel(&c.tensors[t]);
+        if (n < 2) {
+            cf_case_free(&c);
+            continue;
+        }
+        tried[j->stream] = -1;
+        int many = 2 + round % 3;
+        cf_run_result a, b;
+        cf_err e = {{0}};
+        c.op_threads = 1;
+        cf_status sa = cf_run_case(S->target, &c, o->timeout_s, &a, &e);
+        c.op_threads = many;
+        cf_status sb = sa ? sa : cf_run_case(S->target, &c, o->timeout_s, &b, &e);
+        job_t *tj = &S->jobs[nj];
+        result_t *r = &S->res[nj];
+        memset(r, 0, sizeof *r);
+        *tj = (job_t){JOB_THREADS, j->stream, s->op, 0, -1, j->k};
+        nj++;
+        cf_row_init(&r->row, cf_op_name(s->op), s->dtype, s->variant, NULL);
+        r->v.pass = true;
+        char diff[300] = "";
+        if (!sa && !sb) {
+            if (a.error[0] || b.error[0] || a.status || b.status) {
+                if (a.status != b.status || !!a.error[0] != !!b.error[0])
+                    snprintf(diff, sizeof diff, "status %d with 1 op thread, %d with %d%s%s", a.status, b.status, many,
+                             b.error[0] ? ": " : "", b.error);
+            } else {
+                for (int k = 0; k < a.nout && !diff[0]; k++) {
+                    size_t es = cf_dtype_size(a.out[k].dtype);
+                    for (int64_t x = 0; x < a.out[k].n && a.out[k].n == b.out[k].n; x++)
+                        if (memcmp(a.out[k].bits + x * (int64_t)es, b.out[k].bits + x * (int64_t)es, es)) {
+                            uint64_t va = 0, vb = 0;
+                            memcpy(&va, a.out[k].bits + x * (int64_t)es, es);
+                            memcpy(&vb, b.out[k].bits + x * (int64_t)es, es);
+                            snprintf(diff, sizeof diff, "output %s flat element %lld is 0x%llx with 1 op thread, 0x%llx with %d",
+                                     a.out[k].name, (long long)x, (unsigned long long)va, (unsigned long long)vb, many);
+                            break;
+                        }
+                }
+            }
+        }
+        if (!sa) cf_run_result_free(&a);
+        if (!sa && !sb) cf_run_result_free(&b);
+        if (diff[0]) {
+            char variant[96];
+            cf_case_variant_text(&c, variant, sizeof variant);
+            r->v.pass = false;
+            snprintf(r->v.kind, sizeof r->v.kind, "nondeterministic");
+            snprintf(r->v.first_failure, sizeof r->v.first_failure,
+                     "FAIL %s %s %s (case %s#%lld of seed 0x%llx, not stored: replay runs one thread count): nondeterministic: %s",
+                     cf_op_name(s->op), cf_dtype_name(s->dtype), variant, cf_op_name(s->op), (long long)j->k,
+                     (unsigned long long)o->seed, diff);
+            snprintf(r->group, sizeof r->group, "%s %s %s nondeterministic", cf_op_name(s->op), cf_dtype_name(s->dtype), variant);
+            r->row.failed_cases = 1;
+            r->row.mismatches[CF_MM_nondeterministic] = 1;
+        }
+        cf_case_free(&c);
+    }
+    return nj;
 }
 
 /* ---- output: grouped FAIL lines, CI annotations, JUnit ---- */
@@ -465,7 +550,10 @@ int cmd_sweep(const cf_opts *o_in)
     }
     target.guard_pages = o->guard_pages;
     target.one_thread = foreign && o->jobs > 1; /* workers run one OpenMP thread each */
-    if (!foreign && o->jobs > 1) aclconformSetNumThreads(1); /* parallel over cases instead */
+    if (!foreign && o->jobs > 1) { /* parallel over cases instead */
+        aclconformSetNumThreads(1);
+        target.default_threads = 1;
+    }
     cf_status_row srows[512];
     int nsrows = 0;
     for (int op = 0; op < CF_OP_COUNT && !o->exhaustive; op++) {
@@ -513,7 +601,7 @@ int cmd_sweep(const cf_opts *o_in)
                 o->cases ? "case budget" : "time budget", o->jobs, o->no_store ? "(not stored)" : o->corpus);
     double t0 = now_s();
     double budget = o->cases ? INFINITY : (o->time_s > 0 ? o->time_s : 60);
-    int64_t total_cases = 0, failures = 0, internal = 0, skipped = 0;
+    int64_t total_cases = 0, failures = 0, internal = 0, skipped = 0, thread_checked = 0;
     cJSON *failures_json = cJSON_CreateArray();
     bool tty = cf_stderr_is_tty() && !quiet;
     double beat = 10; /* heartbeat interval off a terminal (ACLNN_CONFORM_HEARTBEAT=S overrides) */
@@ -530,7 +618,7 @@ int cmd_sweep(const cf_opts *o_in)
         if (o->cases && limit > o->cases) limit = o->cases;
         planned += (limit + o->shard_n - 1 - o->shard_k) / o->shard_n;
     }
-    size_t cap = (size_t)(nstreams * B + nsrows * B + 1); /* nsrows includes the protocol rows */
+    size_t cap = (size_t)(nstreams * B + nsrows * B + nstreams + 1); /* protocol rows, thread checks */
     job_t *jobs = calloc(cap, sizeof(job_t));
     result_t *res = calloc(cap, sizeof(result_t));
     junit_case *jc = calloc((size_t)(nstreams + nsrows + 1), sizeof(junit_case));
@@ -601,12 +689,19 @@ int cmd_sweep(const cf_opts *o_in)
         memset(res, 0, sizeof(result_t) * (size_t)nj);
         S.njobs = nj;
         run_batch(&S, nthreads);
+        nj = thread_checks(&S, nj, round);
         for (int i = 0; i < nj; i++) { /* merge in job order: deterministic for any --jobs */
             result_t *r = &res[i];
             const job_t *j = &jobs[i];
             if (r->skipped) {
                 skipped++;
                 continue;
+            }
+            if (j->kind == JOB_THREADS) { /* a check of a case counted already */
+                thread_checked++;
+                cf_row_merge(&rows[j->stream], &r->row);
+                if (r->v.pass) continue;
+                total_cases++; /* counted once more as the failure it is */
             }
             if (r->not_applicable) {
                 srows[j->status_row].not_applicable++;
@@ -628,7 +723,7 @@ int cmd_sweep(const cf_opts *o_in)
                     sr->mismatches++;
                     if (!sr->example[0]) snprintf(sr->example, sizeof sr->example, "%s", r->stored);
                 }
-            } else {
+            } else if (j->kind != JOB_THREADS) {
                 cf_row_merge(&rows[j->stream], &r->row);
             }
             if (r->v.pass) continue;
@@ -693,6 +788,7 @@ int cmd_sweep(const cf_opts *o_in)
     cJSON_AddStringToObject(runj, "corpus", o->no_store ? "" : o->corpus);
     cJSON_AddBoolToObject(runj, "interrupted", sig != 0);
     if (skipped) cJSON_AddNumberToObject(runj, "skipped", (double)skipped);
+    cJSON_AddNumberToObject(runj, "thread_checks", (double)thread_checked);
     cJSON *results = cJSON_AddArrayToObject(rep, "results");
     cf_row *rowp[256];
     for (int s = 0; s < nstreams; s++) {

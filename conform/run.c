@@ -332,12 +332,16 @@ cf_protocol cf_protocol_of(const cf_case *c)
 cf_status cf_run_here(const cf_target *t, const cf_case *c, cf_run_result *r, cf_err *e)
 {
     memset(r, 0, sizeof *r);
-    return run_here(t, c, r, e);
+    if (c->op_threads > 0 && t->set_threads) t->set_threads(c->op_threads);
+    cf_status st = run_here(t, c, r, e);
+    if (c->op_threads > 0 && t->set_threads) t->set_threads(t->default_threads);
+    return st;
 }
 
 cf_status cf_run_case(const cf_target *t, const cf_case *c, double timeout_s, cf_run_result *r, cf_err *e)
 {
     memset(r, 0, sizeof *r);
     if (t->isolate) return cf_worker_run(t, c, timeout_s, r, e);
-    return run_here(t, c, r, e);
+    cf_status st = cf_run_here(t, c, r, e);
+    return st;
 }

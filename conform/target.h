@@ -32,6 +32,10 @@ typedef struct {
     int (*copy_to_dev)(void *dst, const void *src, size_t bytes);
     int (*copy_to_host)(void *dst, const void *src, size_t bytes);
     int (*dev_sync)(void *stream);
+    /* optional: aclconformSetNumThreads(n) (0 = default); the sweep runs sampled cases at several
+     * op thread counts and requires bit-identical outputs (ops.md: deterministic) */
+    void (*set_threads)(int n);
+    int default_threads; /* what set_threads is restored to after a case (0 = the default) */
     cf_fnptr get_ws[CF_OP_COUNT];                      /* aclnn<Op>GetWorkspaceSize */
     cf_exec_fn exec[CF_OP_COUNT];                      /* aclnn<Op> */
 } cf_target;

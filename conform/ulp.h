@@ -37,7 +37,8 @@ double cf_decode(cf_dtype dt, const void *p);
     X(mask_not_zero)         \
     X(over_tolerance)        \
     X(wrote_outside)         \
-    X(modified_input)
+    X(modified_input)        \
+    X(nondeterministic)
 
 typedef enum {
 #define X(k) CF_MM_##k,

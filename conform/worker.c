@@ -104,8 +104,12 @@ static bool worker_send_result(int fd, const cf_run_result *r)
 
 typedef struct {
     int32_t status; /* cf_status of loading the target */
+    int32_t has_threads; /* the library exports aclconformSetNumThreads */
     char msg[512];
 } hello_t;
+
+static _Thread_local bool tl_has_threads;
+bool cf_worker_has_threads(void) { return tl_has_threads; }
 
 int cf_worker_main(int argc, char **argv)
 {
@@ -117,8 +121,9 @@ int cf_worker_main(int argc, char **argv)
     fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
     cf_target t;
     cf_err e = {{0}};
-    hello_t h = {0, ""};
+    hello_t h = {0, 0, ""};
     h.status = (int32_t)cf_target_load(argv[2], &t, &e);
+    h.has_threads = !h.status && t.set_threads != NULL;
     snprintf(h.msg, sizeof h.msg, "%s", e.msg);
     if (io_all(fd, &h, sizeof h, INFINITY, true) || h.status) _exit(h.status ? h.status : CFE_IO);
     t.isolate = false;
@@ -282,7 +287,10 @@ static cf_status spawn(const cf_target *t, wstate *w, cf_err *e)
     *w = (wstate){pid, sv[0], out, t, t->guard_pages, t->one_thread};
     hello_t h;
     int io = io_all(w->sock, &h, sizeof h, now_s() + 60, false);
-    if (io == 0 && h.status == 0) return CFE_OK;
+    if (io == 0 && h.status == 0) {
+        tl_has_threads = h.has_threads != 0;
+        return CFE_OK;
+    }
     char tail[256];
     output_tail(w->out, tail, sizeof tail);
     int ws = 0;

@@ -24,6 +24,9 @@ cf_status cf_worker_run(const cf_target *t, const cf_case *c, double timeout_s, 
  * comes back as CFE_INPUT naming it.  The worker stays as this thread's worker. */
 cf_status cf_worker_probe(const cf_target *t, cf_err *e);
 
+/* Whether the library of this thread's worker exports aclconformSetNumThreads (after a probe). */
+bool cf_worker_has_threads(void);
+
 /* Stop this thread's worker (call before a thread that ran cases exits; idempotent). */
 void cf_worker_thread_release(void);
 

@@ -522,6 +522,30 @@ static void protocol_checks_run_on_every_target(void **state)
     cJSON_Delete(r);
 }
 
+static void outputs_must_not_depend_on_the_thread_count(void **state)
+{
+    (void)state;
+    char *out;
+    /* a target whose first output element changes with more than one op thread */
+    int rc = run(&out, "ROGUE_MODE=threads " TOOL " sweep --target " ROGUE_TARGET " --op gelu_backward_v2,logit_grad --cases 8 --invalid-cases 0 --no-store --output %s/th.json", tmp);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, ": nondeterministic: output gradInput flat element 0 is 0x"));
+    assert_null(strstr(out, "FAIL logit_grad")); /* deterministic: passes */
+    free(out);
+    char p[600];
+    snprintf(p, sizeof p, "%s/th.json", tmp);
+    cJSON *r = load_json(p);
+    assert_true(field(field(r, "run"), "thread_checks")->valuedouble >= 6);
+    const cJSON *row;
+    cJSON_ArrayForEach(row, field(r, "results"))
+        if (!strcmp(field(row, "op")->valuestring, "gelu_backward_v2"))
+            assert_true(field(field(row, "mismatches"), "nondeterministic")->valuedouble > 0);
+    cJSON_Delete(r);
+    /* the built-in implementation, in process and as a library, is deterministic */
+    assert_int_equal(run(NULL, TOOL " sweep --cases 8 --invalid-cases 0 --no-store --quiet --output %s/th2.json", tmp), 0);
+    assert_int_equal(run(NULL, TOOL " sweep --target " IMPL_SO " --cases 8 --invalid-cases 0 --no-store --quiet --output %s/th3.json", tmp), 0);
+}
+
 static void ci_output_junit_github_quiet_and_exit_codes(void **state)
 {
     (void)state;
@@ -686,6 +710,7 @@ int main(void)
         cmocka_unit_test(rogue_targets_fail_with_the_right_kind_and_the_sweep_goes_on),
         cmocka_unit_test(ci_output_junit_github_quiet_and_exit_codes),
         cmocka_unit_test(protocol_checks_run_on_every_target),
+        cmocka_unit_test(outputs_must_not_depend_on_the_thread_count),
         cmocka_unit_test(sigint_finishes_the_batch_and_marks_the_report),
         cmocka_unit_test(per_command_help_and_names),
         cmocka_unit_test(a_corpus_symlink_is_not_followed),

@@ -10,7 +10,8 @@
  *     ROGUE_MODE says — "oob" writes the byte before its output's first element, "modify"
  *     changes its input self, "crash" raises SIGSEGV, "hang" never returns, "print" writes to
  *     stdout and stderr (and is otherwise right), "ws" plans a 64-byte workspace and never checks
- *     it, "ws_ok" plans one and checks it (ops.md protocol); the other operators are right. */
+ *     it, "ws_ok" plans one and checks it (ops.md protocol), "threads" changes the last bit of its
+ *     first output element when run with more than one op thread; the other operators are right. */
 #include <dlfcn.h>
 #include <signal.h>
 #include <unistd.h>
@@ -147,6 +148,18 @@ aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor *g, const aclTen
     return st;
 }
 
+static int rogue_threads;
+
+/* the optional thread-count hook: forwarded, and remembered for the "threads" defect */
+void aclconformSetNumThreads(int n)
+{
+    void (*f)(int);
+    void *p = real("aclconformSetNumThreads");
+    memcpy(&f, &p, sizeof f);
+    if (f) f(n);
+    rogue_threads = n;
+}
+
 aclnnStatus aclnnGeluBackwardV2(void *ws, uint64_t n, aclOpExecutor *e, aclrtStream s)
 {
     const char *mode = getenv("ROGUE_MODE");
@@ -160,6 +173,7 @@ aclnnStatus aclnnGeluBackwardV2(void *ws, uint64_t n, aclOpExecutor *e, aclrtStr
     aclnnStatus st = f(ws, n, e, s);
     char *o = first_of(gelu_out), *x = first_of(gelu_self);
     if (!strcmp(mode, "oob") && o) o[-1] ^= 0x5a;
+    if (!strcmp(mode, "threads") && o && rogue_threads > 1) o[0] ^= 0x01; /* a chunking defect */
     if (!strcmp(mode, "modify") && x) x[0] ^= 0x01;
     if (!strcmp(mode, "crash")) raise(SIGSEGV);
     if (!strcmp(mode, "hang"))
