@@ -30,14 +30,37 @@ $B score "$work/cases" --quiet --output "$work/pytorch-cpu.json"
 rc=$?
 set -e
 [ "$rc" -le 1 ] || exit "$rc"
-# the report names the target: PyTorch through export/score
-/usr/bin/python3 - "$work/pytorch-cpu.json" <<'PY'
-import json, sys, torch
-p = sys.argv[1]
+# the report names the target: PyTorch through export/score; every case it cites is kept under
+# reports/pytorch-cpu/cases/ (with PyTorch's outputs beside it, so `score PATH` reproduces it) and
+# the report links those copies, never the temporary export directory
+rm -rf reports/pytorch-cpu/cases.tmp
+/usr/bin/python3 - "$work/pytorch-cpu.json" "$work/cases" reports/pytorch-cpu/cases <<'PY'
+import json, os, shutil, sys, torch
+p, src, dst = sys.argv[1], os.path.realpath(sys.argv[2]), sys.argv[3]
 r = json.load(open(p))
 r["run"]["target"] = "pytorch %s CPU (tools/torch_target.py via export/score)" % torch.__version__
+tmp = dst + ".tmp"
+def keep(path):
+    if not isinstance(path, str) or not path:
+        return path
+    real = os.path.realpath(path)
+    if not real.startswith(src + os.sep):
+        return path
+    rel = os.path.relpath(real, src)
+    if not os.path.isdir(os.path.join(tmp, rel)):
+        shutil.copytree(real, os.path.join(tmp, rel))
+    return os.path.join(dst, rel)
+for row in r.get("results", []):
+    row["failed_cases_ids"] = [keep(x) for x in row.get("failed_cases_ids", [])]
+    if "worst" in row:
+        row["worst"]["case"] = keep(row["worst"].get("case"))
+for sc in r.get("status_checks", []):
+    sc["example"] = keep(sc.get("example"))
+r["failures"] = [keep(x) for x in r.get("failures", [])]
+os.makedirs(tmp, exist_ok=True)
 json.dump(r, open(p, "w"), indent=1)
 PY
+rm -rf reports/pytorch-cpu/cases && mkdir -p reports/pytorch-cpu && mv reports/pytorch-cpu/cases.tmp reports/pytorch-cpu/cases
 mkdir -p reports
 cp "$work/pytorch-cpu.json" reports/pytorch-cpu.json.tmp && mv reports/pytorch-cpu.json.tmp reports/pytorch-cpu.json
 $B report reports/pytorch-cpu.json --format md -o reports/pytorch-cpu.md
