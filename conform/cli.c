@@ -52,7 +52,7 @@ static const optdef OPTS[] = {
     {"constraints", O_CONSTRAINTS, "DIR", C_GEN | C_REPLAY | C_SHRINK | C_SCORE | C_LIST, "constraint files (default constraints/)"},
     {"exhaustive", O_EXHAUSTIVE, NULL, C_SWEEP, "every input bit pattern of x (elementwise ops, 16-bit dtypes)"},
     {"all-f32", O_ALLF32, NULL, C_SWEEP, "with --exhaustive: also all 2^32 f32 x values (hours)"},
-    {"quiet", O_QUIET, NULL, C_SWEEP | C_REPLAY, "print only the verdict line"},
+    {"quiet", O_QUIET, NULL, C_SWEEP | C_REPLAY | C_MERGE | C_SCORE, "print only the verdict line"},
     {"json", O_JSON, NULL, C_SWEEP, "print the report JSON on stdout (FAIL lines go to stderr)"},
     {"strict-zero", O_STRICT0, NULL, C_SWEEP | C_REPLAY | C_SHRINK | C_SCORE,
      "count -0 against +0 (and +0 against -0) as a mismatch instead of a note"},

@@ -50,13 +50,22 @@ def keep(path):
     if not os.path.isdir(os.path.join(tmp, rel)):
         shutil.copytree(real, os.path.join(tmp, rel))
     return os.path.join(dst, rel)
+def size(path):
+    real = os.path.realpath(path)
+    return sum(os.path.getsize(os.path.join(real, f)) for f in os.listdir(real)) if os.path.isdir(real) else 1 << 62
+# a published report keeps what a reader follows: each row's worst case and its 3 smallest
+# failing cases (the full counts stay in the row; failures_total says how many failed)
+kept = []
 for row in r.get("results", []):
-    row["failed_cases_ids"] = [keep(x) for x in row.get("failed_cases_ids", [])]
+    ids = sorted(row.get("failed_cases_ids", []), key=size)[:3]
+    row["failed_cases_ids"] = [keep(x) for x in ids]
+    kept += row["failed_cases_ids"]
     if "worst" in row:
         row["worst"]["case"] = keep(row["worst"].get("case"))
 for sc in r.get("status_checks", []):
     sc["example"] = keep(sc.get("example"))
-r["failures"] = [keep(x) for x in r.get("failures", [])]
+r["failures_total"] = len(r.get("failures", []))
+r["failures"] = kept
 os.makedirs(tmp, exist_ok=True)
 json.dump(r, open(p, "w"), indent=1)
 PY
