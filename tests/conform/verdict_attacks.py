@@ -133,6 +133,153 @@ if "case" in GROUPS:
     case_attack("origin.target well formed", LOGIT, setp(["origin", "target"], {"path": "/x.so", "sha256": "ab" * 32}), 0, [])
     case_attack("origin.target null", LOGIT, setp(["origin", "target"], None), 0, [])
 
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(DATA)))
+BASE_REPORT = os.path.join(ROOT, "reports", "builtin-spec.json")
+
+
+def write_json(name, j):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        json.dump(j, f)
+    return path
+
+
+def shard_report(name, k, n, mutate=None):
+    with open(BASE_REPORT) as f:
+        j = json.load(f)
+    j["run"]["shard"] = "%d/%d" % (k, n)
+    if mutate:
+        j = mutate(j) or j
+    return write_json(name, j)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+if "merge" in GROUPS:
+    s0, s1, s2 = (shard_report("s%d.json" % k, k, 3) for k in range(3))
+    out = os.path.join(tmp, "merged.json")
+    # duplicates: the same shard twice would count its cases twice
+    rc, o = run(["merge", s0, s0, s0, "-o", out])
+    check("merge s0 s0 s0 (duplicate shard)", rc, o, 2, ["duplicate shard 0/3", "s0.json"])
+    check("  ... nothing written", "written" if os.path.exists(out) else 2, "", 2)
+    rc, o = run(["merge", s0, s1, s2, s1, "-o", out, "--partial"])
+    check("merge duplicate with --partial still refused", rc, o, 2, ["duplicate shard 1/3"])
+    # missing shards
+    rc, o = run(["merge", s0, s2, "-o", out])
+    check("merge s0 s2 of 3 (missing shard)", rc, o, 2, ["missing 1 of 3 shards", "1/3", "--partial"])
+    check("  ... nothing written", "written" if os.path.exists(out) else 2, "", 2)
+    rc, o = run(["merge", s0, s2, "-o", out, "--partial"])
+    j = load(out) if os.path.exists(out) else {}
+    base = load(BASE_REPORT)
+    ok = j.get("partial") is True and j.get("missing_shards") == "1/3" and j["run"]["cases"] == 2 * base["run"]["cases"]
+    check("merge s0 s2 --partial: marked partial", rc if ok else "unmarked", o, rc, ["PARTIAL"])
+    # the partial merge completed by its missing shard is whole again
+    part = os.path.join(tmp, "part.json")
+    shutil.copy(out, part)
+    os.remove(out)
+    rc, o = run(["merge", part, s1, "-o", out])
+    j = load(out) if os.path.exists(out) else {}
+    ok = j.get("partial") is False and j["run"]["shard"] == "0/3,1/3,2/3" and j["run"]["cases"] == 3 * base["run"]["cases"]
+    check("merge partial + its missing shard: complete", rc if ok else "wrong", o, rc, [])
+    rc2, o = run(["merge", s0, s1, s2, "-o", out])
+    j = load(out) if os.path.exists(out) else {}
+    ok = j.get("partial") is False and j["results"][0]["cases"] == 3 * base["results"][0]["cases"]
+    check("merge s0 s1 s2: exact sums, not partial", rc2 if ok else "wrong", o, rc, [])
+    # shards of different runs
+    other = shard_report("seed.json", 1, 3, lambda j: j["run"].update(seed="0x1234"))
+    rc, o = run(["merge", s0, other, s2, "-o", out])
+    check("merge shards of different seeds", rc, o, 2, ["run.seed", "0x1234"])
+    other = shard_report("target.json", 1, 3, lambda j: j["run"].update(target="/x/libvendor.so"))
+    rc, o = run(["merge", s0, other, s2, "-o", out])
+    check("merge shards of different targets", rc, o, 2, ["run.target"])
+    other = shard_report("n.json", 1, 4)
+    rc, o = run(["merge", s0, other, "-o", out])
+    check("merge 0/3 with 1/4", rc, o, 2, ["run.shard"])
+    # counts that are not counts
+    for v in [1e300, -5, "5", 2.5]:
+        bad_r = shard_report("count.json", 1, 3, lambda j: j["results"][0].update(cases=v))
+        rc, o = run(["merge", s0, bad_r, s2, "-o", out])
+        check("merge results[0].cases = %s" % json.dumps(v), rc, o, 2, ["results[0].cases"])
+    bad_r = shard_report("hist.json", 1, 3, lambda j: j["results"][0]["histogram"]["counts"].__setitem__(2, -1))
+    rc, o = run(["merge", s0, bad_r, s2, "-o", out])
+    check("merge histogram count -1", rc, o, 2, ["results[0].histogram.counts[2]"])
+    bad_r = shard_report("sc.json", 1, 3, lambda j: j["status_checks"][0].update(mismatches=1e300))
+    rc, o = run(["merge", s0, bad_r, s2, "-o", out])
+    check("merge status_checks mismatches 1e300", rc, o, 2, ["status_checks[0].mismatches"])
+    for sh in ["0/99999999999", "3/3", "-1/3", "1/0", "x", "0/3,"]:
+        bad_r = shard_report("shard.json", 0, 3, lambda j: j["run"].update(shard=sh))
+        rc, o = run(["merge", bad_r, "-o", out])
+        check("merge run.shard %r" % sh, rc, o, 2, ["run.shard"])
+
+if "report" in GROUPS:
+    evil = '<img src=x onerror=alert(1)>'
+
+    def inject(j):
+        r = j["results"][0]
+        r["variant"] = evil
+        r["worst"]["got"] = "<script>alert(2)</script>"
+        r["worst"]["case"] = "corpus/\"><svg onload=alert(3)>"
+        r["worst"]["element"] = ["<u>", "'x'"]
+        r["worst"]["inputs"] = {"<i>": "&amp;"}
+        j["run"]["target"] = "</title><script>alert(4)</script>"
+        j["status_checks"][0]["rule"] = "<iframe src=javascript:alert(5)>"
+    rep = shard_report("evil.json", 0, 1, inject)
+    rc, o = run(["report", rep, "--format", "html"])
+    low = o.lower()
+    leaked = [t for t in ["<img", "<script", "<svg onload", "<iframe", "<u>", "<i>"] if t in low]
+    check("report html: every string escaped", rc if not leaked else "leaked %s" % leaked, o, 0, ["&lt;img src=x onerror=alert(1)&gt;", "&lt;script&gt;"])
+
+    def md_inject(j):
+        j["results"][0]["variant"] = "a|b\nc <img src=x> [x](javascript:alert(1))"
+        j["results"][0]["worst"]["got"] = "0x`|`"
+        j["status_checks"][0]["rule"] = "r|u\nle"
+    rep = shard_report("md.json", 0, 1, md_inject)
+    rc, o = run(["report", rep, "--format", "md"])
+    import re
+    rows = [l for l in o.splitlines() if l.startswith("| f16 |") or l.startswith("| r")]
+    cells = [len(re.split(r"(?<!\\)\|", l)) for l in rows]
+    head = [l for l in o.splitlines() if l.startswith("| dtype | variant | cases")]
+    want = len(re.split(r"(?<!\\)\|", head[0])) if head else -1
+    worst_head = [l for l in o.splitlines() if l.startswith("| dtype | variant | ULP")]
+    ok = rows and not re.search(r"(?<!\\)<img", o) and not re.search(r"(?<!\\)\]\(javascript", o) and all(
+        c in (want, len(re.split(r"(?<!\\)\|", worst_head[0])), 6) for c in cells)
+    check("report md: cells escaped, tables intact", rc if ok else "broken %s want %s" % (cells, want), o, 0, [])
+
+if "score" in GROUPS:
+    # a directory of cases but no result.json: nothing scorable is exit 2, never "N passed"
+    d = os.path.join(tmp, "score_none")
+    shutil.copytree(LOGIT, os.path.join(d, "logit_grad", "a"))
+    shutil.copytree(SOFTPLUS, os.path.join(d, "softplus_backward", "b"))
+    rc, o = run(["score", d, "--out", d])
+    check("score: no result.json anywhere", rc, o if "passed" not in o else o + " [printed 'passed']",
+          2 if "passed" not in o else "passed", ["nothing to score"])
+    # every case unsupported: still nothing scored
+    for sub in ["logit_grad/a", "softplus_backward/b"]:
+        with open(os.path.join(d, sub, "result.json"), "w") as f:
+            f.write('{"status": null, "error": "unsupported: test"}')
+    rc, o = run(["score", d, "--out", d])
+    check("score: every case unsupported", rc, o, 2, ["nothing to score", "2 unsupported"])
+    # a status that is not an int32
+    with open(os.path.join(d, "logit_grad/a", "result.json"), "w") as f:
+        f.write('{"status": 4294967296, "error": null}')
+    rc, o = run(["score", d, "--out", d])
+    check("score: result.json status 2^32", rc, o, 2, ["'status'"])
+    # positive control: an invalid-input case whose status the target reproduced is scored
+    d2 = os.path.join(tmp, "score_one")
+    inv = os.path.join(DATA, "examples/scaled_masked_softmax_backward/f527a19e06f1f2c4")
+    shutil.copytree(inv, os.path.join(d2, "x"))
+    with open(os.path.join(d2, "x", "result.json"), "w") as f:
+        f.write('{"status": 161001, "error": null}')
+    rc, o = run(["score", d2, "--out", d2])
+    check("score: one scorable case passes", rc, o, 0, ["1 passed, 0 failed"])
+    # one scorable and one without result: exit 2, the unscorable one is not counted as passed
+    shutil.copytree(LOGIT, os.path.join(d2, "y"))
+    rc, o = run(["score", d2, "--out", d2])
+    check("score: one scored + one without result", rc, o, 2, ["1 passed, 0 failed, 1 could not be scored"])
+
 shutil.rmtree(tmp, ignore_errors=True)
 print("%d attack(s) misbehaved" % bad)
 sys.exit(min(bad, 100))
