@@ -254,8 +254,6 @@ int cmd_merge(const cf_opts *o)
     cf_status st = CFE_OK;
     int nshards = 0, *owner = NULL, *ks = NULL, nk = 0;
     const char *first_path = NULL;
-    ks = malloc(sizeof(int) * SHARDS_MAX);
-    if (!ks) st = cf_fail(&e, CFE_IO, "out of memory");
     for (int i = 0; i < o->npos && !st; i++) {
         cJSON *root;
         cf_row *rows;
@@ -273,8 +271,15 @@ int cmd_merge(const cf_opts *o)
             free(tb);
         }
         /* every shard once: a duplicate would count its cases twice */
-        int sn = 0;
-        if (!st) st = parse_shards(o->pos[i], cJSON_GetObjectItemCaseSensitive(run, "shard")->valuestring, &sn, ks, &nk, SHARDS_MAX, &e);
+        int sn = 0, maxk = 1;
+        const char *shs = cJSON_GetObjectItemCaseSensitive(run, "shard")->valuestring;
+        for (const char *q = shs; *q; q++) maxk += *q == ',';
+        if (!st) {
+            int *nks = realloc(ks, sizeof(int) * (size_t)maxk);
+            if (!nks) st = cf_fail(&e, CFE_IO, "out of memory");
+            else ks = nks;
+        }
+        if (!st) st = parse_shards(o->pos[i], shs, &sn, ks, &nk, maxk, &e);
         if (!st && !owner) {
             nshards = sn;
             owner = malloc(sizeof(int) * (size_t)sn);
