@@ -812,13 +812,25 @@ cf_status cf_case_write(const char *corpus, const cf_case *c, const cf_expected 
     cf_status st = check_names(corpus, c, x, e);
     if (st) return st;
     cf_case_id(c, id);
+    /* <corpus>/<op> must be a directory inside the corpus (a symlink there pointing elsewhere
+     * would carry every case written under it out of the corpus) */
+    char opdir[4096];
+    snprintf(opdir, sizeof opdir, "%s/%s", corpus, cf_op_name(c->op));
+    if ((st = cf_mkdirs(opdir, e))) return st;
+    if (!cf_path_inside(corpus, opdir))
+        return cf_fail(e, CFE_INPUT, "%s: resolves outside the corpus %s (a symlink?): not written", opdir, corpus);
     snprintf(final, sizeof final, "%s/%s/%s", corpus, cf_op_name(c->op), id);
     if (path_out) snprintf(path_out, path_len, "%s", final);
-    if (cf_is_dir(final)) return CFE_OK;
+    if (cf_is_dir(final)) {
+        if (!cf_path_inside(opdir, final))
+            return cf_fail(e, CFE_INPUT, "%s: resolves outside the corpus %s (a symlink?)", final, corpus);
+        return CFE_OK;
+    }
     snprintf(tmp, sizeof tmp, "%s/%s/.tmp-%s-%ld", corpus, cf_op_name(c->op), id, (long)getpid());
     st = cf_case_write_dir(tmp, c, x, tool, e);
     if (!st && rename(tmp, final) != 0 && !cf_is_dir(final))
         st = cf_fail(e, CFE_IO, "%s: cannot rename into place", final);
     if (cf_is_dir(tmp)) cf_rmtree(tmp);
+    if (!st && !cf_path_inside(corpus, final)) st = cf_fail(e, CFE_IO, "%s: written outside the corpus %s", final, corpus);
     return st;
 }

@@ -222,6 +222,23 @@ static void names_are_data_not_paths(void **state)
     char path[1024];
     assert_int_equal(cf_case_write(corpus, &c, &x, "test", path, sizeof path, &e), CFE_INPUT);
     assert_false(cf_is_dir(outside));
+    /* a well-named case under a corpus whose <op> directory is a symlink out of it: refused */
+    snprintf(c.tensors[0].name, sizeof c.tensors[0].name, "x");
+    char elsewhere[700], opdir[700];
+    snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", tmpdir);
+    snprintf(opdir, sizeof opdir, "%s/logit_grad", corpus);
+    assert_int_equal(cf_mkdirs(elsewhere, &e), CFE_OK);
+    assert_int_equal(cf_mkdirs(corpus, &e), CFE_OK);
+    assert_int_equal(symlink(elsewhere, opdir), 0);
+    cf_err we = {{0}};
+    assert_int_equal(cf_case_write(corpus, &c, &x, "test", path, sizeof path, &we), CFE_INPUT);
+    assert_non_null(strstr(we.msg, "outside the corpus"));
+    char probe[900];
+    snprintf(probe, sizeof probe, "rmdir '%s' 2>/dev/null", elsewhere); /* still empty: nothing was written there */
+    assert_int_equal(system(probe), 0);
+    unlink(opdir);
+    assert_int_equal(cf_case_write(corpus, &c, &x, "test", path, sizeof path, &we), CFE_OK);
+    assert_true(cf_path_inside(corpus, path));
     cf_case_free(&c);
     cf_expected_free(&x);
 
