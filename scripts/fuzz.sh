@@ -55,7 +55,7 @@ fi
 if [ ! -f "$bdir/CMakeCache.txt" ]; then
   cmake -S "$ROOT" -B "$bdir" -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DACLCONFORM_SANITIZE=ON -DACLCONFORM_LIBFUZZER=ON \
-    -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link -fno-omit-frame-pointer $CPU_FEATURE_WORKAROUND" >/dev/null
+    -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link -fno-omit-frame-pointer -Wno-unknown-warning-option $CPU_FEATURE_WORKAROUND" >/dev/null
 fi
 targets=()
 for h in "${harnesses[@]}"; do targets+=("fuzz_$h"); done
