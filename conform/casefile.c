@@ -497,7 +497,10 @@ cf_status cf_case_parse(const char *file, const char *text, size_t len, const cf
     const cJSON *origin = cJSON_GetObjectItemCaseSensitive(root, "origin");
     if ((st = opt_type(file, "origin", origin, cJSON_Object, "an object", e))) goto fail;
     if (cJSON_IsObject(origin)) {
-        /* informational, but typed; unknown members are allowed (tools may add provenance) */
+        /* informational, but typed, and only the members the writer knows (a misspelt "target"
+         * would silently lose the library a case failed on) */
+        static const char *const ok[] = {"kind", "seed", "index", "tool", "shrunk_from", "target", NULL};
+        if ((st = only_keys(file, "origin", origin, ok, e))) goto fail;
         const cJSON *k = cJSON_GetObjectItemCaseSensitive(origin, "kind"), *s = cJSON_GetObjectItemCaseSensitive(origin, "seed"),
                     *ix = cJSON_GetObjectItemCaseSensitive(origin, "index"), *sf = cJSON_GetObjectItemCaseSensitive(origin, "shrunk_from"),
                     *tl = cJSON_GetObjectItemCaseSensitive(origin, "tool"), *tg = cJSON_GetObjectItemCaseSensitive(origin, "target");

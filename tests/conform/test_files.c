@@ -346,6 +346,7 @@ static void strict_manifests_name_file_and_field(void **state)
     expect_example_error(EX("\"eps\": 0.2", EX_T, ", \"origin\": {\"seed\": \"0xzz\"}"), "origin.seed", NULL);
     /* unknown fields, at every level */
     expect_example_error(EX("\"eps\": 0.2", EX_T, ", \"bogus\": 1"), "'bogus'", NULL);
+    expect_example_error(EX("\"eps\": 0.2", EX_T, ", \"origin\": {\"kind\": \"fuzz\", \"targt\": {}}"), "origin.targt", NULL);
     expect_example_error(EX("\"eps\": 0.2, \"epsilon\": 0.1", EX_T, ""), "params.epsilon", NULL);
     expect_example_error(EX("\"eps\": 0.2", EX_T ", \"z\": {\"null\": true}", ""), "tensors.z", NULL);
     expect_example_error(EX("\"eps\": 0.2", EX_DY ", " EX_OUT ", \"x\": {\"dtype\": \"f32\", \"shape\": [4], \"strides\": [1], \"stride\": [1], \"offset\": 0, \"storage_shape\": [4], \"file\": \"x.npy\"}", ""), "tensors.x.stride", NULL);
