@@ -921,6 +921,7 @@ int cmd_score(const cf_opts *o)
     cJSON_AddStringToObject(sx, "example", "");
     cJSON_AddItemToArray(sc, sx);
     cJSON_AddNumberToObject(rep, "unsupported", (double)unsupported);
+    if (unscorable) cJSON_AddNumberToObject(rep, "unscorable", (double)unscorable); /* neither passed nor failed: exit 2 */
     cJSON_AddItemToObject(rep, "failures", failures);
     char path[2048];
     if (o->output) snprintf(path, sizeof path, "%s", o->output);

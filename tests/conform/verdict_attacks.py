@@ -291,6 +291,9 @@ if "score" in GROUPS:
     shutil.copytree(LOGIT, os.path.join(d2, "y"))
     rc, o = run(["score", d2, "--out", d2])
     check("score: one scored + one without result", rc, o, 2, ["1 passed, 0 failed, 1 could not be scored"])
+    reps = [f for f in os.listdir(d2) if f.startswith("score-") and f.endswith(".json")]
+    unsc = [load(os.path.join(d2, f)).get("unscorable") for f in reps]
+    check("  ... the report says 1 unscorable", rc if 1 in unsc else "unscorable %s" % unsc, o, 2, [])
 
 shutil.rmtree(tmp, ignore_errors=True)
 print("%d attack(s) misbehaved" % bad)
