@@ -1,6 +1,11 @@
 #include "casefile.h"
 
 #include <cjson/cJSON.h>
+#include <ctype.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -8,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "constraints.h"
 #include "npy.h"
 #include "ulp.h"
 
@@ -47,6 +53,66 @@ cf_status cf_expected_alloc(cf_expected *x, const cf_case *c, bool with_lo, cf_e
 
 static const char *FORMATS[] = {"ND", "NCHW", "NHWC", "NCL", "NCDHW", "NC1HWC0", "FRACTAL_Z", "FRACTAL_NZ"};
 
+/* ---- reading: every field checked, unknown fields refused, names are data ---- */
+
+/* The operators' tensors and params as the constraint files state them: set by the commands
+ * after loading constraints/ (cf_case_use_constraints), else loaded once from the default
+ * directory; NULL when unavailable (then names are checked against the charset only). */
+static cz_constraints *const *g_cz;
+static cz_constraints *g_cz_default[CF_OP_COUNT];
+static pthread_once_t g_cz_once = PTHREAD_ONCE_INIT;
+
+void cf_case_use_constraints(struct cz_constraints *const *cz) { g_cz = cz; }
+
+static void load_default_constraints(void)
+{
+    char err[512];
+    const char *dir = cf_is_dir("constraints") ? "constraints" : ACLCONFORM_SOURCE_DIR "/constraints";
+    if (cz_load_dir(dir, g_cz_default, err, sizeof err) != FZ_OK)
+        for (int i = 0; i < CF_OP_COUNT; i++) g_cz_default[i] = NULL;
+}
+
+static const cz_constraints *op_constraints(cf_op op)
+{
+    if (g_cz) return g_cz[op];
+    pthread_once(&g_cz_once, load_default_constraints);
+    return g_cz_default[op];
+}
+
+/* Is every member of object o one of the NULL-terminated keys?  Else name the first other. */
+static cf_status only_keys(const char *file, const char *where, const cJSON *o, const char *const *keys, cf_err *e)
+{
+    const cJSON *it;
+    cJSON_ArrayForEach(it, o)
+    {
+        bool ok = false;
+        for (int k = 0; keys[k] && !ok; k++) ok = it->string && !strcmp(it->string, keys[k]);
+        if (!ok)
+            return cf_fail(e, CFE_INPUT, "%s: field '%s%s%s': unknown field", file, where, where[0] ? "." : "",
+                           it->string ? it->string : "?");
+    }
+    return CFE_OK;
+}
+
+/* An integer JSON number in [lo, hi] (no fraction, no exponent overflow). */
+static bool json_int(const cJSON *v, double lo, double hi, int64_t *out)
+{
+    if (!cJSON_IsNumber(v) || !isfinite(v->valuedouble) || v->valuedouble != floor(v->valuedouble) ||
+        v->valuedouble < lo || v->valuedouble > hi)
+        return false;
+    if (out) *out = (int64_t)v->valuedouble;
+    return true;
+}
+
+static bool is_bool_or_absent(const cJSON *v) { return !v || cJSON_IsBool(v); }
+
+/* An optional informational field: absent, null or of the given cJSON type. */
+static cf_status opt_type(const char *file, const char *field, const cJSON *v, int type, const char *what, cf_err *e)
+{
+    if (!v || cJSON_IsNull(v) || (v->type & 0xff) == type) return CFE_OK;
+    return cf_fail(e, CFE_INPUT, "%s: field '%s': expected %s or null", file, field, what);
+}
+
 static cf_status get_int_array(const char *file, const char *field, const cJSON *a, int64_t *out,
                                int *n, int max, cf_err *e)
 {
@@ -56,9 +122,9 @@ static cf_status get_int_array(const char *file, const char *field, const cJSON 
     cJSON_ArrayForEach(it, a)
     {
         if (k >= max) return cf_fail(e, CFE_INPUT, "%s: field '%s': more than %d entries", file, field, max);
-        if (!cJSON_IsNumber(it) || it->valuedouble != floor(it->valuedouble) || fabs(it->valuedouble) > 0x1p62)
+        if (!json_int(it, -0x1p62, 0x1p62, &out[k]))
             return cf_fail(e, CFE_INPUT, "%s: field '%s[%d]': expected an integer", file, field, k);
-        out[k++] = (int64_t)it->valuedouble;
+        k++;
     }
     *n = k;
     return CFE_OK;
@@ -82,31 +148,57 @@ static cJSON *double_json(double v)
     return cJSON_CreateNumber(v);
 }
 
-static cf_status parse_param(const char *file, const char *name, const cJSON *v, cf_param *p, cf_err *e)
+static const char *kind_text(cf_param_kind k)
+{
+    switch (k) {
+    case CF_PARAM_F64: return "a number or one of \"nan\" \"inf\" \"-inf\" \"-0\"";
+    case CF_PARAM_BOOL: return "true or false";
+    case CF_PARAM_INT: return "an integer";
+    case CF_PARAM_STRING: return "a string";
+    case CF_PARAM_INTARRAY: return "an array of integers";
+    default: return "a scalar {\"dtype\", \"value\", \"bits\"} or {\"null\": true}";
+    }
+}
+
+static cf_status parse_param(const char *file, const cz_constraints *cz, const char *name, const cJSON *v,
+                             cf_param *p, cf_err *e)
 {
     memset(p, 0, sizeof *p);
+    if (!cf_name_ok(name)) return cf_fail(e, CFE_INPUT, "%s: field 'params': name \"%.40s\" is not [A-Za-z0-9_]{1,23}", file, name);
     snprintf(p->name, sizeof p->name, "%s", name);
+    /* what the operator's constraint file says this param is (when known) */
+    int pi = cz ? cz_param_index(cz, name) : -1;
+    if (cz && pi < 0) return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': unknown parameter of %s", file, name, cf_op_name(cz->op));
+    const cz_param *zp = pi >= 0 ? &cz->params[pi] : NULL;
+    bool type_ok = true;
     if (cJSON_IsNull(v)) {
         p->kind = CF_PARAM_STRING; /* NULL string or array: both are a NULL pointer */
         p->is_null = true;
+        type_ok = !zp || zp->kind == CF_PARAM_STRING || zp->kind == CF_PARAM_INTARRAY;
     } else if (cJSON_IsBool(v)) {
         p->kind = CF_PARAM_BOOL;
         p->b = cJSON_IsTrue(v);
+        type_ok = !zp || zp->kind == CF_PARAM_BOOL;
     } else if (cJSON_IsNumber(v)) {
         p->kind = CF_PARAM_F64;
         p->f64 = v->valuedouble;
         /* integer attributes are read from .i, double ones from .f64: both are filled */
         if (v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 0x1p62)
             p->i = (int64_t)v->valuedouble;
+        if (zp && zp->kind == CF_PARAM_INT && !json_int(v, -0x1p53, 0x1p53, NULL))
+            return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': expected an integer in [-2^53, 2^53]", file, name);
+        type_ok = !zp || zp->kind == CF_PARAM_F64 || zp->kind == CF_PARAM_INT;
     } else if (cJSON_IsString(v)) {
         p->kind = CF_PARAM_STRING;
         if (strlen(v->valuestring) >= sizeof p->str)
             return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': string longer than %zu", file, name, sizeof p->str - 1);
         snprintf(p->str, sizeof p->str, "%s", v->valuestring);
         if (special_double(v->valuestring, &p->f64)) p->kind = CF_PARAM_F64;
+        type_ok = !zp || zp->kind == p->kind;
     } else if (cJSON_IsArray(v)) {
         p->kind = CF_PARAM_INTARRAY;
         int n = cJSON_GetArraySize(v);
+        if (n > 1 << 20) return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': more than 2^20 entries", file, name);
         p->arr = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
         if (!p->arr) return cf_fail(e, CFE_IO, "out of memory");
         int got = 0;
@@ -115,50 +207,106 @@ static cf_status parse_param(const char *file, const char *name, const cJSON *v,
         cf_status st = get_int_array(file, field, v, p->arr, &got, n, e);
         if (st) return st;
         p->arr_len = got;
+        type_ok = !zp || zp->kind == CF_PARAM_INTARRAY;
     } else if (cJSON_IsObject(v)) {
         p->kind = CF_PARAM_SCALAR;
-        if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "null"))) {
+        type_ok = !zp || zp->kind == CF_PARAM_SCALAR;
+        if (!type_ok) return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': expected %s", file, name, kind_text(zp->kind));
+        const cJSON *nl = cJSON_GetObjectItemCaseSensitive(v, "null");
+        if (!is_bool_or_absent(nl)) return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.null': expected true or false", file, name);
+        if (cJSON_IsTrue(nl)) {
+            static const char *const nk[] = {"null", NULL};
+            char where[64];
+            snprintf(where, sizeof where, "params.%s", name);
             p->is_null = true;
-            return CFE_OK;
+            return only_keys(file, where, v, nk, e);
         }
+        static const char *const sk[] = {"null", "dtype", "value", "bits", NULL};
+        char where[64];
+        snprintf(where, sizeof where, "params.%s", name);
+        cf_status st = only_keys(file, where, v, sk, e);
+        if (st) return st;
         const cJSON *dt = cJSON_GetObjectItemCaseSensitive(v, "dtype");
         const cJSON *bits = cJSON_GetObjectItemCaseSensitive(v, "bits");
+        const cJSON *val = cJSON_GetObjectItemCaseSensitive(v, "value");
         if (!cJSON_IsString(dt) || !cf_dtype_parse(dt->valuestring, &p->scalar_dtype))
             return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.dtype': expected a dtype (f16 bf16 f32 f64 i8 i16 i32 i64 u8 bool)", file, name);
         if (!cJSON_IsString(bits) || strncmp(bits->valuestring, "0x", 2) != 0)
             return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.bits': expected a hex string \"0x...\"", file, name);
-        char *end;
-        p->scalar_bits = strtoull(bits->valuestring + 2, &end, 16);
-        if (*end || end == bits->valuestring + 2)
-            return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.bits': not hexadecimal", file, name);
-        size_t w = cf_dtype_size(p->scalar_dtype) * 8;
-        if (w < 64 && (p->scalar_bits >> w))
-            return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.bits': wider than %zu bits", file, name, w);
+        double dummy;
+        if (val && !cJSON_IsNumber(val) && !(cJSON_IsString(val) && special_double(val->valuestring, &dummy)))
+            return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.value': expected a number or \"nan\" \"inf\" \"-inf\" \"-0\"", file, name);
+        /* exactly hex digits, at most the dtype's width of them (bits is authoritative) */
+        const char *h = bits->valuestring + 2;
+        size_t nd = strlen(h), w = cf_dtype_size(p->scalar_dtype) * 8;
+        bool hex = nd > 0;
+        for (size_t k = 0; k < nd && hex; k++) hex = isxdigit((unsigned char)h[k]) != 0;
+        if (!hex) return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.bits': not hexadecimal", file, name);
+        if (nd > w / 4)
+            return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.bits': %zu hex digits, more than the %zu of dtype %s", file, name, nd,
+                           w / 4, cf_dtype_name(p->scalar_dtype));
+        p->scalar_bits = strtoull(h, NULL, 16);
+        if (zp && zp->scalar_dtypes && !(zp->scalar_dtypes & (1u << p->scalar_dtype))) {
+            /* a dtype the operator rejects is an invalid-input case, not a malformed file */
+        }
     } else {
         return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': unsupported value", file, name);
     }
+    if (!type_ok) return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': expected %s", file, name, kind_text(zp->kind));
     return CFE_OK;
 }
 
-static cf_status parse_tensor(const char *dir, const char *file, const cJSON *v, cf_tensor *t, bool inputs_data, cf_err *e)
+/* The highest storage element a view touches (offset + Σ (shape-1)·stride), or -1 when the view
+ * is empty; false on overflow. */
+static bool view_extent(const cf_tensor *t, int64_t *last)
+{
+    int64_t hi = t->offset;
+    for (int k = 0; k < t->ndim; k++) {
+        if (t->shape[k] == 0) {
+            *last = -1;
+            return true;
+        }
+        int64_t step;
+        if (__builtin_mul_overflow(t->shape[k] - 1, t->strides[k], &step) || __builtin_add_overflow(hi, step, &hi)) return false;
+    }
+    *last = hi;
+    return true;
+}
+
+static cf_status parse_tensor(const char *file, const cz_constraints *cz, const cJSON *v, cf_tensor *t,
+                              const cf_npy_loader *ld, cf_err *e)
 {
     char field[96];
-    const char *nm = v->string;
+    const char *nm = v->string ? v->string : "";
     memset(t, 0, sizeof *t);
-    if (strlen(nm) >= sizeof t->name) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s': name too long", file, nm);
+    /* the name becomes a file name (<name>.npy, expected.<name>.npy): data, never a path */
+    if (!cf_name_ok(nm)) return cf_fail(e, CFE_INPUT, "%s: field 'tensors': name \"%.40s\" is not [A-Za-z0-9_]{1,23}", file, nm);
     snprintf(t->name, sizeof t->name, "%s", nm);
+    int ti = cz ? cz_tensor_index(cz, nm) : -1;
+    if (cz && ti < 0) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s': unknown tensor of %s", file, nm, cf_op_name(cz->op));
     if (!cJSON_IsObject(v)) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s': expected an object", file, nm);
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "null"))) {
+    snprintf(field, sizeof field, "tensors.%s", nm);
+    const cJSON *nl = cJSON_GetObjectItemCaseSensitive(v, "null"), *outp = cJSON_GetObjectItemCaseSensitive(v, "output");
+    if (!is_bool_or_absent(nl)) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.null': expected true or false", file, nm);
+    if (!is_bool_or_absent(outp)) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.output': expected true or false", file, nm);
+    t->output = cJSON_IsTrue(outp);
+    if (ti >= 0 && t->output != cz->tensors[ti].output && !cJSON_IsTrue(nl))
+        return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.output': %s is an %s of %s", file, nm, nm,
+                       cz->tensors[ti].output ? "output" : "input", cf_op_name(cz->op));
+    cf_status st;
+    if (cJSON_IsTrue(nl)) {
+        static const char *const nk[] = {"null", "output", NULL};
         t->present = false;
-        t->output = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "output"));
-        return CFE_OK;
+        if (ti >= 0) t->output = cz->tensors[ti].output;
+        return only_keys(file, field, v, nk, e);
     }
+    static const char *const keys[] = {"null", "output", "dtype", "shape", "strides", "offset", "format", "storage_shape", "file", NULL};
+    if ((st = only_keys(file, field, v, keys, e))) return st;
     t->present = true;
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(v, "dtype");
     if (!cJSON_IsString(dt) || !cf_dtype_parse(dt->valuestring, &t->dtype))
         return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.dtype': expected one of f16 bf16 f32 f64 i8 i16 i32 i64 u8 bool", file, nm);
     int n1 = 0, n2 = 0, n3 = 0;
-    cf_status st;
     snprintf(field, sizeof field, "tensors.%s.shape", nm);
     if ((st = get_int_array(file, field, cJSON_GetObjectItemCaseSensitive(v, "shape"), t->shape, &n1, CF_MAX_RANK, e))) return st;
     snprintf(field, sizeof field, "tensors.%s.strides", nm);
@@ -183,12 +331,22 @@ static cf_status parse_tensor(const char *dir, const char *file, const cJSON *v,
         if (__builtin_mul_overflow(snumel, t->storage_shape[k], &snumel) || snumel > (INT64_C(1) << 40))
             return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.storage_shape': more than 2^40 elements", file, nm);
     }
+    /* every allocation the case implies is bounded: the storage (inputs are read into it,
+     * outputs allocated with guards) and the golden values (4 doubles per output element) */
+    uint64_t es = cf_dtype_size(t->dtype), max = cf_max_bytes();
+    if ((uint64_t)snumel > max / (es ? es : 1))
+        return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.storage_shape': %lld elements of %llu bytes, more than the allocation bound (--max-bytes %llu)",
+                       file, nm, (long long)snumel, (unsigned long long)es, (unsigned long long)max);
+    if (t->output && (uint64_t)numel > max / 32)
+        return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.shape': %lld output elements need more than the allocation bound (--max-bytes %llu) for golden values",
+                       file, nm, (long long)numel, (unsigned long long)max);
     const cJSON *off = cJSON_GetObjectItemCaseSensitive(v, "offset");
-    if (!cJSON_IsNumber(off) || off->valuedouble != floor(off->valuedouble))
-        return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.offset': expected an integer", file, nm);
-    t->offset = (int64_t)off->valuedouble;
-    if (t->offset < 0 || t->offset > (INT64_C(1) << 40))
-        return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.offset': expected 0 .. 2^40", file, nm);
+    if (!json_int(off, 0, 0x1p40, &t->offset))
+        return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.offset': expected an integer in 0 .. 2^40", file, nm);
+    int64_t last = 0;
+    if (!view_extent(t, &last) || last >= snumel)
+        return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.storage_shape': the view (shape, strides, offset) reaches element %lld, outside a storage of %lld elements",
+                       file, nm, (long long)last, (long long)snumel);
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(v, "format");
     snprintf(t->format, sizeof t->format, "ND");
     if (fmt) {
@@ -197,15 +355,20 @@ static cf_status parse_tensor(const char *dir, const char *file, const cJSON *v,
         if (!ok) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.format': expected one of ND NCHW NHWC NCL NCDHW NC1HWC0 FRACTAL_Z FRACTAL_NZ", file, nm);
         snprintf(t->format, sizeof t->format, "%s", fmt->valuestring);
     }
-    t->output = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(v, "output"));
-    if (t->output || !inputs_data) return CFE_OK;
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(v, "file");
-    if (!cJSON_IsString(f) || strchr(f->valuestring, '/'))
-        return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.file': expected a file name in the case directory", file, nm);
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s", dir, f->valuestring);
+    char want[CF_NAME_MAX + 8];
+    snprintf(want, sizeof want, "%s.npy", nm);
+    if (t->output) {
+        if (f) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.file': an output has no file", file, nm);
+        return CFE_OK;
+    }
+    if (!cJSON_IsString(f) || strcmp(f->valuestring, want) != 0)
+        return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.file': expected \"%s\"", file, nm, want);
+    if (!ld) return CFE_OK;
     npy_array a;
-    if ((st = npy_read(path, &a, e))) return st;
+    char path[4200];
+    bool found;
+    if ((st = ld->load(ld->ctx, want, false, &a, &found, path, sizeof path, e))) return st;
     if (!npy_descr_matches(a.descr, t->dtype)) {
         npy_free(&a);
         return cf_fail(e, CFE_INPUT, "%s: descr '%s' does not hold dtype %s (field 'tensors.%s.dtype' of %s)", path, a.descr, cf_dtype_name(t->dtype), nm, file);
@@ -220,15 +383,15 @@ static cf_status parse_tensor(const char *dir, const char *file, const cJSON *v,
     return CFE_OK;
 }
 
-static cf_status read_f8(const char *dir, const char *prefix, const char *out, int64_t n, bool optional, double **dst, cf_err *e)
+static cf_status read_f8(const cf_npy_loader *ld, const char *prefix, const char *out, int64_t n, bool optional, double **dst, cf_err *e)
 {
-    char path[4096];
-    snprintf(path, sizeof path, "%s/%s.%s.npy", dir, prefix, out);
+    char name[64], path[4200];
+    snprintf(name, sizeof name, "%s.%s.npy", prefix, out);
     *dst = NULL;
-    if (optional && !cf_is_file(path)) return CFE_OK;
     npy_array a;
-    cf_status st = npy_read(path, &a, e);
-    if (st) return st;
+    bool found = false;
+    cf_status st = ld->load(ld->ctx, name, optional, &a, &found, path, sizeof path, e);
+    if (st || !found) return st;
     if (strcmp(a.descr, "<f8") != 0 || a.numel != n) {
         npy_free(&a);
         return cf_fail(e, CFE_INPUT, "%s: expected '<f8' with %lld elements (the output view), found '%s' with %lld", path, (long long)n, a.descr, (long long)a.numel);
@@ -237,18 +400,23 @@ static cf_status read_f8(const char *dir, const char *prefix, const char *out, i
     return CFE_OK;
 }
 
-cf_status cf_case_read(const char *dir, cf_case *c, cf_expected *x, cf_err *e)
+cf_status cf_case_parse(const char *file, const char *text, size_t len, const cf_npy_loader *ld, cf_case *c,
+                        cf_expected *x, cf_err *e)
 {
     memset(c, 0, sizeof *c);
     if (x) memset(x, 0, sizeof *x);
-    char file[4096];
-    snprintf(file, sizeof file, "%s/case.json", dir);
-    cJSON *root;
-    cf_status st = cf_read_json(file, &root, e);
-    if (st) return st;
+    cJSON *root = cJSON_ParseWithLength(text, len);
+    if (!root) return cf_fail(e, CFE_INPUT, "%s: not valid JSON", file);
+    cf_status st;
     const cJSON *it;
-    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(root, "schema");
-    if (!cJSON_IsNumber(schema) || schema->valueint != 1) {
+    static const char *const top[] = {"schema", "op", "profile", "params", "tensors", "expect", "origin", "note", NULL};
+    if (!cJSON_IsObject(root)) {
+        st = cf_fail(e, CFE_INPUT, "%s: expected a JSON object", file);
+        goto fail;
+    }
+    if ((st = only_keys(file, "", root, top, e))) goto fail;
+    int64_t iv;
+    if (!json_int(cJSON_GetObjectItemCaseSensitive(root, "schema"), 1, 1, NULL)) {
         st = cf_fail(e, CFE_INPUT, "%s: field 'schema': expected 1", file);
         goto fail;
     }
@@ -257,7 +425,12 @@ cf_status cf_case_read(const char *dir, cf_case *c, cf_expected *x, cf_err *e)
         st = cf_fail(e, CFE_INPUT, "%s: field 'op': expected an operator name", file);
         goto fail;
     }
+    const cz_constraints *cz = op_constraints(c->op);
     const cJSON *prof = cJSON_GetObjectItemCaseSensitive(root, "profile");
+    if (prof && !cJSON_IsString(prof)) {
+        st = cf_fail(e, CFE_INPUT, "%s: field 'profile': expected spec or cann-kernel", file);
+        goto fail;
+    }
     snprintf(c->profile, sizeof c->profile, "%s", cJSON_IsString(prof) ? prof->valuestring : "spec");
     if (strcmp(c->profile, "spec") && strcmp(c->profile, "cann-kernel")) {
         st = cf_fail(e, CFE_INPUT, "%s: field 'profile': expected spec or cann-kernel", file);
@@ -274,7 +447,12 @@ cf_status cf_case_read(const char *dir, cf_case *c, cf_expected *x, cf_err *e)
             st = cf_fail(e, CFE_INPUT, "%s: field 'params': too many", file);
             goto fail;
         }
-        if ((st = parse_param(file, it->string, it, &c->params[c->nparams++], e))) goto fail;
+        if ((st = parse_param(file, cz, it->string ? it->string : "", it, &c->params[c->nparams++], e))) goto fail;
+        for (int k = 0; k + 1 < c->nparams; k++)
+            if (!strcmp(c->params[k].name, c->params[c->nparams - 1].name)) {
+                st = cf_fail(e, CFE_INPUT, "%s: field 'params.%s': given twice", file, c->params[k].name);
+                goto fail;
+            }
     }
     const cJSON *tensors = cJSON_GetObjectItemCaseSensitive(root, "tensors");
     if (!cJSON_IsObject(tensors)) {
@@ -287,43 +465,104 @@ cf_status cf_case_read(const char *dir, cf_case *c, cf_expected *x, cf_err *e)
             st = cf_fail(e, CFE_INPUT, "%s: field 'tensors': too many", file);
             goto fail;
         }
-        if ((st = parse_tensor(dir, file, it, &c->tensors[c->ntensors++], true, e))) goto fail;
+        if ((st = parse_tensor(file, cz, it, &c->tensors[c->ntensors++], ld, e))) goto fail;
+        for (int k = 0; k + 1 < c->ntensors; k++)
+            if (!strcmp(c->tensors[k].name, c->tensors[c->ntensors - 1].name)) {
+                st = cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s': given twice", file, c->tensors[k].name);
+                goto fail;
+            }
     }
+    /* every tensor of the operator is described (a NULL one as {"null": true}) */
+    for (int k = 0; cz && k < cz->ntensors; k++)
+        if (!cf_case_tensor_c(c, cz->tensors[k].name)) {
+            st = cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s': missing (%s of %s; a NULL tensor is {\"null\": true})", file,
+                         cz->tensors[k].name, cz->tensors[k].output ? "an output" : "an input", cf_op_name(c->op));
+            goto fail;
+        }
     const cJSON *expect = cJSON_GetObjectItemCaseSensitive(root, "expect");
-    const cJSON *status = expect ? cJSON_GetObjectItemCaseSensitive(expect, "status") : NULL;
-    if (!cJSON_IsNumber(status)) {
-        st = cf_fail(e, CFE_INPUT, "%s: field 'expect.status': expected an integer", file);
+    static const char *const ek[] = {"status", "rule", NULL};
+    if (!cJSON_IsObject(expect)) {
+        st = cf_fail(e, CFE_INPUT, "%s: field 'expect.status': missing (expect must be an object {\"status\": N})", file);
         goto fail;
     }
-    c->expect_status = (int32_t)status->valuedouble;
-    const cJSON *rule = expect ? cJSON_GetObjectItemCaseSensitive(expect, "rule") : NULL;
+    if ((st = only_keys(file, "expect", expect, ek, e))) goto fail;
+    if (!json_int(cJSON_GetObjectItemCaseSensitive(expect, "status"), INT32_MIN, INT32_MAX, &iv)) {
+        st = cf_fail(e, CFE_INPUT, "%s: field 'expect.status': expected an integer in the int32 range", file);
+        goto fail;
+    }
+    c->expect_status = (int32_t)iv;
+    const cJSON *rule = cJSON_GetObjectItemCaseSensitive(expect, "rule");
+    if ((st = opt_type(file, "expect.rule", rule, cJSON_String, "a string", e))) goto fail;
     if (cJSON_IsString(rule)) snprintf(c->rule, sizeof c->rule, "%s", rule->valuestring);
     const cJSON *origin = cJSON_GetObjectItemCaseSensitive(root, "origin");
+    if ((st = opt_type(file, "origin", origin, cJSON_Object, "an object", e))) goto fail;
     if (cJSON_IsObject(origin)) {
-        const cJSON *k = cJSON_GetObjectItemCaseSensitive(origin, "kind");
+        /* informational, but typed, and only the members the writer knows (a misspelt "target"
+         * would silently lose the library a case failed on) */
+        static const char *const ok[] = {"kind", "seed", "index", "tool", "shrunk_from", "target", NULL};
+        if ((st = only_keys(file, "origin", origin, ok, e))) goto fail;
+        const cJSON *k = cJSON_GetObjectItemCaseSensitive(origin, "kind"), *s = cJSON_GetObjectItemCaseSensitive(origin, "seed"),
+                    *ix = cJSON_GetObjectItemCaseSensitive(origin, "index"), *sf = cJSON_GetObjectItemCaseSensitive(origin, "shrunk_from"),
+                    *tl = cJSON_GetObjectItemCaseSensitive(origin, "tool"), *tg = cJSON_GetObjectItemCaseSensitive(origin, "target");
+        if ((st = opt_type(file, "origin.kind", k, cJSON_String, "a string", e)) ||
+            (st = opt_type(file, "origin.seed", s, cJSON_String, "a string \"0x...\"", e)) ||
+            (st = opt_type(file, "origin.shrunk_from", sf, cJSON_String, "a string", e)) ||
+            (st = opt_type(file, "origin.tool", tl, cJSON_String, "a string", e)) ||
+            (st = opt_type(file, "origin.target", tg, cJSON_Object, "an object {\"path\", \"sha256\"}", e)))
+            goto fail;
+        if (ix && !cJSON_IsNull(ix) && !json_int(ix, -0x1p53, 0x1p53, &c->index)) {
+            st = cf_fail(e, CFE_INPUT, "%s: field 'origin.index': expected an integer or null", file);
+            goto fail;
+        }
         if (cJSON_IsString(k)) snprintf(c->origin_kind, sizeof c->origin_kind, "%s", k->valuestring);
-        const cJSON *s = cJSON_GetObjectItemCaseSensitive(origin, "seed");
-        if (cJSON_IsString(s)) c->seed = strtoull(s->valuestring, NULL, 0);
-        const cJSON *ix = cJSON_GetObjectItemCaseSensitive(origin, "index");
-        if (cJSON_IsNumber(ix)) c->index = (int64_t)ix->valuedouble;
-        const cJSON *sf = cJSON_GetObjectItemCaseSensitive(origin, "shrunk_from");
+        if (cJSON_IsString(s)) {
+            char *end;
+            errno = 0;
+            c->seed = strtoull(s->valuestring, &end, 0);
+            if (*end || end == s->valuestring || errno || s->valuestring[0] == '-') {
+                st = cf_fail(e, CFE_INPUT, "%s: field 'origin.seed': expected an unsigned integer string \"0x...\"", file);
+                goto fail;
+            }
+        }
         if (cJSON_IsString(sf)) snprintf(c->shrunk_from, sizeof c->shrunk_from, "%s", sf->valuestring);
+        if (cJSON_IsObject(tg)) {
+            static const char *const tk[] = {"path", "sha256", NULL};
+            const cJSON *tp = cJSON_GetObjectItemCaseSensitive(tg, "path"), *th = cJSON_GetObjectItemCaseSensitive(tg, "sha256");
+            if ((st = only_keys(file, "origin.target", tg, tk, e))) goto fail;
+            if (!cJSON_IsString(tp) || !tp->valuestring[0] || strlen(tp->valuestring) >= sizeof c->target_path) {
+                st = cf_fail(e, CFE_INPUT, "%s: field 'origin.target.path': expected a non-empty string shorter than %zu", file, sizeof c->target_path);
+                goto fail;
+            }
+            bool hex = cJSON_IsString(th) && strlen(th->valuestring) == 64;
+            for (int q = 0; hex && q < 64; q++) hex = isxdigit((unsigned char)th->valuestring[q]) != 0;
+            if (th && !cJSON_IsNull(th) && !hex) {
+                st = cf_fail(e, CFE_INPUT, "%s: field 'origin.target.sha256': expected 64 hex digits or null", file);
+                goto fail;
+            }
+            snprintf(c->target_path, sizeof c->target_path, "%s", tp->valuestring);
+            if (hex) snprintf(c->target_sha256, sizeof c->target_sha256, "%s", th->valuestring);
+        }
     }
     const cJSON *note = cJSON_GetObjectItemCaseSensitive(root, "note");
+    if ((st = opt_type(file, "note", note, cJSON_String, "a string", e))) goto fail;
     if (cJSON_IsString(note)) snprintf(c->note, sizeof c->note, "%s", note->valuestring);
     cJSON_Delete(root);
     root = NULL;
-    if (!x || c->expect_status != 0) return CFE_OK;
+    if (!x || !ld || c->expect_status != 0) return CFE_OK;
     for (int i = 0; i < c->ntensors; i++) {
         const cf_tensor *t = &c->tensors[i];
         if (!t->output || !t->present) continue;
+        if (x->nout >= 2) {
+            st = cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s': more than two outputs", file, t->name);
+            goto fail;
+        }
         cf_expected_out *o = &x->out[x->nout++];
         snprintf(o->name, sizeof o->name, "%s", t->name);
         o->n = cf_tensor_numel(t);
-        if ((st = read_f8(dir, "expected", t->name, o->n, false, &o->r, e)) ||
-            (st = read_f8(dir, "magnitude", t->name, o->n, false, &o->m, e)) ||
-            (st = read_f8(dir, "expected_lo", t->name, o->n, true, &o->lo, e)) ||
-            (st = read_f8(dir, "alt", t->name, o->n, true, &o->alt, e)))
+        if ((st = read_f8(ld, "expected", t->name, o->n, false, &o->r, e)) ||
+            (st = read_f8(ld, "magnitude", t->name, o->n, false, &o->m, e)) ||
+            (st = read_f8(ld, "expected_lo", t->name, o->n, true, &o->lo, e)) ||
+            (st = read_f8(ld, "alt", t->name, o->n, true, &o->alt, e)))
             goto fail;
     }
     return CFE_OK;
@@ -331,6 +570,47 @@ fail:
     cJSON_Delete(root);
     cf_case_free(c);
     if (x) cf_expected_free(x);
+    return st;
+}
+
+/* Files of a case directory: <dir>/<name>, which must resolve (symlinks followed) inside dir. */
+typedef struct {
+    const char *dir;
+} dir_loader;
+
+static cf_status dir_load(void *ctx, const char *name, bool optional, npy_array *out, bool *found, char *path, size_t plen, cf_err *e)
+{
+    const dir_loader *d = ctx;
+    *found = false;
+    snprintf(path, plen, "%s/%s", d->dir, name);
+    struct stat sb;
+    if (lstat(path, &sb) != 0) {
+        if (optional && errno == ENOENT) return CFE_OK;
+        return cf_fail(e, CFE_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    }
+    if (!cf_path_inside(d->dir, path))
+        return cf_fail(e, CFE_INPUT, "%s: a symlink that resolves outside the case directory %s", path, d->dir);
+    *found = true;
+    return npy_read(path, out, e);
+}
+
+cf_status cf_case_read(const char *dir, cf_case *c, cf_expected *x, cf_err *e)
+{
+    memset(c, 0, sizeof *c);
+    if (x) memset(x, 0, sizeof *x);
+    char file[4096];
+    if (snprintf(file, sizeof file, "%s/case.json", dir) >= (int)sizeof file) return cf_fail(e, CFE_INPUT, "%s: path too long", dir);
+    struct stat sb;
+    if (lstat(file, &sb) == 0 && !cf_path_inside(dir, file))
+        return cf_fail(e, CFE_INPUT, "%s: a symlink that resolves outside the case directory %s", file, dir);
+    char *text;
+    size_t len;
+    cf_status st = cf_read_file(file, &text, &len, e);
+    if (st) return st;
+    dir_loader d = {dir};
+    cf_npy_loader ld = {dir_load, &d};
+    st = cf_case_parse(file, text, len, &ld, c, x, e);
+    free(text);
     return st;
 }
 
@@ -437,9 +717,34 @@ void cf_case_id(const cf_case *c, char id[17])
     for (int i = 0; i < 8; i++) snprintf(id + 2 * i, 3, "%02x", h[i]);
 }
 
+/* Names become file names: refuse (before anything is written) any that is not [A-Za-z0-9_]. */
+static cf_status check_names(const char *dir, const cf_case *c, const cf_expected *x, cf_err *e)
+{
+    for (int i = 0; i < c->ntensors; i++)
+        if (!cf_name_ok(c->tensors[i].name))
+            return cf_fail(e, CFE_INPUT, "%s: tensor name \"%.40s\" is not [A-Za-z0-9_]{1,23}: not written", dir, c->tensors[i].name);
+    for (int i = 0; i < c->nparams; i++)
+        if (!cf_name_ok(c->params[i].name))
+            return cf_fail(e, CFE_INPUT, "%s: param name \"%.40s\" is not [A-Za-z0-9_]{1,23}: not written", dir, c->params[i].name);
+    for (int i = 0; x && i < x->nout; i++)
+        if (!cf_name_ok(x->out[i].name) || !cf_case_tensor_c(c, x->out[i].name))
+            return cf_fail(e, CFE_INPUT, "%s: output name \"%.40s\" is not a tensor of the case: not written", dir, x->out[i].name);
+    return CFE_OK;
+}
+
+/* Write one file of a case and prove it landed inside dir (resolved). */
+static cf_status write_npy_in(const char *dir, const char *path, const char *descr, int ndim, const int64_t *shape,
+                              const void *data, cf_err *e)
+{
+    cf_status st = npy_write(path, descr, ndim, shape, data, e);
+    if (!st && !cf_path_inside(dir, path)) st = cf_fail(e, CFE_IO, "%s: written outside %s", path, dir);
+    return st;
+}
+
 cf_status cf_case_write_dir(const char *dir, const cf_case *c, const cf_expected *x, const char *tool, cf_err *e)
 {
-    cf_status st = cf_mkdirs(dir, e);
+    cf_status st = check_names(dir, c, x, e);
+    if (!st) st = cf_mkdirs(dir, e);
     if (st) return st;
     cJSON *root = cJSON_CreateObject();
     cJSON_AddNumberToObject(root, "schema", 1);
@@ -459,6 +764,14 @@ cf_status cf_case_write_dir(const char *dir, const cf_case *c, const cf_expected
     cJSON_AddStringToObject(o, "tool", tool);
     if (c->shrunk_from[0]) cJSON_AddStringToObject(o, "shrunk_from", c->shrunk_from);
     else cJSON_AddNullToObject(o, "shrunk_from");
+    if (c->target_path[0]) {
+        cJSON *tg = cJSON_AddObjectToObject(o, "target");
+        cJSON_AddStringToObject(tg, "path", c->target_path);
+        if (c->target_sha256[0]) cJSON_AddStringToObject(tg, "sha256", c->target_sha256);
+        else cJSON_AddNullToObject(tg, "sha256");
+    } else {
+        cJSON_AddNullToObject(o, "target");
+    }
     cJSON_AddStringToObject(root, "note", c->note);
     char *text = cJSON_Print(root);
     cJSON_Delete(root);
@@ -468,7 +781,7 @@ cf_status cf_case_write_dir(const char *dir, const cf_case *c, const cf_expected
         const cf_tensor *t = &c->tensors[i];
         if (!t->present || t->output) continue;
         snprintf(path, sizeof path, "%s/%s.npy", dir, t->name);
-        st = npy_write(path, npy_descr_for(t->dtype), t->storage_ndim, t->storage_shape, t->data, e);
+        st = write_npy_in(dir, path, npy_descr_for(t->dtype), t->storage_ndim, t->storage_shape, t->data, e);
     }
     for (int i = 0; x && c->expect_status == 0 && i < x->nout && !st; i++) {
         const cf_expected_out *eo = &x->out[i];
@@ -483,12 +796,13 @@ cf_status cf_case_write_dir(const char *dir, const cf_case *c, const cf_expected
                 if (!differs) continue;
             }
             snprintf(path, sizeof path, "%s/%s.%s.npy", dir, names[k], eo->name);
-            st = npy_write(path, "<f8", t->ndim, t->shape, arrs[k], e);
+            st = write_npy_in(dir, path, "<f8", t->ndim, t->shape, arrs[k], e);
         }
     }
     if (!st) {
         snprintf(path, sizeof path, "%s/case.json", dir);
         st = cf_write_atomic(path, text, strlen(text), e);
+        if (!st && !cf_path_inside(dir, path)) st = cf_fail(e, CFE_IO, "%s: written outside %s", path, dir);
     }
     free(text);
     return st;
@@ -498,14 +812,28 @@ cf_status cf_case_write(const char *corpus, const cf_case *c, const cf_expected 
                         char *path_out, size_t path_len, cf_err *e)
 {
     char id[17], final[4096], tmp[4200];
+    cf_status st = check_names(corpus, c, x, e);
+    if (st) return st;
     cf_case_id(c, id);
+    /* <corpus>/<op> must be a directory inside the corpus (a symlink there pointing elsewhere
+     * would carry every case written under it out of the corpus) */
+    char opdir[4096];
+    snprintf(opdir, sizeof opdir, "%s/%s", corpus, cf_op_name(c->op));
+    if ((st = cf_mkdirs(opdir, e))) return st;
+    if (!cf_path_inside(corpus, opdir))
+        return cf_fail(e, CFE_INPUT, "%s: resolves outside the corpus %s (a symlink?): not written", opdir, corpus);
     snprintf(final, sizeof final, "%s/%s/%s", corpus, cf_op_name(c->op), id);
     if (path_out) snprintf(path_out, path_len, "%s", final);
-    if (cf_is_dir(final)) return CFE_OK;
+    if (cf_is_dir(final)) {
+        if (!cf_path_inside(opdir, final))
+            return cf_fail(e, CFE_INPUT, "%s: resolves outside the corpus %s (a symlink?)", final, corpus);
+        return CFE_OK;
+    }
     snprintf(tmp, sizeof tmp, "%s/%s/.tmp-%s-%ld", corpus, cf_op_name(c->op), id, (long)getpid());
-    cf_status st = cf_case_write_dir(tmp, c, x, tool, e);
+    st = cf_case_write_dir(tmp, c, x, tool, e);
     if (!st && rename(tmp, final) != 0 && !cf_is_dir(final))
         st = cf_fail(e, CFE_IO, "%s: cannot rename into place", final);
     if (cf_is_dir(tmp)) cf_rmtree(tmp);
+    if (!st && !cf_path_inside(corpus, final)) st = cf_fail(e, CFE_IO, "%s: written outside the corpus %s", final, corpus);
     return st;
 }

@@ -6,6 +6,7 @@
 #define ACLCONFORM_CASEFILE_H
 
 #include "case.h"
+#include "npy.h"
 #include "util.h"
 
 /* The golden values of one output, in row-major order of its view. */
@@ -30,8 +31,30 @@ void cf_expected_free(cf_expected *x);
 cf_status cf_expected_alloc(cf_expected *x, const cf_case *c, bool with_lo, cf_err *e);
 
 /* Read <dir>/case.json and its files.  x may be NULL (inputs only); a case that expects a
- * non-zero status has no expected outputs (x->nout = 0). */
+ * non-zero status has no expected outputs (x->nout = 0).  Every field is checked (integers in
+ * range, unknown fields refused, tensor and param names exactly the operator's, views inside
+ * their storage, allocations within cf_max_bytes()); case.json and every .npy must be regular
+ * files resolving inside dir. */
 cf_status cf_case_read(const char *dir, cf_case *c, cf_expected *x, cf_err *e);
+
+/* Where cf_case_parse gets the case's .npy files: load(ctx, "self.npy", optional, out, &found,
+ * path, plen, e) reads one (path: its name for messages); an optional file that does not exist
+ * is found = false and CFE_OK. */
+typedef struct {
+    cf_status (*load)(void *ctx, const char *name, bool optional, npy_array *out, bool *found, char *path,
+                      size_t plen, cf_err *e);
+    void *ctx;
+} cf_npy_loader;
+
+/* The reader over case.json text in memory (file names it in messages); ld NULL: manifest only
+ * (no tensor data, no expected values). */
+cf_status cf_case_parse(const char *file, const char *text, size_t len, const cf_npy_loader *ld, cf_case *c,
+                        cf_expected *x, cf_err *e);
+
+/* The operators' tensor and param names the reader checks against: the constraints a command
+ * loaded (cz[CF_OP_COUNT], kept alive by the caller; NULL: load the default constraints/ once). */
+struct cz_constraints;
+void cf_case_use_constraints(struct cz_constraints *const *cz);
 
 /* The case id: 16 hex digits of SHA-256 over op, params, tensor descriptions and input bytes. */
 void cf_case_id(const cf_case *c, char id[17]);

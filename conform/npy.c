@@ -1,9 +1,14 @@
 #include "npy.h"
 
 #include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 static const struct { cf_dtype dt; const char *descr; size_t size; } DESCRS[] = {
     {CF_F16, "<f2", 2}, {CF_BF16, "<u2", 2}, {CF_F32, "<f4", 4}, {CF_F64, "<f8", 8},
@@ -46,13 +51,11 @@ static const char *dict_value(const char *hdr, const char *key)
     return p;
 }
 
-cf_status npy_read(const char *path, npy_array *out, cf_err *e)
+cf_status npy_parse(const char *path, const void *data, size_t len, npy_array *out, cf_err *e)
 {
     memset(out, 0, sizeof *out);
-    char *buf;
-    size_t len;
-    cf_status st = cf_read_file(path, &buf, &len, e);
-    if (st) return st;
+    const char *buf = data;
+    cf_status st = CFE_OK;
     const unsigned char *u = (const unsigned char *)buf;
     size_t hlen, hstart;
     if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0) {
@@ -69,7 +72,7 @@ cf_status npy_read(const char *path, npy_array *out, cf_err *e)
         st = cf_fail(e, CFE_INPUT, "%s: version: unsupported .npy version %d.%d", path, u[6], u[7]);
         goto done;
     }
-    if (hstart + hlen > len || hlen > 65536) {
+    if (hlen > 65536 || hstart + hlen > len) {
         st = cf_fail(e, CFE_INPUT, "%s: header: truncated (header length %zu, file %zu bytes)", path, hlen, len);
         goto done;
     }
@@ -127,7 +130,12 @@ cf_status npy_read(const char *path, npy_array *out, cf_err *e)
         v = q;
     }
     size_t need;
-    if (__builtin_mul_overflow((size_t)out->numel, out->itemsize, &need) || len - hstart - hlen != need) {
+    if (__builtin_mul_overflow((size_t)out->numel, out->itemsize, &need) || (uint64_t)need > cf_max_bytes()) {
+        st = cf_fail(e, CFE_INPUT, "%s: header field 'shape': %lld elements of %zu bytes, more than the allocation bound (--max-bytes %llu)",
+                     path, (long long)out->numel, out->itemsize, (unsigned long long)cf_max_bytes());
+        goto done;
+    }
+    if (len - hstart - hlen != need) {
         st = cf_fail(e, CFE_INPUT, "%s: data: %zu bytes after the header, shape needs %lld x %zu",
                      path, len - hstart - hlen, (long long)out->numel, out->itemsize);
         goto done;
@@ -139,6 +147,35 @@ cf_status npy_read(const char *path, npy_array *out, cf_err *e)
     }
     memcpy(out->data, buf + hstart + hlen, need);
 done:
+    if (st) npy_free(out);
+    return st;
+}
+
+cf_status npy_read(const char *path, npy_array *out, cf_err *e)
+{
+    /* Bounded by the file itself: a regular file whose size (fstat) is read exactly once and
+     * must equal header + data — a symlink to /dev/zero or a FIFO is refused before any read. */
+    memset(out, 0, sizeof *out);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+    if (fd < 0) return cf_fail(e, CFE_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    struct stat sb;
+    cf_status st = CFE_OK;
+    char *buf = NULL;
+    if (fstat(fd, &sb) != 0) st = cf_fail(e, CFE_IO, "%s: cannot stat: %s", path, strerror(errno));
+    else if (!S_ISREG(sb.st_mode)) st = cf_fail(e, CFE_INPUT, "%s: not a regular file", path);
+    else if ((uint64_t)sb.st_size > cf_max_bytes() + 65536 + 12)
+        st = cf_fail(e, CFE_INPUT, "%s: %lld bytes, more than the allocation bound (--max-bytes %llu)", path,
+                     (long long)sb.st_size, (unsigned long long)cf_max_bytes());
+    size_t len = st ? 0 : (size_t)sb.st_size, got = 0;
+    if (!st && !(buf = malloc(len ? len : 1))) st = cf_fail(e, CFE_IO, "%s: out of memory", path);
+    while (!st && got < len) {
+        ssize_t r = read(fd, buf + got, len - got);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) st = cf_fail(e, CFE_INPUT, "%s: data: read %zu of %zu bytes (%s)", path, got, len, r < 0 ? strerror(errno) : "file shrank");
+        else got += (size_t)r;
+    }
+    close(fd);
+    if (!st) st = npy_parse(path, buf, len, out, e);
     free(buf);
     return st;
 }

@@ -28,6 +28,9 @@ bool npy_descr_matches(const char *descr, cf_dtype dt);
 /* Read and validate a file: magic, version, header dict (descr, fortran_order False, shape),
  * data size vs shape.  Every error names the file and the field. */
 cf_status npy_read(const char *path, npy_array *out, cf_err *e);
+/* The same over len bytes in memory (path names them in messages).  The data size the header
+ * asks for is bounded by cf_max_bytes(); on error *out holds nothing. */
+cf_status npy_parse(const char *path, const void *data, size_t len, npy_array *out, cf_err *e);
 /* Write atomically (temporary file + rename). */
 cf_status npy_write(const char *path, const char *descr, int ndim, const int64_t *shape,
                     const void *data, cf_err *e);

@@ -9,19 +9,167 @@
 #include "commands.h"
 #include "npy.h"
 
-cf_status cf_report_read(const char *path, cJSON **root, cf_row **rows, int *nrows, cf_err *e)
+/* ---- reading reports: every field merge and report use is typed and in range ---- */
+
+#define COUNT_MAX 0x1p53 /* counts are exact integers in a double */
+
+static bool jint(const cJSON *v, double lo, double hi)
+{
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble == floor(v->valuedouble) && v->valuedouble >= lo &&
+           v->valuedouble <= hi;
+}
+
+/* A count: an integer in [0, 2^53]; absent allowed when optional. */
+static cf_status need_count(const char *path, const char *where, const cJSON *o, const char *key, bool optional, cf_err *e)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v && optional) return CFE_OK;
+    if (!jint(v, 0, COUNT_MAX)) return cf_fail(e, CFE_INPUT, "%s: field '%s.%s': expected a count (an integer in 0 .. 2^53)", path, where, key);
+    return CFE_OK;
+}
+
+static cf_status need_string(const char *path, const char *where, const cJSON *o, const char *key, bool optional, cf_err *e)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v && optional) return CFE_OK;
+    if (!cJSON_IsString(v)) return cf_fail(e, CFE_INPUT, "%s: field '%s.%s': expected a string", path, where, key);
+    return CFE_OK;
+}
+
+static cf_status need_bool(const char *path, const char *where, const cJSON *o, const char *key, cf_err *e)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (v && !cJSON_IsBool(v)) return cf_fail(e, CFE_INPUT, "%s: field '%s%s%s': expected true or false", path, where, where[0] ? "." : "", key);
+    return CFE_OK;
+}
+
+/* A non-negative number (ULP maxima and sums): finite, or the strings "inf" / "nan" the writer
+ * uses for what JSON cannot carry. */
+static cf_status need_nonneg(const char *path, const char *where, const cJSON *o, const char *key, bool optional, cf_err *e)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, key);
+    if (!v && optional) return CFE_OK;
+    bool ok = cJSON_IsNumber(v) ? isfinite(v->valuedouble) && v->valuedouble >= 0
+                                : cJSON_IsString(v) && (!strcmp(v->valuestring, "inf") || !strcmp(v->valuestring, "nan"));
+    if (!ok) return cf_fail(e, CFE_INPUT, "%s: field '%s.%s': expected a non-negative number (or \"inf\", \"nan\")", path, where, key);
+    return CFE_OK;
+}
+
+static cf_status check_row(const char *path, int i, const cJSON *o, cf_err *e)
+{
+    char w[48];
+    snprintf(w, sizeof w, "results[%d]", i);
+    if (!cJSON_IsObject(o)) return cf_fail(e, CFE_INPUT, "%s: field '%s': expected an object", path, w);
+    cf_status st;
+    const cJSON *op = cJSON_GetObjectItemCaseSensitive(o, "op");
+    cf_op opv;
+    if (!cJSON_IsString(op) || !cf_op_parse(op->valuestring, &opv))
+        return cf_fail(e, CFE_INPUT, "%s: field '%s.op': expected an operator name", path, w);
+    static const char *const counts[] = {"cases", "failed_cases", "elements", "scored", "uncertain", "failed_elements", "rel_over_threshold", NULL};
+    for (int k = 0; counts[k]; k++)
+        if ((st = need_count(path, w, o, counts[k], false, e))) return st;
+    if (cJSON_GetObjectItemCaseSensitive(o, "failed_cases")->valuedouble > cJSON_GetObjectItemCaseSensitive(o, "cases")->valuedouble)
+        return cf_fail(e, CFE_INPUT, "%s: field '%s.failed_cases': more than 'cases'", path, w);
+    if ((st = need_string(path, w, o, "variant", true, e)) || (st = need_string(path, w, o, "verdict", true, e)) ||
+        (st = need_nonneg(path, w, o, "max_ulp", false, e)) || (st = need_nonneg(path, w, o, "sum_ulp", false, e)) ||
+        (st = need_nonneg(path, w, o, "max_scaled_ulp", false, e)))
+        return st;
+    const cJSON *h = cJSON_GetObjectItemCaseSensitive(o, "histogram"), *hc = cJSON_GetObjectItemCaseSensitive(h, "counts"), *it;
+    if (!cJSON_IsArray(hc) || cJSON_GetArraySize(hc) != CF_HIST_BINS)
+        return cf_fail(e, CFE_INPUT, "%s: field '%s.histogram.counts': expected %d counts", path, w, CF_HIST_BINS);
+    int k = 0;
+    cJSON_ArrayForEach(it, hc)
+    {
+        if (!jint(it, 0, COUNT_MAX)) return cf_fail(e, CFE_INPUT, "%s: field '%s.histogram.counts[%d]': expected a count", path, w, k);
+        k++;
+    }
+    const cJSON *mm = cJSON_GetObjectItemCaseSensitive(o, "mismatches");
+    if (!cJSON_IsObject(mm)) return cf_fail(e, CFE_INPUT, "%s: field '%s.mismatches': expected an object", path, w);
+    cJSON_ArrayForEach(it, mm)
+    if (!jint(it, 0, COUNT_MAX))
+        return cf_fail(e, CFE_INPUT, "%s: field '%s.mismatches.%s': expected a count", path, w, it->string ? it->string : "?");
+    const cJSON *tol = cJSON_GetObjectItemCaseSensitive(o, "tolerance");
+    char tw[64];
+    snprintf(tw, sizeof tw, "%s.tolerance", w);
+    if (!cJSON_IsObject(tol)) return cf_fail(e, CFE_INPUT, "%s: field '%s': expected an object", path, tw);
+    if ((st = need_nonneg(path, tw, tol, "max_ulp", false, e)) || (st = need_nonneg(path, tw, tol, "max_scaled_ulp", false, e))) return st;
+    const cJSON *sb = cJSON_GetObjectItemCaseSensitive(o, "single_bm");
+    snprintf(tw, sizeof tw, "%s.single_bm", w);
+    if (sb && !cJSON_IsObject(sb)) return cf_fail(e, CFE_INPUT, "%s: field '%s': expected an object", path, tw);
+    if (sb && ((st = need_nonneg(path, tw, sb, "sum_rel", true, e)) || (st = need_nonneg(path, tw, sb, "mare", true, e)))) return st;
+    const cJSON *wo = cJSON_GetObjectItemCaseSensitive(o, "worst");
+    snprintf(tw, sizeof tw, "%s.worst", w);
+    if (wo && !cJSON_IsNull(wo)) {
+        if (!cJSON_IsObject(wo)) return cf_fail(e, CFE_INPUT, "%s: field '%s': expected an object or null", path, tw);
+        if ((st = need_string(path, tw, wo, "case", true, e)) || (st = need_string(path, tw, wo, "got", true, e)) ||
+            (st = need_count(path, tw, wo, "case_index", true, e)) || (st = need_count(path, tw, wo, "flat_element", true, e)))
+            return st;
+        const cJSON *ex = cJSON_GetObjectItemCaseSensitive(wo, "expected");
+        bool exok = !ex || cJSON_IsNumber(ex) || cJSON_IsNull(ex) ||
+                    (cJSON_IsString(ex) && (!strcmp(ex->valuestring, "inf") || !strcmp(ex->valuestring, "-inf") || !strcmp(ex->valuestring, "nan") ||
+                                            !strcmp(ex->valuestring, "-0")));
+        if (!exok) return cf_fail(e, CFE_INPUT, "%s: field '%s.expected': expected a number (or \"inf\", \"-inf\", \"nan\", \"-0\")", path, tw);
+    }
+    const cJSON *ids = cJSON_GetObjectItemCaseSensitive(o, "failed_cases_ids");
+    if (ids && !cJSON_IsArray(ids)) return cf_fail(e, CFE_INPUT, "%s: field '%s.failed_cases_ids': expected an array of strings", path, w);
+    cJSON_ArrayForEach(it, ids)
+    if (!cJSON_IsString(it)) return cf_fail(e, CFE_INPUT, "%s: field '%s.failed_cases_ids': expected an array of strings", path, w);
+    return CFE_OK;
+}
+
+/* The whole report: what merge, report and the CI read must be what the sweep wrote (types,
+ * integer counts in range, known operators); unknown extra fields are allowed (newer writers). */
+static cf_status check_report(const char *path, const cJSON *r, cf_err *e)
+{
+    if (!cJSON_IsObject(r)) return cf_fail(e, CFE_INPUT, "%s: expected a JSON object", path);
+    if (!jint(cJSON_GetObjectItemCaseSensitive(r, "schema"), 1, 1)) return cf_fail(e, CFE_INPUT, "%s: field 'schema': expected 1", path);
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(r, "run"), *it;
+    if (!cJSON_IsObject(run)) return cf_fail(e, CFE_INPUT, "%s: field 'run': expected an object", path);
+    cf_status st;
+    const cJSON *results = cJSON_GetObjectItemCaseSensitive(r, "results");
+    if (!cJSON_IsArray(results)) return cf_fail(e, CFE_INPUT, "%s: field 'results': expected an array", path);
+    int i = 0;
+    cJSON_ArrayForEach(it, results)
+    if ((st = check_row(path, i++, it, e))) return st;
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(r, "status_checks");
+    if (sc && !cJSON_IsArray(sc)) return cf_fail(e, CFE_INPUT, "%s: field 'status_checks': expected an array", path);
+    i = 0;
+    cJSON_ArrayForEach(it, sc)
+    {
+        char w[48];
+        snprintf(w, sizeof w, "status_checks[%d]", i++);
+        if (!cJSON_IsObject(it)) return cf_fail(e, CFE_INPUT, "%s: field '%s': expected an object", path, w);
+        if ((st = need_string(path, w, it, "op", false, e)) || (st = need_string(path, w, it, "rule", false, e)) ||
+            (st = need_count(path, w, it, "cases", false, e)) || (st = need_count(path, w, it, "mismatches", false, e)) ||
+            (st = need_string(path, w, it, "example", true, e)))
+            return st;
+        if (!jint(cJSON_GetObjectItemCaseSensitive(it, "expected"), INT32_MIN, INT32_MAX))
+            return cf_fail(e, CFE_INPUT, "%s: field '%s.expected': expected an int32 status", path, w);
+    }
+    const cJSON *fl = cJSON_GetObjectItemCaseSensitive(r, "failures");
+    if (fl && !cJSON_IsArray(fl)) return cf_fail(e, CFE_INPUT, "%s: field 'failures': expected an array of strings", path);
+    cJSON_ArrayForEach(it, fl)
+    if (!cJSON_IsString(it)) return cf_fail(e, CFE_INPUT, "%s: field 'failures': expected an array of strings", path);
+    /* the run last: a bad row is named before a missing run field */
+    static const char *const strs[] = {"command", "seed", "target", "profile", "shard", NULL};
+    for (int k = 0; strs[k]; k++)
+        if ((st = need_string(path, "run", run, strs[k], false, e))) return st;
+    if ((st = need_string(path, "run", run, "started", true, e)) || (st = need_count(path, "run", run, "cases", false, e)) ||
+        (st = need_nonneg(path, "run", run, "seconds", true, e)) || (st = need_bool(path, "", r, "partial", e)) ||
+        (st = need_bool(path, "", r, "interrupted", e)) || (st = need_count(path, "", r, "unsupported", true, e)))
+        return st;
+    return CFE_OK;
+}
+
+cf_status cf_report_parse(const char *path, const char *text, size_t len, cJSON **root, cf_row **rows, int *nrows, cf_err *e)
 {
     *root = NULL;
     *rows = NULL;
     *nrows = 0;
-    cJSON *r;
-    cf_status st = cf_read_json(path, &r, e);
-    if (st) return st;
-    const cJSON *schema = cJSON_GetObjectItemCaseSensitive(r, "schema");
+    cJSON *r = cJSON_ParseWithLength(text, len);
+    if (!r) return cf_fail(e, CFE_INPUT, "%s: not valid JSON", path);
+    cf_status st = check_report(path, r, e);
     const cJSON *results = cJSON_GetObjectItemCaseSensitive(r, "results");
-    if (!cJSON_IsNumber(schema) || schema->valueint != 1) st = cf_fail(e, CFE_INPUT, "%s: field 'schema': expected 1", path);
-    else if (!cJSON_IsObject(cJSON_GetObjectItemCaseSensitive(r, "run"))) st = cf_fail(e, CFE_INPUT, "%s: field 'run': expected an object", path);
-    else if (!cJSON_IsArray(results)) st = cf_fail(e, CFE_INPUT, "%s: field 'results': expected an array", path);
     int n = st ? 0 : cJSON_GetArraySize(results);
     cf_row *rs = st ? NULL : calloc((size_t)(n ? n : 1), sizeof(cf_row));
     if (!st && !rs) st = cf_fail(e, CFE_IO, "out of memory");
@@ -37,6 +185,20 @@ cf_status cf_report_read(const char *path, cJSON **root, cf_row **rows, int *nro
     return CFE_OK;
 }
 
+cf_status cf_report_read(const char *path, cJSON **root, cf_row **rows, int *nrows, cf_err *e)
+{
+    *root = NULL;
+    *rows = NULL;
+    *nrows = 0;
+    char *text;
+    size_t len;
+    cf_status st = cf_read_file(path, &text, &len, e);
+    if (st) return st;
+    st = cf_report_parse(path, text, len, root, rows, nrows, e);
+    free(text);
+    return st;
+}
+
 /* ---- merge ---- */
 
 /* Set obj[key] = item, replacing or adding (a Replace of a missing key would leak item). */
@@ -46,27 +208,95 @@ static void set_field(cJSON *obj, const char *key, cJSON *item)
     else cJSON_AddItemToObject(obj, key, item);
 }
 
+#define SHARDS_MAX (1 << 20)
+
+/* run.shard of a report: "k/n" for a sweep, "k/n,k/n,..." for a merge of several (all with
+ * the same n, 0 <= k < n <= 2^20).  Calls add(k) for each; *n_out is n. */
+static cf_status parse_shards(const char *path, const char *s, int *n_out, int *ks, int *nk, int maxk, cf_err *e)
+{
+    int n = 0;
+    *nk = 0;
+    const char *p = s;
+    do {
+        char *end;
+        if (*p < '0' || *p > '9') goto bad;
+        long k = strtol(p, &end, 10);
+        if (*end != '/' || end[1] < '0' || end[1] > '9') goto bad;
+        long nn = strtol(end + 1, &end, 10);
+        if (nn < 1 || nn > SHARDS_MAX || k < 0 || k >= nn || (n && nn != n) || (*end && (*end != ',' || !end[1]))) goto bad;
+        n = (int)nn;
+        if (*nk >= maxk) goto bad;
+        ks[(*nk)++] = (int)k;
+        p = *end ? end + 1 : end;
+    } while (*p);
+    *n_out = n;
+    return CFE_OK;
+bad:
+    return cf_fail(e, CFE_INPUT, "%s: field 'run.shard': \"%.60s\" is not k/n (or k/n,k/n,... with one n, 0 <= k < n <= %d)", path, s, SHARDS_MAX);
+}
+
+/* The run fields every shard of one run shares: merging reports of different runs would add up
+ * results that were never one experiment. */
+static const char *const SAME_RUN[] = {"seed", "target", "profile", "budget", NULL};
+
 int cmd_merge(const cf_opts *o)
 {
     cf_err e = {{0}};
     if (o->npos < 1 || !o->output) {
-        fprintf(stderr, "aclnn-conform merge: usage: merge A.json B.json... -o OUT.json\n");
+        fprintf(stderr, "aclnn-conform merge: usage: merge A.json B.json... -o OUT.json [--partial]\n");
         return CFE_INPUT;
     }
     cf_row *all = NULL;
     int nall = 0;
     cJSON *status = cJSON_CreateArray(), *failures = cJSON_CreateArray(), *first = NULL;
-    double seconds = 0, cases = 0;
+    double seconds = 0, cases = 0, unsupported = 0;
+    bool any_partial = false, any_interrupted = false, any_unsupported = false;
     cf_status st = CFE_OK;
-    char shards[256] = "";
+    int nshards = 0, *owner = NULL, *ks = NULL, nk = 0;
+    const char *first_path = NULL;
     for (int i = 0; i < o->npos && !st; i++) {
         cJSON *root;
         cf_row *rows;
         int n;
         if ((st = cf_report_read(o->pos[i], &root, &rows, &n, &e))) break;
-        cf_row *na = realloc(all, sizeof(cf_row) * (size_t)(nall + n + 1));
-        if (!na) {
-            st = cf_fail(&e, CFE_IO, "out of memory");
+        const cJSON *run = cJSON_GetObjectItemCaseSensitive(root, "run");
+        /* one run: same seed, target, profile (and budget when recorded) as the first report */
+        for (int k = 0; SAME_RUN[k] && first && !st; k++) {
+            const cJSON *a = cJSON_GetObjectItemCaseSensitive(first, SAME_RUN[k]), *b = cJSON_GetObjectItemCaseSensitive(run, SAME_RUN[k]);
+            char *ta = a ? cJSON_PrintUnformatted(a) : NULL, *tb = b ? cJSON_PrintUnformatted(b) : NULL;
+            if ((ta || tb) && (!ta || !tb || strcmp(ta, tb)))
+                st = cf_fail(&e, CFE_INPUT, "%s: field 'run.%s': %.80s, but %s has %.80s (shards of different runs are not merged)", o->pos[i],
+                             SAME_RUN[k], tb ? tb : "(absent)", first_path, ta ? ta : "(absent)");
+            free(ta);
+            free(tb);
+        }
+        /* every shard once: a duplicate would count its cases twice */
+        int sn = 0, maxk = 1;
+        const char *shs = cJSON_GetObjectItemCaseSensitive(run, "shard")->valuestring;
+        for (const char *q = shs; *q; q++) maxk += *q == ',';
+        if (!st) {
+            int *nks = realloc(ks, sizeof(int) * (size_t)maxk);
+            if (!nks) st = cf_fail(&e, CFE_IO, "out of memory");
+            else ks = nks;
+        }
+        if (!st) st = parse_shards(o->pos[i], shs, &sn, ks, &nk, maxk, &e);
+        if (!st && !owner) {
+            nshards = sn;
+            owner = malloc(sizeof(int) * (size_t)sn);
+            if (!owner) st = cf_fail(&e, CFE_IO, "out of memory");
+            for (int k = 0; owner && k < sn; k++) owner[k] = -1;
+        } else if (!st && sn != nshards) {
+            st = cf_fail(&e, CFE_INPUT, "%s: field 'run.shard': shards of %d, but %s has shards of %d", o->pos[i], sn, first_path, nshards);
+        }
+        for (int k = 0; k < nk && !st; k++) {
+            if (owner[ks[k]] >= 0)
+                st = cf_fail(&e, CFE_INPUT, "%s: duplicate shard %d/%d (already in %s): refusing to count its results twice", o->pos[i], ks[k],
+                             nshards, o->pos[owner[ks[k]]]);
+            else owner[ks[k]] = i;
+        }
+        cf_row *na = st ? NULL : realloc(all, sizeof(cf_row) * (size_t)(nall + n + 1));
+        if (!st && !na) st = cf_fail(&e, CFE_IO, "out of memory");
+        if (st) {
             free(rows);
             cJSON_Delete(root);
             break;
@@ -78,23 +308,19 @@ int cmd_merge(const cf_opts *o)
             if (j == nall) all[nall++] = rows[k];
             else cf_row_merge(&all[j], &rows[k]);
         }
-        const cJSON *run = cJSON_GetObjectItemCaseSensitive(root, "run");
-        const cJSON *sec = cJSON_GetObjectItemCaseSensitive(run, "seconds"), *cs = cJSON_GetObjectItemCaseSensitive(run, "cases");
-        const cJSON *sh = cJSON_GetObjectItemCaseSensitive(run, "shard");
-        if (cJSON_IsNumber(sec)) seconds += sec->valuedouble;
-        if (cJSON_IsNumber(cs)) cases += cs->valuedouble;
-        size_t sl = strlen(shards);
-        snprintf(shards + sl, sizeof shards - sl, "%s%s", i ? "," : "", cJSON_IsString(sh) ? sh->valuestring : "?");
+        seconds += cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(run, "seconds")) ? cJSON_GetObjectItemCaseSensitive(run, "seconds")->valuedouble : 0;
+        cases += cJSON_GetObjectItemCaseSensitive(run, "cases")->valuedouble;
+        /* an input that lacked shards is complete again once they are merged in (the shard set
+         * is tracked exactly); one partial for another reason stays partial */
+        any_partial |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "partial")) &&
+                       !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "missing_shards"));
+        any_interrupted |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "interrupted"));
+        const cJSON *un = cJSON_GetObjectItemCaseSensitive(root, "unsupported");
+        if (un) any_unsupported = true, unsupported += un->valuedouble;
         const cJSON *sc = cJSON_GetObjectItemCaseSensitive(root, "status_checks"), *it;
         cJSON_ArrayForEach(it, sc)
         {
             const cJSON *op = cJSON_GetObjectItemCaseSensitive(it, "op"), *rule = cJSON_GetObjectItemCaseSensitive(it, "rule");
-            if (!cJSON_IsString(op) || !cJSON_IsString(rule) ||
-                !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(it, "cases")) ||
-                !cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(it, "mismatches"))) {
-                st = cf_fail(&e, CFE_INPUT, "%s: field 'status_checks[]': expected op and rule strings, cases and mismatches numbers", o->pos[i]);
-                break;
-            }
             cJSON *m = NULL, *x;
             cJSON_ArrayForEach(x, status)
             if (!strcmp(cJSON_GetObjectItemCaseSensitive(x, "op")->valuestring, op->valuestring) &&
@@ -107,7 +333,7 @@ int cmd_merge(const cf_opts *o)
             for (int k = 0; k < 2; k++) {
                 cJSON *dst = cJSON_GetObjectItemCaseSensitive(m, keys[k]);
                 const cJSON *src = cJSON_GetObjectItemCaseSensitive(it, keys[k]);
-                if (cJSON_IsNumber(dst) && cJSON_IsNumber(src)) cJSON_SetNumberValue(dst, dst->valuedouble + src->valuedouble);
+                cJSON_SetNumberValue(dst, dst->valuedouble + src->valuedouble);
             }
             const cJSON *ex = cJSON_GetObjectItemCaseSensitive(m, "example"), *sex = cJSON_GetObjectItemCaseSensitive(it, "example");
             if ((!cJSON_IsString(ex) || !ex->valuestring[0]) && cJSON_IsString(sex))
@@ -115,10 +341,27 @@ int cmd_merge(const cf_opts *o)
         }
         const cJSON *fl = cJSON_GetObjectItemCaseSensitive(root, "failures");
         cJSON_ArrayForEach(it, fl) cJSON_AddItemToArray(failures, cJSON_Duplicate(it, true));
-        if (!first) first = cJSON_Duplicate(run, true);
+        if (!first) {
+            first = cJSON_Duplicate(run, true);
+            first_path = o->pos[i];
+        }
         free(rows);
         cJSON_Delete(root);
     }
+    /* the shard set must be complete (0/n .. n-1/n) unless --partial */
+    size_t cap = (size_t)nshards * 24 + 1;
+    char *shards = calloc(cap, 1), *missing = calloc(cap, 1);
+    int nmissing = 0;
+    if (!st && (!shards || !missing)) st = cf_fail(&e, CFE_IO, "out of memory");
+    for (int k = 0; !st && k < nshards; k++) {
+        char *dst = owner[k] >= 0 ? shards : missing;
+        size_t l = strlen(dst);
+        if (owner[k] < 0) nmissing++;
+        snprintf(dst + l, cap - l, "%s%d/%d", l ? "," : "", k, nshards);
+    }
+    if (!st && nmissing && !o->partial)
+        st = cf_fail(&e, CFE_INPUT, "missing %d of %d shards: %.300s%s (merge them too, or pass --partial to merge an incomplete set, marked \"partial\": true)",
+                     nmissing, nshards, missing, strlen(missing) > 300 ? "..." : "");
     int rc = st;
     if (!st) {
         cJSON *rep = cJSON_CreateObject();
@@ -132,6 +375,11 @@ int cmd_merge(const cf_opts *o)
         set_field(first, "cases", cJSON_CreateNumber(cases));
         cJSON_AddItemToObject(rep, "run", first);
         first = NULL;
+        bool partial = nmissing > 0 || any_partial;
+        cJSON_AddBoolToObject(rep, "partial", partial);
+        if (nmissing) cJSON_AddStringToObject(rep, "missing_shards", missing);
+        if (any_interrupted) cJSON_AddBoolToObject(rep, "interrupted", true);
+        if (any_unsupported) cJSON_AddNumberToObject(rep, "unsupported", unsupported);
         cJSON *results = cJSON_AddArrayToObject(rep, "results");
         bool fail = false;
         for (int i = 0; i < nall; i++) {
@@ -149,7 +397,10 @@ int cmd_merge(const cf_opts *o)
             cf_row *rp[512];
             for (int i = 0; i < nall && i < 512; i++) rp[i] = &all[i];
             if (!o->quiet) cf_print_summary(stdout, rp, nall < 512 ? nall : 512);
-            printf("merged %d reports into %s\n", o->npos, o->output);
+            if (partial)
+                fprintf(stderr, "aclnn-conform merge: PARTIAL: %s%.300s; the report is marked \"partial\": true\n",
+                        nmissing ? "missing shards " : "an input report is partial", nmissing ? missing : "");
+            printf("merged %d reports (%d of %d shards) into %s%s\n", o->npos, nshards - nmissing, nshards, o->output, partial ? " (partial)" : "");
         }
         rc = st ? st : (fail ? CFE_FAIL : CFE_OK);
     }
@@ -158,20 +409,66 @@ int cmd_merge(const cf_opts *o)
     cJSON_Delete(failures);
     cJSON_Delete(first);
     free(all);
+    free(owner);
+    free(ks);
+    free(shards);
+    free(missing);
     return rc;
 }
 
 /* ---- publishing ---- */
 
+/* Every string a report carries is data from a file (a target path, a variant, a case path, a
+ * hex text): in HTML it is escaped for both text and attribute contexts, control characters
+ * dropped; in Markdown it is backslash-escaped (or put in a code span that it cannot close) and a
+ * '|' cannot split a table cell. */
 static void html_escape(FILE *f, const char *s)
 {
     for (; *s; s++) {
-        if (*s == '<') fputs("&lt;", f);
-        else if (*s == '>') fputs("&gt;", f);
-        else if (*s == '&') fputs("&amp;", f);
-        else if (*s == '"') fputs("&quot;", f);
-        else fputc(*s, f);
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '<') fputs("&lt;", f);
+        else if (ch == '>') fputs("&gt;", f);
+        else if (ch == '&') fputs("&amp;", f);
+        else if (ch == '"') fputs("&quot;", f);
+        else if (ch == '\'') fputs("&#39;", f);
+        else if (ch < 0x20 || ch == 0x7f) fputc(' ', f);
+        else fputc(ch, f);
     }
+}
+
+static void md_text(FILE *f, const char *s)
+{
+    if (!*s) fputc('-', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch < 0x20 || ch == 0x7f) fputc(' ', f);
+        else {
+            /* "](" / "][" would make a link: escaping that ']' is enough (a plain [0,3] stays) */
+            if (strchr("\\`<>|&", ch) || (ch == ']' && (s[1] == '(' || s[1] == '['))) fputc('\\', f);
+            fputc(ch, f);
+        }
+    }
+}
+
+/* A code span with a fence longer than any run of backticks in s (CommonMark), '|' escaped for
+ * GFM tables (the one escape a table cell honours inside code), control characters as spaces. */
+static void md_code(FILE *f, const char *s)
+{
+    int run = 0, longest = 0;
+    for (const char *p = s; *p; p++) {
+        run = *p == '`' ? run + 1 : 0;
+        if (run > longest) longest = run;
+    }
+    for (int k = 0; k <= longest; k++) fputc('`', f);
+    if (longest) fputc(' ', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch < 0x20 || ch == 0x7f) fputc(' ', f);
+        else if (ch == '|') fputs("\\|", f);
+        else fputc(ch, f);
+    }
+    if (longest) fputc(' ', f);
+    for (int k = 0; k <= longest; k++) fputc('`', f);
 }
 
 static void svg_histogram(FILE *f, const cf_row *r)
@@ -180,7 +477,9 @@ static void svg_histogram(FILE *f, const cf_row *r)
     int64_t mx = 1;
     for (int i = 0; i < CF_HIST_BINS; i++) if (r->hist[i] > mx) mx = r->hist[i];
     const int W = 420, H = 150, bw = 46;
-    fprintf(f, "<svg class=\"hist\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"ULP histogram %s %s\">\n", W, H + 40, r->op, cf_dtype_name(r->dtype));
+    fprintf(f, "<svg class=\"hist\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"ULP histogram ", W, H + 40);
+    html_escape(f, r->op);
+    fprintf(f, " %s\">\n", cf_dtype_name(r->dtype));
     for (int i = 0; i < CF_HIST_BINS; i++) {
         /* log scale so that rare large errors stay visible */
         double h = r->hist[i] ? (log10((double)r->hist[i]) + 1) / (log10((double)mx) + 1) * H : 0;
@@ -237,12 +536,36 @@ int cmd_report(const cf_opts *o)
         html_escape(f, runtxt ? runtxt : "");
         fprintf(f, "</code></p>\n");
     } else {
-        fprintf(f, "# aclnn-conform tolerance report\n\ntarget `%s`, profile `%s`\n\nrun: `%s`\n\n", target, profile, runtxt ? runtxt : "");
+        fprintf(f, "# aclnn-conform tolerance report\n\ntarget ");
+        md_code(f, target);
+        fprintf(f, ", profile ");
+        md_code(f, profile);
+        fprintf(f, "\n\nrun: ");
+        md_code(f, runtxt ? runtxt : "");
+        fprintf(f, "\n\n");
         fprintf(f, "ULP error is |got − exact| / ulp(exact) in the output dtype; scaled ULP divides by ulp(m), the\n"
                    "conditioning magnitude (spec numerics.md). p99 is the upper edge of the histogram bin holding the\n"
                    "99th percentile. single_bm: mean/max relative error against the Ascend thresholds.\n\n");
     }
     free(runtxt);
+    /* a merge of an incomplete shard set, or an interrupted run, says so before any verdict */
+    const cJSON *partial = cJSON_GetObjectItemCaseSensitive(root, "partial"), *missing = cJSON_GetObjectItemCaseSensitive(root, "missing_shards");
+    const char *miss = cJSON_IsString(missing) ? missing->valuestring : "";
+    if (cJSON_IsTrue(partial)) {
+        if (html) {
+            fprintf(f, "<p class=\"fail\">PARTIAL: not every shard of the run is in this report");
+            if (miss[0]) fprintf(f, " (missing ");
+            html_escape(f, miss);
+            fprintf(f, "%s</p>\n", miss[0] ? ")" : "");
+        } else {
+            fprintf(f, "**PARTIAL**: not every shard of the run is in this report");
+            if (miss[0]) fprintf(f, " (missing ");
+            if (miss[0]) md_text(f, miss);
+            fprintf(f, "%s\n\n", miss[0] ? ")" : "");
+        }
+    }
+    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "interrupted")))
+        fprintf(f, html ? "<p class=\"fail\">INTERRUPTED: the run was stopped before its budget</p>\n" : "**INTERRUPTED**: the run was stopped before its budget\n\n");
     for (int op = 0; op < CF_OP_COUNT; op++) {
         const char *opn = cf_op_name((cf_op)op);
         bool any = false;
@@ -261,16 +584,22 @@ int cmd_report(const cf_opts *o)
             double mere, mare;
             bool bm = cf_row_single_bm(r, &mere, &mare);
             const char *v = cf_row_verdict(r);
-            if (html)
-                fprintf(f, "<tr><td class=l>%s</td><td class=l>%s</td><td>%lld</td><td>%lld</td><td>%lld</td><td>%.4g</td><td>%.4f</td><td>%g</td><td>%.4g</td><td class=l>%s</td><td>%.3g</td><td>%.3g</td><td>%s</td><td>%g / %g</td><td class=\"%s\">%s</td></tr>\n",
-                        cf_dtype_name(r->dtype), r->variant[0] ? r->variant : "-", (long long)r->cases, (long long)r->elements, (long long)r->uncertain,
+            const char *vt = r->variant[0] ? r->variant : "-";
+            if (html) {
+                fprintf(f, "<tr><td class=l>%s</td><td class=l>", cf_dtype_name(r->dtype));
+                html_escape(f, vt);
+                fprintf(f, "</td><td>%lld</td><td>%lld</td><td>%lld</td><td>%.4g</td><td>%.4f</td><td>%g</td><td>%.4g</td><td class=l>%s</td><td>%.3g</td><td>%.3g</td><td>%s</td><td>%g / %g</td><td class=\"%s\">%s</td></tr>\n",
+                        (long long)r->cases, (long long)r->elements, (long long)r->uncertain,
                         r->max_ulp, cf_row_mean_ulp(r), cf_row_p99_ulp(r), r->max_scaled_ulp, mm, mere, mare, bm ? "pass" : "fail",
                         r->tol.max_ulp, r->tol.max_scaled_ulp, v, v);
-            else
-                fprintf(f, "| %s | %s | %lld | %lld | %lld | %.4g | %.4f | %g | %.4g | %s | %.3g | %.3g | %s | %g / %g | **%s** |\n",
-                        cf_dtype_name(r->dtype), r->variant[0] ? r->variant : "-", (long long)r->cases, (long long)r->elements, (long long)r->uncertain,
+            } else {
+                fprintf(f, "| %s | ", cf_dtype_name(r->dtype));
+                md_text(f, vt);
+                fprintf(f, " | %lld | %lld | %lld | %.4g | %.4f | %g | %.4g | %s | %.3g | %.3g | %s | %g / %g | **%s** |\n",
+                        (long long)r->cases, (long long)r->elements, (long long)r->uncertain,
                         r->max_ulp, cf_row_mean_ulp(r), cf_row_p99_ulp(r), r->max_scaled_ulp, mm, mere, mare, bm ? "pass" : "fail",
                         r->tol.max_ulp, r->tol.max_scaled_ulp, v);
+            }
         }
         if (html) {
             fprintf(f, "</table>\n<div class=\"hists\">\n");
@@ -278,7 +607,9 @@ int cmd_report(const cf_opts *o)
                 if (strcmp(rows[i].op, opn)) continue;
                 fprintf(f, "<figure>");
                 svg_histogram(f, &rows[i]);
-                fprintf(f, "<figcaption>%s %s ULP error histogram</figcaption></figure>\n", cf_dtype_name(rows[i].dtype), rows[i].variant);
+                fprintf(f, "<figcaption>%s ", cf_dtype_name(rows[i].dtype));
+                html_escape(f, rows[i].variant);
+                fprintf(f, " ULP error histogram</figcaption></figure>\n");
             }
             fprintf(f, "</div>\n<h3>Worst elements</h3>\n<table><tr><th>dtype</th><th>variant</th><th>ULP</th><th>case</th><th>element</th><th>inputs</th><th>got</th><th>expected</th></tr>\n");
         } else {
@@ -288,14 +619,29 @@ int cmd_report(const cf_opts *o)
             const cf_row *r = &rows[i];
             if (strcmp(r->op, opn) || !r->has_worst) continue;
             if (html) {
-                fprintf(f, "<tr><td class=l>%s</td><td class=l>%s</td><td>%.4g</td><td class=l><code>", cf_dtype_name(r->dtype), r->variant, r->max_ulp);
+                fprintf(f, "<tr><td class=l>%s</td><td class=l>", cf_dtype_name(r->dtype));
+                html_escape(f, r->variant);
+                fprintf(f, "</td><td>%.4g</td><td class=l><code>", r->max_ulp);
                 html_escape(f, r->worst_case);
-                fprintf(f, "</code></td><td class=l>%s</td><td class=l><code>", r->worst_index);
+                fprintf(f, "</code></td><td class=l>");
+                html_escape(f, r->worst_index);
+                fprintf(f, "</td><td class=l><code>");
                 html_escape(f, r->worst_inputs);
-                fprintf(f, "</code></td><td class=l><code>%s</code></td><td>%.17g</td></tr>\n", r->worst_got, r->worst_expected);
+                fprintf(f, "</code></td><td class=l><code>");
+                html_escape(f, r->worst_got);
+                fprintf(f, "</code></td><td>%.17g</td></tr>\n", r->worst_expected);
             } else {
-                fprintf(f, "| %s | %s | %.4g | `%s` | %s | `%s` | `%s` | %.17g |\n", cf_dtype_name(r->dtype), r->variant[0] ? r->variant : "-",
-                        r->max_ulp, r->worst_case, r->worst_index, r->worst_inputs, r->worst_got, r->worst_expected);
+                fprintf(f, "| %s | ", cf_dtype_name(r->dtype));
+                md_text(f, r->variant);
+                fprintf(f, " | %.4g | ", r->max_ulp);
+                md_code(f, r->worst_case);
+                fprintf(f, " | ");
+                md_text(f, r->worst_index);
+                fprintf(f, " | ");
+                md_code(f, r->worst_inputs);
+                fprintf(f, " | ");
+                md_code(f, r->worst_got);
+                fprintf(f, " | %.17g |\n", r->worst_expected);
             }
         }
         if (html) fprintf(f, "</table>\n");
@@ -321,7 +667,9 @@ int cmd_report(const cf_opts *o)
                 html_escape(f, rn);
                 fprintf(f, "</td><td>%d</td><td>%d</td><td class=\"%s\">%d</td></tr>\n", exv, csv, mmv ? "fail" : "pass", mmv);
             } else {
-                fprintf(f, "| %s | %d | %d | %d |\n", rn, exv, csv, mmv);
+                fprintf(f, "| ");
+                md_text(f, rn);
+                fprintf(f, " | %d | %d | %d |\n", exv, csv, mmv);
             }
         }
         if (header) fprintf(f, html ? "</table>\n" : "\n");
@@ -416,9 +764,13 @@ static cf_status read_result(const char *dir, const cf_case *c, cf_run_result *r
         cJSON_Delete(j);
         return CFE_OK;
     }
-    if (!cJSON_IsNumber(s)) {
+    if (!jint(s, INT32_MIN, INT32_MAX)) {
         cJSON_Delete(j);
-        return cf_fail(e, CFE_INPUT, "%s: field 'status': expected an integer or null", path);
+        return cf_fail(e, CFE_INPUT, "%s: field 'status': expected an int32 integer or null", path);
+    }
+    if (err && !cJSON_IsString(err) && !cJSON_IsNull(err)) {
+        cJSON_Delete(j);
+        return cf_fail(e, CFE_INPUT, "%s: field 'error': expected a string or null", path);
     }
     r->status = (int32_t)s->valuedouble;
     r->phase = 1;
@@ -465,7 +817,7 @@ int cmd_score(const cf_opts *o)
     }
     cf_row *rows = calloc((size_t)n + 1, sizeof(cf_row));
     int nrows = 0;
-    int64_t unsupported = 0, failed = 0, status_cases = 0, status_mm = 0;
+    int64_t unsupported = 0, failed = 0, status_cases = 0, status_mm = 0, scored = 0, unscorable = 0;
     cJSON *failures = cJSON_CreateArray();
     time_t wall = time(NULL);
     char started[32];
@@ -481,7 +833,8 @@ int cmd_score(const cf_opts *o)
         if (!cs) cs = cf_fill_masked(&c, &x, &ce);
         if (!cs) cs = read_result(dirs[i], &c, &r, &unsup, &ce);
         if (cs) {
-            fprintf(stderr, "aclnn-conform score: %s\n", ce.msg);
+            /* a case that cannot be scored is never counted as passed */
+            if (unscorable++ < 10) fprintf(stderr, "aclnn-conform score: %s\n", ce.msg);
             st = st > cs ? st : cs;
             cf_run_result_free(&r);
             cf_expected_free(&x);
@@ -492,6 +845,7 @@ int cmd_score(const cf_opts *o)
             unsupported++;
         } else if (c.expect_status != 0) {
             status_cases++;
+            scored++;
             if (r.status != c.expect_status) {
                 status_mm++;
                 failed++;
@@ -510,19 +864,34 @@ int cmd_score(const cf_opts *o)
                 if (k == nrows) cf_row_init(&rows[nrows++], cf_op_name(c.op), dt, variant, &tol);
                 cf_case_verdict v;
                 cf_score_case(&c, &x, &r, &tol, i, dirs[i], &rows[k], &v, o->quiet ? NULL : (cf_fail_cb)NULL, NULL, 0);
+                scored++;
                 if (!v.pass) {
                     failed++;
                     cJSON_AddItemToArray(failures, cJSON_CreateString(dirs[i]));
                     if (!o->quiet) printf("%s\n", v.first_failure);
                 }
             } else {
-                fprintf(stderr, "aclnn-conform score: %s\n", ce.msg);
+                if (unscorable++ < 10) fprintf(stderr, "aclnn-conform score: %s\n", ce.msg);
                 st = st > cs ? st : cs;
             }
         }
         cf_run_result_free(&r);
         cf_expected_free(&x);
         cf_case_free(&c);
+    }
+    if (unscorable > 10) fprintf(stderr, "aclnn-conform score: ... and %lld more cases that cannot be scored\n", (long long)unscorable - 10);
+    if (scored == 0) {
+        /* nothing scorable (no result.json written, every case unsupported or unreadable): that is
+         * not a pass, and no report that could be read as one is written */
+        fprintf(stderr, "aclnn-conform score: nothing to score in %s: %d cases, %lld without a readable result, %lld unsupported%s\n",
+                o->pos[0], n, (long long)unscorable, (long long)unsupported,
+                unscorable ? " (did the target write result.json beside each case.json?)" : "");
+        cJSON_Delete(failures);
+        for (int i = 0; i < n; i++) free(dirs[i]);
+        free(dirs);
+        free(rows);
+        for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
+        return CFE_INPUT;
     }
     cf_opts ro = *o; /* the report names the export's seed and profile when DIR/export.json says */
     char ej[2048];
@@ -552,6 +921,7 @@ int cmd_score(const cf_opts *o)
     cJSON_AddStringToObject(sx, "example", "");
     cJSON_AddItemToArray(sc, sx);
     cJSON_AddNumberToObject(rep, "unsupported", (double)unsupported);
+    if (unscorable) cJSON_AddNumberToObject(rep, "unscorable", (double)unscorable); /* neither passed nor failed: exit 2 */
     cJSON_AddItemToObject(rep, "failures", failures);
     char path[2048];
     if (o->output) snprintf(path, sizeof path, "%s", o->output);
@@ -561,7 +931,11 @@ int cmd_score(const cf_opts *o)
     cf_print_summary(stdout, rp, nrows < 512 ? nrows : 512);
     printf("score: %d cases, %lld unsupported, status checks %lld/%lld mismatching; report %s\n", n, (long long)unsupported,
            (long long)status_mm, (long long)status_cases, ws ? "NOT WRITTEN" : path);
-    printf("score: %lld passed, %lld failed\n", (long long)(n - unsupported - failed), (long long)failed);
+    if (unscorable)
+        printf("score: %lld passed, %lld failed, %lld could not be scored (see above)\n", (long long)(scored - failed), (long long)failed,
+               (long long)unscorable);
+    else
+        printf("score: %lld passed, %lld failed\n", (long long)(scored - failed), (long long)failed);
     if (ws) fprintf(stderr, "aclnn-conform score: %s\n", e.msg);
     for (int i = 0; i < n; i++) free(dirs[i]);
     free(dirs);

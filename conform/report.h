@@ -12,5 +12,9 @@ int cmd_score(const cf_opts *o);
 
 /* Read and validate a report file (rows parsed into *rows, caller frees). */
 cf_status cf_report_read(const char *path, cJSON **root, cf_row **rows, int *nrows, cf_err *e);
+/* The same over report text in memory (path names it in messages): every field merge and report
+ * read is typed and in range (counts are integers in 0 .. 2^53, operators known, run.seed,
+ * target, profile and shard strings), else CFE_INPUT naming file and field. */
+cf_status cf_report_parse(const char *path, const char *text, size_t len, cJSON **root, cf_row **rows, int *nrows, cf_err *e);
 
 #endif

@@ -7,6 +7,8 @@
 #include "slurp.h"
 
 #include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -31,8 +33,16 @@ cf_status cf_write_atomic(const char *path, const void *data, size_t len, cf_err
     char tmp[4096];
     if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
         return cf_fail(e, CFE_IO, "%s: path too long", path);
-    FILE *f = fopen(tmp, "wb");
-    if (!f) return cf_fail(e, CFE_IO, "%s: cannot create: %s", tmp, strerror(errno));
+    /* a fresh file: never through a symlink planted at the temporary name (a stale one of ours
+     * is unlinked first; unlink removes a link, not its target) */
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+    if (!f) {
+        int err = errno;
+        if (fd >= 0) close(fd);
+        return cf_fail(e, CFE_IO, "%s: cannot create: %s", tmp, strerror(err));
+    }
     size_t w = len ? fwrite(data, 1, len, f) : 0;
     int ok = w == len && fflush(f) == 0;
     ok = (fclose(f) == 0) && ok;
@@ -46,8 +56,19 @@ cf_status cf_write_atomic(const char *path, const void *data, size_t len, cf_err
 
 cf_status cf_read_file(const char *path, char **data, size_t *len, cf_err *e)
 {
-    int rc = cf_slurp(path, SIZE_MAX / 4, data, len);
+    /* a regular file no larger than the allocation bound: never /dev/zero, a FIFO or a tty */
+    struct stat sb;
+    *data = NULL;
+    *len = 0;
+    if (stat(path, &sb) != 0) return cf_fail(e, CFE_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    if (!S_ISREG(sb.st_mode)) return cf_fail(e, CFE_INPUT, "%s: not a regular file", path);
+    uint64_t max = cf_max_bytes();
+    if ((uint64_t)sb.st_size > max)
+        return cf_fail(e, CFE_INPUT, "%s: %lld bytes, more than the allocation bound (--max-bytes %llu)", path,
+                       (long long)sb.st_size, (unsigned long long)max);
+    int rc = cf_slurp(path, max > SIZE_MAX / 4 ? SIZE_MAX / 4 : (size_t)max, data, len);
     if (rc == ENOMEM) return cf_fail(e, CFE_IO, "%s: out of memory", path);
+    if (rc == EFBIG) return cf_fail(e, CFE_INPUT, "%s: more than the allocation bound (--max-bytes %llu)", path, (unsigned long long)max);
     if (rc) return cf_fail(e, CFE_INPUT, "%s: cannot open: %s", path, strerror(rc));
     return CFE_OK;
 }
@@ -90,7 +111,10 @@ void cf_rmtree(const char *path)
             if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, "..")) continue;
             char sub[4096];
             snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
-            if (cf_is_dir(sub)) cf_rmtree(sub);
+            /* lstat: a symlink in the tree is removed, never followed (a link to a directory
+             * elsewhere must not have that directory emptied) */
+            struct stat sb;
+            if (lstat(sub, &sb) == 0 && S_ISDIR(sb.st_mode)) cf_rmtree(sub);
             else remove(sub);
         }
         closedir(d);
@@ -108,6 +132,25 @@ bool cf_is_file(const char *path)
 {
     struct stat st;
     return stat(path, &st) == 0 && S_ISREG(st.st_mode);
+}
+
+bool cf_path_inside(const char *root, const char *path)
+{
+    char r[PATH_MAX], p[PATH_MAX];
+    if (!root || !path || !realpath(root, r) || !realpath(path, p)) return false;
+    size_t n = strlen(r);
+    if (n == 1 && r[0] == '/') return true;
+    return strncmp(r, p, n) == 0 && (p[n] == '\0' || p[n] == '/');
+}
+
+bool cf_name_ok(const char *name)
+{
+    size_t n = 0;
+    for (; name && name[n]; n++) {
+        char ch = name[n];
+        if (!((ch >= 'A' && ch <= 'Z') || (ch >= 'a' && ch <= 'z') || (ch >= '0' && ch <= '9') || ch == '_')) return false;
+    }
+    return n > 0 && n < CF_NAME_MAX;
 }
 
 /* ---- SHA-256 (FIPS 180-4), used for content-hash case ids ---- */

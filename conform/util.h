@@ -37,6 +37,16 @@ void cf_rmtree(const char *path);
 bool cf_is_dir(const char *path);
 bool cf_is_file(const char *path);
 
+/* Is path (after resolving every symlink, realpath(3)) root itself or inside root (resolved
+ * too)?  false when either does not exist.  The case reader uses it so that a case's files stay
+ * in its directory, the case writer to prove every file it wrote landed inside its directory;
+ * a corpus walker can use it so that a symlink in a corpus is never followed out of it. */
+bool cf_path_inside(const char *root, const char *path);
+/* A name that becomes (part of) a file name: 1..CF_NAME_MAX-1 characters of [A-Za-z0-9_] —
+ * no separator, no "..", no leading '-' or '.'. */
+#define CF_NAME_MAX 24
+bool cf_name_ok(const char *name);
+
 typedef struct {
     uint32_t h[8];
     uint64_t len;

@@ -149,6 +149,8 @@ static void expect_case_error(const char *json, const char *field)
     int64_t shape[1] = {2};
     snprintf(path, sizeof path, "%s/x.npy", dir);
     assert_int_equal(npy_write(path, "<f4", 1, shape, x, &e), CFE_OK);
+    snprintf(path, sizeof path, "%s/dy.npy", dir);
+    assert_int_equal(npy_write(path, "<f4", 1, shape, x, &e), CFE_OK);
     cf_case c;
     cf_expected xx;
     cf_err ce = {{0}};
@@ -156,6 +158,8 @@ static void expect_case_error(const char *json, const char *field)
     if (!strstr(ce.msg, dir) || !strstr(ce.msg, field)) fail_msg("message '%s' lacks dir or '%s'", ce.msg, field);
 }
 
+#define T_DY "\"dy\": {\"dtype\": \"f32\", \"shape\": [2], \"strides\": [1], \"offset\": 0, \"format\": \"ND\", \"storage_shape\": [2], \"file\": \"dy.npy\"}, "
+#define T_OUT ", \"out\": {\"dtype\": \"f32\", \"shape\": [2], \"strides\": [1], \"offset\": 0, \"storage_shape\": [2], \"output\": true}"
 #define T_OK "\"x\": {\"dtype\": \"f32\", \"shape\": [2], \"strides\": [1], \"offset\": 0, \"format\": \"ND\", \"storage_shape\": [2], \"file\": \"x.npy\"}"
 
 static void malformed_case_json_is_rejected_with_field(void **state)
@@ -165,7 +169,7 @@ static void malformed_case_json_is_rejected_with_field(void **state)
     expect_case_error("{\"schema\": 2, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {}, \"expect\": {\"status\": 0}}", "schema");
     expect_case_error("{\"schema\": 1, \"op\": \"nope\", \"params\": {}, \"tensors\": {}, \"expect\": {\"status\": 0}}", "'op'");
     expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"tensors\": {}, \"expect\": {\"status\": 0}}", "params");
-    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {" T_OK "}}", "expect.status");
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {" T_DY T_OK T_OUT "}}", "expect.status");
     expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {\"x\": {\"dtype\": \"f17\", \"shape\": [2], \"strides\": [1], \"offset\": 0, \"storage_shape\": [2], \"file\": \"x.npy\"}}, \"expect\": {\"status\": 0}}", "tensors.x.dtype");
     expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {\"x\": {\"dtype\": \"f32\", \"shape\": [2], \"strides\": [1, 1], \"offset\": 0, \"storage_shape\": [2], \"file\": \"x.npy\"}}, \"expect\": {\"status\": 0}}", "tensors.x.strides");
     /* the file holds 2 elements, the manifest says 3 */
@@ -181,7 +185,223 @@ static void malformed_case_json_is_rejected_with_field(void **state)
     expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {\"out\": {\"dtype\": \"f32\", \"shape\": [-2], \"strides\": [1], \"offset\": 0, \"storage_shape\": [2], \"output\": true}}, \"expect\": {\"status\": 161002}}", "tensors.out.shape[0]");
     expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {\"out\": {\"dtype\": \"f32\", \"shape\": [2], \"strides\": [1], \"offset\": -3, \"storage_shape\": [2], \"output\": true}}, \"expect\": {\"status\": 161002}}", "tensors.out.offset");
     /* a valid case with missing golden files */
-    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {\"eps\": 0.1}, \"tensors\": {" T_OK ", \"out\": {\"dtype\": \"f32\", \"shape\": [2], \"strides\": [1], \"offset\": 0, \"storage_shape\": [2], \"output\": true}}, \"expect\": {\"status\": 0}}", "expected.out.npy");
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {\"eps\": 0.1}, \"tensors\": {" T_DY T_OK ", \"out\": {\"dtype\": \"f32\", \"shape\": [2], \"strides\": [1], \"offset\": 0, \"storage_shape\": [2], \"output\": true}}, \"expect\": {\"status\": 0}}", "expected.out.npy");
+}
+
+/* Issue 11: names read from a case are data.  A name that is not [A-Za-z0-9_]{1,23} is refused
+ * on reading and on writing (nothing is created), and a case's files must resolve inside it. */
+static void names_are_data_not_paths(void **state)
+{
+    (void)state;
+    assert_true(cf_name_ok("gradOutput"));
+    assert_true(cf_name_ok("x_1"));
+    static const char *const bad[] = {"", "..", ".", "a/b", "../../../outside/Z", "a\\b", "a.b", "-x", "a b",
+                                      "tab\t", "\x7f", "abcdefghijklmnopqrstuvwxyz", NULL};
+    for (int i = 0; bad[i]; i++)
+        if (cf_name_ok(bad[i])) fail_msg("name '%s' accepted", bad[i]);
+    assert_false(cf_name_ok(NULL));
+
+    /* reading: a tensor name with ../ is exit 2 naming the field, before any file is opened */
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {}, \"tensors\": {\"../../../outside/Z\": {\"dtype\": \"f32\", \"shape\": [2], \"strides\": [1], \"offset\": 0, \"storage_shape\": [2], \"file\": \"x.npy\"}}, \"expect\": {\"status\": 0}}", "'tensors'");
+    expect_case_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {\"a/b\": 1}, \"tensors\": {}, \"expect\": {\"status\": 0}}", "'params'");
+
+    /* writing: a case whose tensor name was forged in memory writes nothing anywhere */
+    cf_case c;
+    cf_expected x;
+    cf_err e = {{0}};
+    assert_int_equal(cf_case_read(ACLCONFORM_TEST_DATA "/examples/logit_grad/8872fe16f3f6a2fe", &c, &x, &e), CFE_OK);
+    char outside[600], dir[600], corpus[600];
+    snprintf(outside, sizeof outside, "%s/outside", tmpdir);
+    snprintf(corpus, sizeof corpus, "%s/names_corpus", tmpdir);
+    snprintf(dir, sizeof dir, "%s/a/b/c", corpus);
+    snprintf(c.tensors[0].name, sizeof c.tensors[0].name, "../../../outside/Z");
+    assert_int_equal(cf_case_write_dir(dir, &c, &x, "test", &e), CFE_INPUT);
+    assert_non_null(strstr(e.msg, "outside/Z"));
+    assert_false(cf_is_dir(outside));
+    assert_false(cf_is_dir(dir));
+    char path[1024];
+    assert_int_equal(cf_case_write(corpus, &c, &x, "test", path, sizeof path, &e), CFE_INPUT);
+    assert_false(cf_is_dir(outside));
+    /* a well-named case under a corpus whose <op> directory is a symlink out of it: refused */
+    snprintf(c.tensors[0].name, sizeof c.tensors[0].name, "x");
+    char elsewhere[700], opdir[700];
+    snprintf(elsewhere, sizeof elsewhere, "%s/elsewhere", tmpdir);
+    snprintf(opdir, sizeof opdir, "%s/logit_grad", corpus);
+    assert_int_equal(cf_mkdirs(elsewhere, &e), CFE_OK);
+    assert_int_equal(cf_mkdirs(corpus, &e), CFE_OK);
+    assert_int_equal(symlink(elsewhere, opdir), 0);
+    cf_err we = {{0}};
+    assert_int_equal(cf_case_write(corpus, &c, &x, "test", path, sizeof path, &we), CFE_INPUT);
+    assert_non_null(strstr(we.msg, "outside the corpus"));
+    char probe[900];
+    snprintf(probe, sizeof probe, "rmdir '%s' 2>/dev/null", elsewhere); /* still empty: nothing was written there */
+    assert_int_equal(system(probe), 0);
+    unlink(opdir);
+    assert_int_equal(cf_case_write(corpus, &c, &x, "test", path, sizeof path, &we), CFE_OK);
+    assert_true(cf_path_inside(corpus, path));
+    cf_case_free(&c);
+    cf_expected_free(&x);
+
+    /* cf_path_inside resolves symlinks: a link in the dir that points out of it is outside */
+    char in[700], link[700];
+    snprintf(in, sizeof in, "%s/inside", tmpdir);
+    assert_int_equal(cf_mkdirs(in, &e), CFE_OK);
+    assert_int_equal(cf_mkdirs(outside, &e), CFE_OK);
+    snprintf(link, sizeof link, "%s/escape", in);
+    assert_int_equal(symlink(outside, link), 0);
+    assert_true(cf_path_inside(in, in));
+    assert_false(cf_path_inside(in, link));
+    assert_false(cf_path_inside(in, tmpdir));
+    snprintf(link, sizeof link, "%s/../inside2", in);
+    assert_false(cf_path_inside(in, link)); /* does not exist */
+    snprintf(link, sizeof link, "%s2", in);  /* a sibling sharing the prefix */
+    assert_int_equal(cf_mkdirs(link, &e), CFE_OK);
+    assert_false(cf_path_inside(in, link));
+    /* removing a tree removes a link in it, never what the link points to */
+    char keep[800];
+    snprintf(keep, sizeof keep, "%s/keep.txt", outside);
+    write_raw(keep, "k", 1);
+    cf_rmtree(in);
+    assert_false(cf_is_dir(in));
+    assert_true(cf_is_file(keep));
+    cf_rmtree(outside);
+}
+
+/* A copy of the spec's logit_grad example with case.json replaced: read must fail naming the
+ * file and the field (the example's own .npy files stay, so only the manifest is wrong). */
+static void expect_example_error(const char *json, const char *field, void (*files)(const char *dir))
+{
+    static int n;
+    char dir[600], cmd[1400], path[700];
+    snprintf(dir, sizeof dir, "%s/ex%d", tmpdir, n++);
+    snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", ACLCONFORM_TEST_DATA "/examples/logit_grad/8872fe16f3f6a2fe", dir);
+    assert_int_equal(system(cmd), 0);
+    snprintf(path, sizeof path, "%s/case.json", dir);
+    if (json) write_raw(path, json, strlen(json));
+    if (files) files(dir);
+    cf_case c;
+    cf_expected x;
+    cf_err e = {{0}};
+    cf_status st = cf_case_read(dir, &c, &x, &e);
+    if (st != CFE_INPUT) fail_msg("'%s': status %d (%s), expected an input error", field, st, e.msg);
+    if (!strstr(e.msg, dir) || !strstr(e.msg, field)) fail_msg("message '%s' lacks dir or '%s'", e.msg, field);
+}
+
+#define EX_DY "\"dy\": {\"dtype\": \"f32\", \"shape\": [4], \"strides\": [1], \"offset\": 0, \"format\": \"ND\", \"storage_shape\": [4], \"file\": \"dy.npy\"}"
+#define EX_X "\"x\": {\"dtype\": \"f32\", \"shape\": [4], \"strides\": [1], \"offset\": 0, \"format\": \"ND\", \"storage_shape\": [4], \"file\": \"x.npy\"}"
+#define EX_OUT "\"out\": {\"dtype\": \"f32\", \"shape\": [4], \"strides\": [1], \"offset\": 0, \"format\": \"ND\", \"storage_shape\": [4], \"output\": true}"
+#define EX(params, tensors, rest) "{\"schema\": 1, \"op\": \"logit_grad\", \"profile\": \"spec\", \"params\": {" params "}, \"tensors\": {" tensors "}, \"expect\": {\"status\": 0}" rest "}"
+#define EX_T EX_DY ", " EX_X ", " EX_OUT
+
+static void dy_to_f64(const char *dir)
+{
+    char path[700];
+    double d[4] = {0};
+    int64_t shape[1] = {4};
+    cf_err e = {{0}};
+    snprintf(path, sizeof path, "%s/dy.npy", dir);
+    assert_int_equal(npy_write(path, "<f8", 1, shape, d, &e), CFE_OK);
+}
+
+static void dy_to_2x2(const char *dir)
+{
+    char path[700];
+    float d[4] = {0};
+    int64_t shape[2] = {2, 2};
+    cf_err e = {{0}};
+    snprintf(path, sizeof path, "%s/dy.npy", dir);
+    assert_int_equal(npy_write(path, "<f4", 2, shape, d, &e), CFE_OK);
+}
+
+/* Issue 11: every malformed manifest is an input error naming file and field, before any
+ * target runs (not a ULP failure or a status mismatch). */
+static void strict_manifests_name_file_and_field(void **state)
+{
+    (void)state;
+    /* the example itself (dtype f32, shape [4]) reads: the mutations below are the only fault */
+    {
+        const char *ok = EX("\"eps\": 0.2", EX_T, "");
+        char dir[600], cmd[1400], path[700];
+        snprintf(dir, sizeof dir, "%s/ex_ok", tmpdir);
+        snprintf(cmd, sizeof cmd, "cp -r '%s' '%s'", ACLCONFORM_TEST_DATA "/examples/logit_grad/8872fe16f3f6a2fe", dir);
+        assert_int_equal(system(cmd), 0);
+        snprintf(path, sizeof path, "%s/case.json", dir);
+        write_raw(path, ok, strlen(ok));
+        cf_case c;
+        cf_expected x;
+        cf_err e = {{0}};
+        if (cf_case_read(dir, &c, &x, &e) != CFE_OK) fail_msg("base case: %s", e.msg);
+        cf_case_free(&c);
+        cf_expected_free(&x);
+    }
+    /* wrong JSON types, non-integers, out-of-range numbers */
+    expect_example_error(EX("\"eps\": \"hello\"", EX_T, ""), "params.eps", NULL);
+    expect_example_error(EX("\"eps\": [1, 2, 3]", EX_T, ""), "params.eps", NULL);
+    expect_example_error(EX("\"eps\": true", EX_T, ""), "params.eps", NULL);
+    expect_example_error("{\"schema\": 1.9, \"op\": \"logit_grad\", \"params\": {\"eps\": 0.2}, \"tensors\": {" EX_T "}, \"expect\": {\"status\": 0}}", "'schema'", NULL);
+    expect_example_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {\"eps\": 0.2}, \"tensors\": {" EX_T "}, \"expect\": {\"status\": 0.5}}", "expect.status", NULL);
+    expect_example_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {\"eps\": 0.2}, \"tensors\": {" EX_T "}, \"expect\": {\"status\": 4294967296}}", "expect.status", NULL);
+    expect_example_error(EX("\"eps\": 0.2", EX_T, ", \"origin\": {\"index\": 1e300}"), "origin.index", NULL);
+    expect_example_error(EX("\"eps\": 0.2", EX_T, ", \"note\": 5"), "'note'", NULL);
+    expect_example_error(EX("\"eps\": 0.2", EX_T, ", \"origin\": {\"seed\": \"0xzz\"}"), "origin.seed", NULL);
+    /* unknown fields, at every level */
+    expect_example_error(EX("\"eps\": 0.2", EX_T, ", \"bogus\": 1"), "'bogus'", NULL);
+    expect_example_error(EX("\"eps\": 0.2", EX_T, ", \"origin\": {\"kind\": \"fuzz\", \"targt\": {}}"), "origin.targt", NULL);
+    expect_example_error(EX("\"eps\": 0.2, \"epsilon\": 0.1", EX_T, ""), "params.epsilon", NULL);
+    expect_example_error(EX("\"eps\": 0.2", EX_T ", \"z\": {\"null\": true}", ""), "tensors.z", NULL);
+    expect_example_error(EX("\"eps\": 0.2", EX_DY ", " EX_OUT ", \"x\": {\"dtype\": \"f32\", \"shape\": [4], \"strides\": [1], \"stride\": [1], \"offset\": 0, \"storage_shape\": [4], \"file\": \"x.npy\"}", ""), "tensors.x.stride", NULL);
+    expect_example_error("{\"schema\": 1, \"op\": \"logit_grad\", \"params\": {\"eps\": 0.2}, \"tensors\": {" EX_T "}, \"expect\": {\"status\": 0, \"why\": 1}}", "expect.why", NULL);
+    /* missing tensors and view/storage inconsistencies */
+    expect_example_error(EX("\"eps\": 0.2", EX_DY ", " EX_X, ""), "tensors.out", NULL);
+    expect_example_error(EX("\"eps\": 0.2", EX_DY ", " EX_X ", \"out\": {\"dtype\": \"f32\", \"shape\": [4], \"strides\": [1], \"offset\": 0, \"storage_shape\": [2], \"output\": true}", ""), "tensors.out.storage_shape", NULL);
+    expect_example_error(EX("\"eps\": 0.2", EX_DY ", " EX_OUT ", \"x\": {\"dtype\": \"f32\", \"shape\": [4], \"strides\": [1], \"offset\": 3, \"storage_shape\": [4], \"file\": \"x.npy\"}", ""), "tensors.x.storage_shape", NULL);
+    expect_example_error(EX("\"eps\": 0.2", EX_DY ", " EX_X ", \"out\": {\"dtype\": \"f32\", \"shape\": [4], \"strides\": [1], \"offset\": 0, \"storage_shape\": [8589934592], \"output\": true}", ""), "tensors.out.storage_shape", NULL);
+    expect_example_error(EX("\"eps\": 0.2", EX_DY ", " EX_OUT ", \"x\": {\"dtype\": \"f32\", \"shape\": [4], \"strides\": [4611686018427387904], \"offset\": 0, \"storage_shape\": [4], \"file\": \"x.npy\"}", ""), "tensors.x.storage_shape", NULL);
+    expect_example_error(EX("\"eps\": 0.2", EX_DY ", " EX_X ", \"out\": {\"dtype\": \"f32\", \"shape\": [4], \"strides\": [1], \"offset\": 0, \"storage_shape\": [4]}", ""), "tensors.out.output", NULL);
+    /* the .npy disagrees with the manifest: dtype, then shape */
+    expect_example_error(EX("\"eps\": 0.2", EX_T, ""), "tensors.dy.dtype", dy_to_f64);
+    expect_example_error(EX("\"eps\": 0.2", EX_T, ""), "tensors.dy.storage_shape", dy_to_2x2);
+    /* origin.target is typed */
+    expect_example_error(EX("\"eps\": 0.2", EX_T, ", \"origin\": {\"target\": {\"path\": \"/x.so\", \"sha256\": \"zz\"}}"), "origin.target.sha256", NULL);
+    expect_example_error(EX("\"eps\": 0.2", EX_T, ", \"origin\": {\"target\": {\"path\": 5}}"), "origin.target.path", NULL);
+    expect_example_error(EX("\"eps\": 0.2", EX_T, ", \"origin\": {\"target\": \"/x.so\"}"), "origin.target", NULL);
+    expect_example_error(EX("\"eps\": 0.2", EX_T, ", \"origin\": {\"target\": {\"path\": \"/x.so\", \"size\": 1}}"), "origin.target.size", NULL);
+}
+
+/* origin.target {path, sha256} is written when the case has a target and read back; absent or
+ * null reads as no target. */
+static void origin_target_round_trips(void **state)
+{
+    (void)state;
+    cf_case c;
+    cf_expected x;
+    cf_err e = {{0}};
+    assert_int_equal(cf_case_read(ACLCONFORM_TEST_DATA "/examples/logit_grad/8872fe16f3f6a2fe", &c, &x, &e), CFE_OK);
+    assert_string_equal(c.target_path, "");
+    snprintf(c.target_path, sizeof c.target_path, "/opt/vendor/libvendor.so");
+    for (int i = 0; i < 64; i++) c.target_sha256[i] = "0123456789abcdef"[i % 16];
+    c.target_sha256[64] = 0;
+    char dir[600];
+    snprintf(dir, sizeof dir, "%s/with_target", tmpdir);
+    assert_int_equal(cf_case_write_dir(dir, &c, &x, "test", &e), CFE_OK);
+    cf_case c2;
+    cf_expected x2;
+    if (cf_case_read(dir, &c2, &x2, &e) != CFE_OK) fail_msg("%s", e.msg);
+    assert_string_equal(c2.target_path, "/opt/vendor/libvendor.so");
+    assert_string_equal(c2.target_sha256, c.target_sha256);
+    cf_case_free(&c2);
+    cf_expected_free(&x2);
+    /* without a target: "target": null, read back as empty */
+    c.target_path[0] = c.target_sha256[0] = 0;
+    snprintf(dir, sizeof dir, "%s/without_target", tmpdir);
+    assert_int_equal(cf_case_write_dir(dir, &c, &x, "test", &e), CFE_OK);
+    assert_int_equal(cf_case_read(dir, &c2, &x2, &e), CFE_OK);
+    assert_string_equal(c2.target_path, "");
+    assert_string_equal(c2.target_sha256, "");
+    cf_case_free(&c2);
+    cf_expected_free(&x2);
+    cf_case_free(&c);
+    cf_expected_free(&x);
 }
 
 static void spec_examples_are_read_exactly(void **state)
@@ -290,6 +510,9 @@ int main(void)
         cmocka_unit_test(malformed_npy_files_are_rejected_with_file_and_field),
         cmocka_unit_test(malformed_case_json_is_rejected_with_field),
         cmocka_unit_test(spec_examples_are_read_exactly),
+        cmocka_unit_test(names_are_data_not_paths),
+        cmocka_unit_test(strict_manifests_name_file_and_field),
+        cmocka_unit_test(origin_target_round_trips),
         cmocka_unit_test(sha256_matches_known_vectors),
         cmocka_unit_test(atomic_write_leaves_no_temporary),
     };

@@ -1,0 +1,300 @@
+#!/usr/bin/env python3
+"""Issue 11 "a verdict you can trust": crafted case, report and export files that must end in
+exit 2 (input error) naming the file and field -- never a ULP failure, a status mismatch, a
+file written outside its directory, a hang or a crash.
+
+usage: verdict_attacks.py AClNN_CONFORM DATA_DIR [GROUP...]   (groups: case merge report score)
+Each attack prints one line; the exit status is the number of attacks that misbehaved."""
+import copy, json, os, shutil, subprocess, sys, tempfile
+
+B, DATA = sys.argv[1], sys.argv[2]
+GROUPS = sys.argv[3:] or ["case", "merge", "report", "score"]
+LOGIT = os.path.join(DATA, "examples/logit_grad/8872fe16f3f6a2fe")
+SOFTPLUS = os.path.join(DATA, "examples/softplus_backward/5fe457886ceada4b")
+tmp = tempfile.mkdtemp(prefix="verdict_attacks_")
+bad = 0
+
+
+with open(B, "rb") as _f:
+    SANITIZED = b"__asan_init" in _f.read()
+
+
+def limit_memory():
+    # bounded address space: a reader that trusts a manifest's size must fail, not take the host
+    # (not under AddressSanitizer, whose shadow memory reserves terabytes of address space)
+    if not SANITIZED:
+        import resource
+        resource.setrlimit(resource.RLIMIT_AS, (8 << 30, 8 << 30))
+
+
+def run(args, timeout=60):
+    try:
+        p = subprocess.run([B] + args, capture_output=True, text=True, timeout=timeout,
+                           preexec_fn=limit_memory)
+        return p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        return "timeout", ""
+
+
+def check(name, rc, out, want_rc, want=()):
+    global bad
+    ok = rc == want_rc and all(w in out for w in want)
+    if not ok:
+        bad += 1
+    last = [l for l in out.splitlines() if l.strip()]
+    print("%-4s %-44s exit %s (want %s%s) %s" % ("ok" if ok else "BAD", name, rc, want_rc,
+          "".join(", '%s'" % w for w in want), (last[0] if last else "")[:150]))
+
+
+def make_case(name, template, mutate=None, files=None):
+    d = os.path.join(tmp, "cases", name)
+    shutil.copytree(template, d)
+    with open(os.path.join(d, "case.json")) as f:
+        j = json.load(f)
+    if mutate:
+        j = mutate(j) or j
+    with open(os.path.join(d, "case.json"), "w") as f:
+        json.dump(j, f)
+    if files:
+        files(d)
+    return d
+
+
+def case_attack(name, template, mutate, want_rc, want, files=None, extra=()):
+    d = make_case(name, template, mutate, files)
+    rc, out = run(["replay", d] + list(extra))
+    check("replay: " + name, rc, out, want_rc, want)
+    return d
+
+
+def setp(path, value):
+    def m(j):
+        o = j
+        for k in path[:-1]:
+            o = o[k]
+        o[path[-1]] = value
+    return m
+
+
+def delp(path):
+    def m(j):
+        o = j
+        for k in path[:-1]:
+            o = o[k]
+        del o[path[-1]]
+    return m
+
+
+if "case" in GROUPS:
+    # 1. names are data, not paths
+    def rename_x(j):
+        t = j["tensors"]
+        t["../../../../../outside/Z"] = t.pop("x")
+    d = case_attack("tensor name with ../", LOGIT, rename_x, 2, ["tensors", "../../../../../outside/Z"])
+    rc, out = run(["shrink", d, "--corpus", os.path.join(tmp, "shrunk")])
+    escaped = any(f.endswith(".npy") for _, _, fs in os.walk(os.path.join(tmp, "outside")) for f in fs) \
+        if os.path.isdir(os.path.join(tmp, "outside")) else False
+    check("shrink: tensor name with ../ (nothing written)", "escaped" if escaped else rc, out, 2, ["tensors"])
+    case_attack("file field not <name>.npy", LOGIT, setp(["tensors", "dy", "file"], "x.npy"), 2, ["tensors.dy.file"])
+    case_attack("file field ../dy.npy", LOGIT, setp(["tensors", "dy", "file"], "../dy.npy"), 2, ["tensors.dy.file"])
+
+    def outside_link(d):
+        shutil.copy(os.path.join(d, "dy.npy"), os.path.join(tmp, "outside_dy.npy"))
+        os.remove(os.path.join(d, "dy.npy"))
+        os.symlink(os.path.join(tmp, "outside_dy.npy"), os.path.join(d, "dy.npy"))
+    case_attack(".npy symlink out of the case dir", LOGIT, None, 2, ["dy.npy", "outside"], outside_link)
+
+    def zero_link(d):
+        os.remove(os.path.join(d, "dy.npy"))
+        os.symlink("/dev/zero", os.path.join(d, "dy.npy"))
+    case_attack(".npy symlink to /dev/zero", LOGIT, None, 2, ["dy.npy"], zero_link)
+
+    def json_zero(d):
+        os.remove(os.path.join(d, "case.json"))
+        os.symlink("/dev/zero", os.path.join(d, "case.json"))
+    case_attack("case.json symlink to /dev/zero", LOGIT, None, 2, ["case.json"], json_zero)
+    case_attack("output storage_shape [2^33]", LOGIT, setp(["tensors", "out", "storage_shape"], [1 << 33]), 2,
+                ["tensors.out.storage_shape"])
+    d = make_case("storage over --max-bytes", LOGIT, setp(["tensors", "out", "storage_shape"], [1 << 20]))
+    rc, out = run(["replay", d, "--max-bytes", "65536"])
+    check("replay: output storage over --max-bytes", rc, out, 2, ["tensors.out.storage_shape", "max-bytes"])
+    # 2. strict manifests
+    for v in ["hello", [1, 2, 3], True]:
+        case_attack("eps = %s" % json.dumps(v), LOGIT, setp(["params", "eps"], v), 2, ["params.eps"])
+    case_attack("bits longer than the dtype", SOFTPLUS, setp(["params", "threshold", "bits"], "0x00004d00"), 2,
+                ["params.threshold.bits"])
+    case_attack("bits with a sign", SOFTPLUS, setp(["params", "threshold", "bits"], "0x-1"), 2, ["params.threshold.bits"])
+    case_attack("view outside its storage", LOGIT, setp(["tensors", "x", "offset"], 3), 2, ["tensors.x"])
+    case_attack("missing output tensor", LOGIT, delp(["tensors", "out"]), 2, ["tensors.out"])
+    case_attack("output storage smaller than view", LOGIT, setp(["tensors", "out", "storage_shape"], [2]), 2, ["tensors.out"])
+    case_attack("schema 1.9", LOGIT, setp(["schema"], 1.9), 2, ["'schema'"])
+    case_attack("status 0.5", LOGIT, setp(["expect", "status"], 0.5), 2, ["expect.status"])
+    case_attack("status 4294967296", LOGIT, setp(["expect", "status"], 4294967296), 2, ["expect.status"])
+    case_attack("offset 1e300", LOGIT, setp(["tensors", "x", "offset"], 1e300), 2, ["tensors.x.offset"])
+    case_attack("origin.index 1e300", LOGIT, setp(["origin", "index"], 1e300), 2, ["origin.index"])
+    case_attack("unknown top-level field", LOGIT, setp(["bogus"], 1), 2, ["'bogus'"])
+    case_attack("unknown tensor field", LOGIT, setp(["tensors", "x", "stride"], [1]), 2, ["tensors.x.stride"])
+    case_attack("unknown param", LOGIT, setp(["params", "epsilon"], 0.1), 2, ["params.epsilon"])
+    case_attack("unknown tensor", LOGIT, lambda j: j["tensors"].update(z=copy.deepcopy(j["tensors"]["out"])), 2, ["tensors.z"])
+    case_attack("note is a number", LOGIT, setp(["note"], 5), 2, ["'note'"])
+    case_attack("origin.kind is a number", LOGIT, setp(["origin", "kind"], 3), 2, ["origin.kind"])
+    case_attack("origin.target.sha256 not hex", LOGIT, setp(["origin", "target"], {"path": "/x.so", "sha256": "zz"}), 2,
+                ["origin.target.sha256"])
+    # (a recorded target is replay's default: name the built-in one explicitly)
+    case_attack("origin.target well formed", LOGIT, setp(["origin", "target"], {"path": "/x.so", "sha256": "ab" * 32}), 0, [],
+                extra=["--target", "builtin"])
+    case_attack("origin.target null", LOGIT, setp(["origin", "target"], None), 0, [])
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(DATA)))
+BASE_REPORT = os.path.join(ROOT, "reports", "builtin-spec.json")
+
+
+def write_json(name, j):
+    path = os.path.join(tmp, name)
+    with open(path, "w") as f:
+        json.dump(j, f)
+    return path
+
+
+def shard_report(name, k, n, mutate=None):
+    with open(BASE_REPORT) as f:
+        j = json.load(f)
+    j["run"]["shard"] = "%d/%d" % (k, n)
+    if mutate:
+        j = mutate(j) or j
+    return write_json(name, j)
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+if "merge" in GROUPS:
+    s0, s1, s2 = (shard_report("s%d.json" % k, k, 3) for k in range(3))
+    out = os.path.join(tmp, "merged.json")
+    # duplicates: the same shard twice would count its cases twice
+    rc, o = run(["merge", s0, s0, s0, "-o", out])
+    check("merge s0 s0 s0 (duplicate shard)", rc, o, 2, ["duplicate shard 0/3", "s0.json"])
+    check("  ... nothing written", "written" if os.path.exists(out) else 2, "", 2)
+    rc, o = run(["merge", s0, s1, s2, s1, "-o", out, "--partial"])
+    check("merge duplicate with --partial still refused", rc, o, 2, ["duplicate shard 1/3"])
+    # missing shards
+    rc, o = run(["merge", s0, s2, "-o", out])
+    check("merge s0 s2 of 3 (missing shard)", rc, o, 2, ["missing 1 of 3 shards", "1/3", "--partial"])
+    check("  ... nothing written", "written" if os.path.exists(out) else 2, "", 2)
+    rc, o = run(["merge", s0, s2, "-o", out, "--partial"])
+    j = load(out) if os.path.exists(out) else {}
+    base = load(BASE_REPORT)
+    ok = j.get("partial") is True and j.get("missing_shards") == "1/3" and j["run"]["cases"] == 2 * base["run"]["cases"]
+    check("merge s0 s2 --partial: marked partial", rc if ok else "unmarked", o, rc, ["PARTIAL"])
+    # the partial merge completed by its missing shard is whole again
+    part = os.path.join(tmp, "part.json")
+    shutil.copy(out, part)
+    os.remove(out)
+    rc, o = run(["merge", part, s1, "-o", out])
+    j = load(out) if os.path.exists(out) else {}
+    ok = j.get("partial") is False and j["run"]["shard"] == "0/3,1/3,2/3" and j["run"]["cases"] == 3 * base["run"]["cases"]
+    check("merge partial + its missing shard: complete", rc if ok else "wrong", o, rc, [])
+    rc2, o = run(["merge", s0, s1, s2, "-o", out])
+    j = load(out) if os.path.exists(out) else {}
+    ok = j.get("partial") is False and j["results"][0]["cases"] == 3 * base["results"][0]["cases"]
+    check("merge s0 s1 s2: exact sums, not partial", rc2 if ok else "wrong", o, rc, [])
+    # shards of different runs
+    other = shard_report("seed.json", 1, 3, lambda j: j["run"].update(seed="0x1234"))
+    rc, o = run(["merge", s0, other, s2, "-o", out])
+    check("merge shards of different seeds", rc, o, 2, ["run.seed", "0x1234"])
+    other = shard_report("target.json", 1, 3, lambda j: j["run"].update(target="/x/libvendor.so"))
+    rc, o = run(["merge", s0, other, s2, "-o", out])
+    check("merge shards of different targets", rc, o, 2, ["run.target"])
+    other = shard_report("n.json", 1, 4)
+    rc, o = run(["merge", s0, other, "-o", out])
+    check("merge 0/3 with 1/4", rc, o, 2, ["run.shard"])
+    # counts that are not counts
+    for v in [1e300, -5, "5", 2.5]:
+        bad_r = shard_report("count.json", 1, 3, lambda j: j["results"][0].update(cases=v))
+        rc, o = run(["merge", s0, bad_r, s2, "-o", out])
+        check("merge results[0].cases = %s" % json.dumps(v), rc, o, 2, ["results[0].cases"])
+    bad_r = shard_report("hist.json", 1, 3, lambda j: j["results"][0]["histogram"]["counts"].__setitem__(2, -1))
+    rc, o = run(["merge", s0, bad_r, s2, "-o", out])
+    check("merge histogram count -1", rc, o, 2, ["results[0].histogram.counts[2]"])
+    bad_r = shard_report("sc.json", 1, 3, lambda j: j["status_checks"][0].update(mismatches=1e300))
+    rc, o = run(["merge", s0, bad_r, s2, "-o", out])
+    check("merge status_checks mismatches 1e300", rc, o, 2, ["status_checks[0].mismatches"])
+    for sh in ["0/99999999999", "3/3", "-1/3", "1/0", "x", "0/3,"]:
+        bad_r = shard_report("shard.json", 0, 3, lambda j: j["run"].update(shard=sh))
+        rc, o = run(["merge", bad_r, "-o", out])
+        check("merge run.shard %r" % sh, rc, o, 2, ["run.shard"])
+
+if "report" in GROUPS:
+    evil = '<img src=x onerror=alert(1)>'
+
+    def inject(j):
+        r = j["results"][0]
+        r["variant"] = evil
+        r["worst"]["got"] = "<script>alert(2)</script>"
+        r["worst"]["case"] = "corpus/\"><svg onload=alert(3)>"
+        r["worst"]["element"] = ["<u>", "'x'"]
+        r["worst"]["inputs"] = {"<i>": "&amp;"}
+        j["run"]["target"] = "</title><script>alert(4)</script>"
+        j["status_checks"][0]["rule"] = "<iframe src=javascript:alert(5)>"
+    rep = shard_report("evil.json", 0, 1, inject)
+    rc, o = run(["report", rep, "--format", "html"])
+    low = o.lower()
+    leaked = [t for t in ["<img", "<script", "<svg onload", "<iframe", "<u>", "<i>"] if t in low]
+    check("report html: every string escaped", rc if not leaked else "leaked %s" % leaked, o, 0, ["&lt;img src=x onerror=alert(1)&gt;", "&lt;script&gt;"])
+
+    def md_inject(j):
+        j["results"][0]["variant"] = "a|b\nc <img src=x> [x](javascript:alert(1))"
+        j["results"][0]["worst"]["got"] = "0x`|`"
+        j["status_checks"][0]["rule"] = "r|u\nle"
+    rep = shard_report("md.json", 0, 1, md_inject)
+    rc, o = run(["report", rep, "--format", "md"])
+    import re
+    rows = [l for l in o.splitlines() if l.startswith("| f16 |") or l.startswith("| r")]
+    cells = [len(re.split(r"(?<!\\)\|", l)) for l in rows]
+    head = [l for l in o.splitlines() if l.startswith("| dtype | variant | cases")]
+    want = len(re.split(r"(?<!\\)\|", head[0])) if head else -1
+    worst_head = [l for l in o.splitlines() if l.startswith("| dtype | variant | ULP")]
+    ok = rows and not re.search(r"(?<!\\)<img", o) and not re.search(r"(?<!\\)\]\(javascript", o) and all(
+        c in (want, len(re.split(r"(?<!\\)\|", worst_head[0])), 6) for c in cells)
+    check("report md: cells escaped, tables intact", rc if ok else "broken %s want %s" % (cells, want), o, 0, [])
+
+if "score" in GROUPS:
+    # a directory of cases but no result.json: nothing scorable is exit 2, never "N passed"
+    d = os.path.join(tmp, "score_none")
+    shutil.copytree(LOGIT, os.path.join(d, "logit_grad", "a"))
+    shutil.copytree(SOFTPLUS, os.path.join(d, "softplus_backward", "b"))
+    rc, o = run(["score", d, "--out", d])
+    check("score: no result.json anywhere", rc, o if "passed" not in o else o + " [printed 'passed']",
+          2 if "passed" not in o else "passed", ["nothing to score"])
+    # every case unsupported: still nothing scored
+    for sub in ["logit_grad/a", "softplus_backward/b"]:
+        with open(os.path.join(d, sub, "result.json"), "w") as f:
+            f.write('{"status": null, "error": "unsupported: test"}')
+    rc, o = run(["score", d, "--out", d])
+    check("score: every case unsupported", rc, o, 2, ["nothing to score", "2 unsupported"])
+    # a status that is not an int32
+    with open(os.path.join(d, "logit_grad/a", "result.json"), "w") as f:
+        f.write('{"status": 4294967296, "error": null}')
+    rc, o = run(["score", d, "--out", d])
+    check("score: result.json status 2^32", rc, o, 2, ["'status'"])
+    # positive control: an invalid-input case whose status the target reproduced is scored
+    d2 = os.path.join(tmp, "score_one")
+    inv = os.path.join(DATA, "examples/scaled_masked_softmax_backward/f527a19e06f1f2c4")
+    shutil.copytree(inv, os.path.join(d2, "x"))
+    with open(os.path.join(d2, "x", "result.json"), "w") as f:
+        f.write('{"status": 161001, "error": null}')
+    rc, o = run(["score", d2, "--out", d2])
+    check("score: one scorable case passes", rc, o, 0, ["1 passed, 0 failed"])
+    # one scorable and one without result: exit 2, the unscorable one is not counted as passed
+    shutil.copytree(LOGIT, os.path.join(d2, "y"))
+    rc, o = run(["score", d2, "--out", d2])
+    check("score: one scored + one without result", rc, o, 2, ["1 passed, 0 failed, 1 could not be scored"])
+    reps = [f for f in os.listdir(d2) if f.startswith("score-") and f.endswith(".json")]
+    unsc = [load(os.path.join(d2, f)).get("unscorable") for f in reps]
+    check("  ... the report says 1 unscorable", rc if 1 in unsc else "unscorable %s" % unsc, o, 2, [])
+
+shutil.rmtree(tmp, ignore_errors=True)
+print("%d attack(s) misbehaved" % bad)
+sys.exit(min(bad, 100))

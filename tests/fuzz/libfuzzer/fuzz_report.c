@@ -1,0 +1,78 @@
+/* libFuzzer harness: the report reader, merge and the md/html publisher.  The input is one
+ * report, or two separated by a NUL byte; they are written to a private temporary directory and
+ * run through `merge A B -o M --partial` and `report A --format md|html` (the commands' own
+ * code, file I/O included).  Any input must end in exit 0, 1 or 2, never a crash or a leak. */
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "report.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+static char dir[256], pa[300], pb[300], pm[300], pr[300];
+
+static void put(const char *path, const void *d, size_t n)
+{
+    FILE *f = fopen(path, "wb");
+    if (!f) abort();
+    if (n && fwrite(d, 1, n, f) != n) abort();
+    fclose(f);
+}
+
+static void cleanup(void)
+{
+    unlink(pa);
+    unlink(pb);
+    unlink(pm);
+    unlink(pr);
+    rmdir(dir);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (!dir[0]) {
+        const char *t = getenv("TMPDIR");
+        snprintf(dir, sizeof dir, "%s/fuzz_report_%ld", t && t[0] ? t : "/tmp", (long)getpid());
+        cf_err e = {{0}};
+        if (cf_mkdirs(dir, &e)) abort();
+        snprintf(pa, sizeof pa, "%s/a.json", dir);
+        snprintf(pb, sizeof pb, "%s/b.json", dir);
+        snprintf(pm, sizeof pm, "%s/m.json", dir);
+        snprintf(pr, sizeof pr, "%s/r.out", dir);
+        cf_set_max_bytes(UINT64_C(64) << 20);
+        atexit(cleanup);
+    }
+    const uint8_t *nul = memchr(data, 0, size);
+    size_t alen = nul ? (size_t)(nul - data) : size;
+    put(pa, data, alen);
+    if (nul) put(pb, nul + 1, size - alen - 1);
+    unlink(pm);
+    const char *two[2] = {pa, nul ? pb : pa};
+    cf_opts o;
+    memset(&o, 0, sizeof o);
+    o.quiet = true;
+    o.partial = true;
+    o.npos = 2;
+    o.pos = two;
+    o.output = pm;
+    int rc = cmd_merge(&o);
+    if (rc < 0 || rc > 3) __builtin_trap();
+    /* publish the input and, when merge wrote one, the merged report */
+    const char *one[1] = {access(pm, F_OK) == 0 ? pm : pa};
+    static const char *fmts[2] = {"md", "html"};
+    for (int k = 0; k < 2; k++) {
+        memset(&o, 0, sizeof o);
+        o.quiet = true;
+        o.npos = 1;
+        o.pos = one;
+        o.format = fmts[k];
+        o.output = pr;
+        rc = cmd_report(&o);
+        if (rc < 0 || rc > 3) __builtin_trap();
+    }
+    return 0;
+}
