@@ -228,9 +228,14 @@ static void wrong_target_is_caught_stored_shrunk_and_replayed(void **state)
     assert_non_null(strstr(out, "rerun: aclnn-conform replay"));
     assert_non_null(strstr(out, "status 161002"));
     free(out);
-    rc = run(&out, TOOL " replay %s/c1", tmp);
+    rc = run(&out, TOOL " replay %s/c1 --target builtin", tmp);
     assert_int_equal(rc, 0);
     assert_non_null(strstr(out, " 0 failed"));
+    free(out);
+    /* without --target, replay runs each case on the library it records (origin.target) */
+    rc = run(&out, TOOL " replay %s/c1", tmp);
+    assert_int_equal(rc, 1);
+    assert_non_null(strstr(out, "--target " WRONG_TARGET));
     free(out);
     /* the logit failures were shrunk to one element and say where they came from */
     char corpus[600];
@@ -252,7 +257,8 @@ static void nsa_failures_are_shrunk_to_one_head_and_block(void **state)
     assert_true(count_shrunk(corpus, "nsa_compress_grad", "inputGradOut", 8192 * 16) > 0);
     /* and the shrunk cases still fail on the wrong target, pass on the built-in one */
     assert_int_equal(run(NULL, TOOL " replay %s/c2 --target " WRONG_TARGET, tmp), 1);
-    assert_int_equal(run(NULL, TOOL " replay %s/c2", tmp), 0);
+    assert_int_equal(run(NULL, TOOL " replay %s/c2 --target builtin", tmp), 0);
+    assert_int_equal(run(NULL, TOOL " replay %s/c2", tmp), 1); /* the recorded target */
 }
 
 static void a_target_with_device_hooks_is_run_through_device_memory(void **state)
