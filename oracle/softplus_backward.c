@@ -162,9 +162,12 @@ static sp_val sigmoid_mpfr(double dy, double beta, const sp_self *x, mpfr_t *w)
     mpfr_sub_d(r, r, v.r, MPFR_RNDN);
     v.r_lo = mpfr_get_d(r, MPFR_RNDN);
     v.err = fabs(v.r) * 0x1p-122 + fabs(v.r_lo) * 0x1p-53 + ORC_TINY;
-    /* 1 − σ(z) = σ(−z) = 1/(1 + e^{z}), in double (only m needs it) */
+    /* 1 − σ(z) = σ(−z) = 1/(1 + e^{z}), in double (only m needs it).  |z| beyond DBL_MAX (zd
+     * infinite): z > 0 gives |z|·σ(−z) = 0 to any precision; z < 0 gives r = 0 (σ < e^{−DBL_MAX}),
+     * so m = |r| either way — never Inf·0 = NaN. */
     double one_minus = zd > 700 ? exp(-zd) : (zd < -700 ? 1.0 : 1.0 / (1.0 + exp(zd)));
-    v.m = fabs(v.r) * (1.0 + fabs(zd) * one_minus);
+    double zs = isinf(zd) ? 0.0 : fabs(zd) * one_minus;
+    v.m = fabs(v.r) * (1.0 + zs);
     return v;
 }
 

@@ -3,6 +3,7 @@
  * that only f32 rounding of beta·x creates gives alt), scalar conversion to the compute precision,
  * special values, the f64 high/low result, and the spec example (i32 self, bf16 gradients). */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
@@ -171,6 +172,28 @@ static void spec_example_matches(void **state)
     free(dy), free(x), free(ex), free(mg);
 }
 
+/* ---- issue 16: inputs as bit patterns --------------------------------------------------------- */
+
+
+/* beta·self beyond DBL_MAX in the f64 σ branch: m must stay a number. */
+static void m_is_finite_when_the_product_overflows_double(void **state)
+{
+    (void)state;
+    uint64_t dy = 0x3ff0000000000000u, xneg = 0xc024000000000000u, xpos = 0x4024000000000000u; /* 1, -10, 10 */
+    orc_scalar beta = {CF_F64, 0x7fe1ccf385ebc8a0u};            /* 1e308 */
+    sv a = one_t(CF_F64, &dy, CF_F64, &xneg, beta, (orc_scalar){CF_F64, 0x4034000000000000u} /* 20 */, CF_F64);
+    assert_true(a.r == 0.0 && !signbit(a.r));
+    assert_false(isnan(a.m));
+    assert_true(a.m == 0.0);
+    assert_true(a.err >= 0.0 && isfinite(a.err));
+    /* z = +1e309 with threshold +Inf: σ branch, σ(z) = 1 to any precision, m = |r| */
+    sv b = one_t(CF_F64, &dy, CF_F64, &xpos, beta, (orc_scalar){CF_F64, 0x7ff0000000000000u}, CF_F64);
+    assert_true(b.r == 1.0);
+    assert_false(isnan(b.m));
+    assert_true(b.m == 1.0);
+}
+
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +203,7 @@ int main(void)
         cmocka_unit_test(scalars_are_converted_to_the_compute_precision),
         cmocka_unit_test(f64_output_carries_a_low_part),
         cmocka_unit_test(spec_example_matches),
+        cmocka_unit_test(m_is_finite_when_the_product_overflows_double),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
