@@ -2,7 +2,8 @@
  *
  *   P = f64 when any tensor is f64, else f32 (the compute precision)
  *   beta, threshold: the scalars converted (one rounding) from their dtype to P, used exactly
- *   z = beta·self  (self: the exact stored value, integers included)
+ *   z = beta·self  (self: the stored value; an integer/bool self converted to P first, one
+ *                   rounding to nearest — the value from the exact integer is accepted as alt)
  *   gradInput = z > threshold ? gradOutput : gradOutput·σ(z),   σ(z) = 1/(1 + e^{−z})
  *   m = |r|·(1 + |z|·(1 − σ(z))) in the σ branch, |r| otherwise
  *
@@ -27,6 +28,7 @@
 #include <float.h>
 #include <math.h>
 #include <stdint.h> /* before mpfr.h: enables mpfr_set_sj */
+#include <string.h>
 
 #include <gsl/gsl_errno.h>
 #include <gsl/gsl_sf_exp.h>
@@ -35,10 +37,22 @@
 #include "internal.h"
 
 typedef struct {
-    bool is_int;
+    bool is_int; /* the exact integer value iv is meant (only for the alt of ops.md §5) */
     int64_t iv;  /* exact integer value of an integer/bool self */
-    double v;    /* value as double (exact for floats, rounded for large i64) */
+    double v;    /* value as double: exact for floats; for integers converted to the compute
+                  * precision (one rounding to nearest), the self of the spec's r */
 } sp_self;
+
+/* Integer self converted to the compute precision (ops.md §5), one rounding to nearest: int64 to
+ * float/double conversions round in the current (default: nearest-even) mode. */
+static double int_to(int64_t v, bool p64) { return p64 ? (double)v : (double)(float)v; }
+
+/* Whether that conversion was inexact (then the exact integer gives the alt). */
+static bool int_conversion_inexact(int64_t v, double c)
+{
+    if (c >= 0x1p63) return true; /* INT64_MAX rounded up: (int64_t)c would be undefined */
+    return (int64_t)c != v;
+}
 
 /* Scalar converted to the compute precision (one rounding). */
 static double scalar_to(orc_scalar s, bool p64)
@@ -83,7 +97,8 @@ static bool greater_exact(double beta, const sp_self *x, double t)
     return greater_mpfr(beta, x, t);
 }
 
-/* The decision of a kernel: fl_P(beta · fl_P(self)) > t. */
+/* The decision of a kernel: fl_P(beta · fl_P(self)) > t.  x holds the stored self: an integer
+ * is converted once from its exact value (never through a rounded double). */
 static bool greater_rounded(double beta, const sp_self *x, double t, bool p64)
 {
     if (p64) {
@@ -202,16 +217,19 @@ int orc_softplus_backward(const orc_tensor *gradOutput, const orc_tensor *self, 
     for (int64_t i = 0; i < it.count; i++, orc_iter_next(&it)) {
         double dy = orc_widen(gradOutput->dtype, gb + it.off[0] * gs);
         const unsigned char *xp = xb + it.off[1] * xs;
-        sp_self x = {self_int, 0, 0};
+        /* xst: the stored self (exact integer for integer dtypes); x: the spec's self, integers
+         * converted to the compute precision P (ops.md §5) — r is computed from x. */
+        sp_self xst = {self_int, 0, 0};
         if (self_int) {
-            x.iv = orc_load_int(self->dtype, xp);
-            x.v = (double)x.iv;
+            xst.iv = orc_load_int(self->dtype, xp);
+            xst.v = (double)xst.iv;
         } else {
-            x.v = orc_widen(self->dtype, xp);
+            xst.v = orc_widen(self->dtype, xp);
         }
+        sp_self x = {false, 0, self_int ? int_to(xst.iv, p64) : xst.v};
         bool above = greater_exact(b, &x, t);
-        bool above_k = cann && p64 ? greater_rounded(orc_round_f32(b), &x, orc_round_f32(t), false)
-                                   : greater_rounded(b, &x, t, p64);
+        bool above_k = cann && p64 ? greater_rounded(orc_round_f32(b), &xst, orc_round_f32(t), false)
+                                   : greater_rounded(b, &xst, t, p64);
         sp_val sv = {0, 0, 0, 0, ORC_OK};
         if (!above || !above_k) {
             sv = hp ? sigmoid_mpfr(dy, b, &x, w) : sigmoid_double(dy, b * x.v);
@@ -224,6 +242,18 @@ int orc_softplus_backward(const orc_tensor *gradOutput, const orc_tensor *self, 
         } else {
             r = sv.r, r_lo = sv.r_lo, m = sv.m, err = sv.err;
             alt = above_k ? dy : sv.r;
+        }
+        /* No branch ambiguity, but the integer was rounded by its conversion: the value from the
+         * exact integer (its own exact decision) is the alt ops.md §5 accepts.  Where the branch is
+         * ambiguous too, that alt (numerics.md §5) takes the one slot. */
+        if (self_int && memcmp(&alt, &r, sizeof r) == 0 && int_conversion_inexact(xst.iv, x.v)) {
+            if (greater_exact(b, &xst, t)) {
+                alt = dy;
+            } else {
+                sp_val si = hp ? sigmoid_mpfr(dy, b, &xst, w) : sigmoid_double(dy, b * xst.v);
+                if (si.status != ORC_OK) { status = si.status; break; }
+                alt = si.r;
+            }
         }
         orc_put_alt(out, i, r, m, err, alt);
         if (out->r_lo) out->r_lo[i] = isfinite(r) ? r_lo : 0.0;

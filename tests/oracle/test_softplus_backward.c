@@ -113,8 +113,9 @@ static void scalars_are_converted_to_the_compute_precision(void **state)
     float x = 1.0f, dy = 1.0f;
     sv a = one_t(CF_F32, &dy, CF_F32, &x, f32s(1.0f), f64s(1.0 + 0x1p-30), CF_F32);
     assert_true(fabs(a.r - sigmoid(1.0)) <= 1e-16);
-    /* an integer self beyond 2^24 with f32 compute: i32 16777217, beta 1, t 16777216 exactly:
-     * exact z > t, a kernel's (float)16777217 == t */
+    /* an integer self beyond 2^24 with f32 compute: i32 16777217 converts to 16777216.0f, so with
+     * beta 1, t 16777216: z == t, the σ branch (σ(2^24) = 1.0 in double); the exact integer's
+     * z > t gives dy = 1.0 as alt */
     int32_t xi = 16777217;
     sv b = one_t(CF_F32, &dy, CF_I32, &xi, f32s(1.0f), f32s(16777216.0f), CF_F32);
     assert_true(b.r == 1.0 && b.alt == 1.0 * sigmoid(16777217.0));
@@ -174,6 +175,40 @@ static void spec_example_matches(void **state)
 
 /* ---- issue 16: inputs as bit patterns --------------------------------------------------------- */
 
+static double d_of(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
+static uint64_t bits_of(double d) { uint64_t b; memcpy(&b, &d, 8); return b; }
+static float f_of(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
+
+/* ops.md §5: an integer self is converted to the compute precision (round to nearest) and r uses
+ * that value; the value from the exact integer is only an alt. */
+static void integer_self_is_converted_before_the_product(void **state)
+{
+    (void)state;
+    /* f64: self i64 2^53 + 1 -> 2^53 (ties to even), beta = -1.25·2^-47: z = -80 exactly.  The
+     * exact integer gives z = -80 - 1.25·2^-47, 60 f64 ULP away in σ. */
+    uint64_t dy_b = 0x3ff0000000000000u, beta_b = 0xbd04000000000000u;
+    int64_t xi = ((int64_t)1 << 53) + 1;
+    sv a = one_t(CF_F64, &dy_b, CF_I64, &xi, (orc_scalar){CF_F64, beta_b}, (orc_scalar){CF_F32, 0x41a00000u},
+                 CF_F64);
+    assert_true(bits_of(a.r) == 0x38b7fd974d372e45u);          /* σ(-80), correctly rounded */
+    assert_true(fabs(a.r_lo - d_of(0xb55e423729d4c8bbu)) <= 0x1p-170); /* σ(-80) - r */
+    assert_true(a.err <= 0x1p-200);
+    assert_true(bits_of(a.alt) == 0x38b7fd974d372e09u);        /* σ(-80 - 1.25·2^-47): the exact integer */
+    /* f32: self i32 16777217 -> 16777216.0f, beta 2^-20, threshold 16: z = 16 is not > 16, so the
+     * σ branch; the exact integer (z = 16 + 2^-20) takes the other one, which is the alt. */
+    uint32_t one_b = 0x3f800000u;
+    int32_t xj = 16777217;
+    sv b = one_t(CF_F32, &one_b, CF_I32, &xj, (orc_scalar){CF_F32, 0x35800000u}, (orc_scalar){CF_F32, 0x41800000u},
+                 CF_F32);
+    assert_true(fabs(b.r - 1.0 / (1.0 + exp(-16.0))) <= 1e-16 && b.r < 1.0);
+    assert_true(b.alt == 1.0);
+    /* an exactly convertible integer gives no alt */
+    int32_t xk = 16777216;
+    sv c = one_t(CF_F32, &one_b, CF_I32, &xk, (orc_scalar){CF_F32, 0x35800000u}, (orc_scalar){CF_F32, 0x41800000u},
+                 CF_F32);
+    assert_true(c.r == b.r && memcmp(&c.alt, &c.r, 8) == 0);
+    (void)f_of;
+}
 
 /* beta·self beyond DBL_MAX in the f64 σ branch: m must stay a number. */
 static void m_is_finite_when_the_product_overflows_double(void **state)
@@ -203,6 +238,7 @@ int main(void)
         cmocka_unit_test(scalars_are_converted_to_the_compute_precision),
         cmocka_unit_test(f64_output_carries_a_low_part),
         cmocka_unit_test(spec_example_matches),
+        cmocka_unit_test(integer_self_is_converted_before_the_product),
         cmocka_unit_test(m_is_finite_when_the_product_overflows_double),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
