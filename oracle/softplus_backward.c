@@ -20,8 +20,11 @@
  * f64 outputs (gradInput f64) are scored against more than double (numerics.md §2): this file then
  * evaluates the σ branch with MPFR at 128 bits (the product beta·self, ≤ 53 + 64 bits, is exact)
  * and returns r (high part, rounded to nearest) and r_lo (the rounded remainder), with
- * err = |r|·2^−122 + |r_lo|·2^−53 + 2^−1074 (three correctly rounded MPFR steps: ≤ 3·2^−128
- * relative; margin 2^4).  Measured (test_oracle_mpfr_cert): |r + r_lo − exact| ≤ 2.8e−17 ulp_f64.
+ * err = |R − r − r_lo| + |R|·2^−122, R the 128-bit value (three correctly rounded MPFR steps:
+ * ≤ 3·2^−128 relative; margin 2^4).  The f64 grid ends at 2^−1074: where that bound is below half
+ * of it, r + r_lo is provably the exact value rounded to the grid and err = 0, so subnormal and
+ * underflowing results are scored (a bound ≥ 2^−1074 exceeds ulp_f64(m)/64 there; issue 16).
+ * Measured (test_oracle_mpfr_cert): |r + r_lo − exact| ≤ 2.8e−17 ulp_f64.
  * Cost ≈ 4 µs per element (128 bits; 160 bits took 7 µs).
  * Other outputs: double with GSL (gsl_sf_exp_e / gsl_sf_exp_mult_e); z = fl(beta·self) has
  * relative error ≤ 2u (ints beyond 2^53 included), which moves σ by σ(1−σ)·|Δz| — carried in err. */
@@ -153,7 +156,7 @@ static sp_val sigmoid_double(double dy, double z)
     return v;
 }
 
-/* σ branch with MPFR (f64 outputs): z exact, σ and the product at 128 bits. */
+/* σ branch with MPFR (f64 outputs): z exact, σ and the product at 128 bits; w[3] is 256 bits. */
 static sp_val sigmoid_mpfr(double dy, double beta, const sp_self *x, mpfr_t *w)
 {
     sp_val v = {0, 0, 0, 0, ORC_OK};
@@ -172,11 +175,23 @@ static sp_val sigmoid_mpfr(double dy, double beta, const sp_self *x, mpfr_t *w)
     mpfr_neg(s, z, MPFR_RNDN);
     mpfr_exp(s, s, MPFR_RNDN);            /* e^{−z} (±0 / Inf outside MPFR's range: σ = 1 / 0) */
     mpfr_add_ui(s, s, 1, MPFR_RNDN);
-    mpfr_d_div(r, dy, s, MPFR_RNDN);      /* dy / (1 + e^{−z}) */
+    mpfr_d_div(r, dy, s, MPFR_RNDN);      /* R = dy / (1 + e^{−z}) */
+    /* r and r_lo on the double grid, subnormals included (MPFR's exponent range is far wider than
+     * double's, so nothing underflows before this rounding).  q = R − r − r_lo is exact at 256
+     * bits (R has 128, r and r_lo cut it from the top), and |R − exact| ≤ |R|·2^−122.  Where
+     * |q| + |R|·2^−122 < 2^−1075, r + r_lo is provably the exact value rounded to the f64 grid
+     * (2^−1074 apart): err = 0 (numerics.md §2 via oracle.h).  Otherwise err is that sum.  R = 0
+     * from an overflowed e^{−z} (|z| > 2^30·ln 2) is exact ±0 on that grid as well. */
+    mpfr_ptr q = w[3];
     v.r = mpfr_get_d(r, MPFR_RNDN);
-    mpfr_sub_d(r, r, v.r, MPFR_RNDN);
-    v.r_lo = mpfr_get_d(r, MPFR_RNDN);
-    v.err = fabs(v.r) * 0x1p-122 + fabs(v.r_lo) * 0x1p-53 + ORC_TINY;
+    mpfr_sub_d(q, r, v.r, MPFR_RNDN);
+    v.r_lo = mpfr_get_d(q, MPFR_RNDN);
+    mpfr_sub_d(q, q, v.r_lo, MPFR_RNDN);
+    mpfr_abs(q, q, MPFR_RNDN);
+    mpfr_mul_2si(s, r, -122, MPFR_RNDN);
+    mpfr_abs(s, s, MPFR_RNDN);
+    mpfr_add(q, q, s, MPFR_RNDU);
+    v.err = mpfr_cmp_ui_2exp(q, 1, -1075) < 0 ? 0.0 : mpfr_get_d(q, MPFR_RNDU);
     /* 1 − σ(z) = σ(−z) = 1/(1 + e^{z}), in double (only m needs it).  |z| beyond DBL_MAX (zd
      * infinite): z > 0 gives |z|·σ(−z) = 0 to any precision; z < 0 gives r = 0 (σ < e^{−DBL_MAX}),
      * so m = |r| either way — never Inf·0 = NaN. */
@@ -209,9 +224,10 @@ int orc_softplus_backward(const orc_tensor *gradOutput, const orc_tensor *self, 
     int gs = orc_dtype_size(gradOutput->dtype), xs = orc_dtype_size(self->dtype);
     const unsigned char *gb = gradOutput->data, *xb = self->data;
 
-    mpfr_t w[3];
+    mpfr_t w[4];
     if (hp) {
         for (int k = 0; k < 3; k++) mpfr_init2(w[k], 128);
+        mpfr_init2(w[3], 256);
     }
     int status = ORC_OK;
     for (int64_t i = 0; i < it.count; i++, orc_iter_next(&it)) {
@@ -259,7 +275,7 @@ int orc_softplus_backward(const orc_tensor *gradOutput, const orc_tensor *self, 
         if (out->r_lo) out->r_lo[i] = isfinite(r) ? r_lo : 0.0;
     }
     if (hp) {
-        for (int k = 0; k < 3; k++) mpfr_clear(w[k]);
+        for (int k = 0; k < 4; k++) mpfr_clear(w[k]);
     }
     return status;
 }

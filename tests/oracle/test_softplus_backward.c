@@ -179,6 +179,15 @@ static double d_of(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
 static uint64_t bits_of(double d) { uint64_t b; memcpy(&b, &d, 8); return b; }
 static float f_of(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
 
+/* ulp_f64 of numerics.md §3 (emin −1022, p 53) and the oracle-uncertain threshold ulp(m)/64 */
+static double ulp64(double v)
+{
+    if (v == 0 || !isfinite(v)) return 0x1p-1074;
+    int e = ilogb(v);
+    return ldexp(1.0, (e < -1022 ? -1022 : e) - 52);
+}
+static bool scored64(sv a) { return a.err <= ulp64(a.m) / 64; }
+
 /* ops.md §5: an integer self is converted to the compute precision (round to nearest) and r uses
  * that value; the value from the exact integer is only an alt. */
 static void integer_self_is_converted_before_the_product(void **state)
@@ -228,6 +237,36 @@ static void m_is_finite_when_the_product_overflows_double(void **state)
     assert_true(b.m == 1.0);
 }
 
+/* f64 results in the subnormal range and below: scored (err ≤ ulp_f64(m)/64), r the exact value on
+ * the subnormal grid.  Expected values from mpmath at 400 bits. */
+static void f64_subnormal_and_underflowing_results_are_scored(void **state)
+{
+    (void)state;
+    orc_scalar one_s = {CF_F64, 0x3ff0000000000000u}, thr = {CF_F64, 0x4034000000000000u};
+    /* dy = 5·2^-1074, z = 0.1: 5·σ(0.1) = 2.6249... -> 3·2^-1074 */
+    uint64_t dy1 = 5, x1 = 0x3fb999999999999au;
+    sv a = one_t(CF_F64, &dy1, CF_F64, &x1, one_s, thr, CF_F64);
+    assert_true(bits_of(a.r) == 3 && a.r_lo == 0.0);
+    assert_true(scored64(a));
+    /* dy = 1, z = -800: σ ≈ 2^-1154 rounds to +0 */
+    uint64_t dy2 = 0x3ff0000000000000u, x2 = 0xc089000000000000u;
+    sv b = one_t(CF_F64, &dy2, CF_F64, &x2, one_s, thr, CF_F64);
+    assert_true(b.r == 0.0 && !signbit(b.r) && b.r_lo == 0.0);
+    assert_true(scored64(b));
+    /* negative dy: -0 */
+    uint64_t dy3 = 0xbff0000000000000u;
+    sv c = one_t(CF_F64, &dy3, CF_F64, &x2, one_s, thr, CF_F64);
+    assert_true(c.r == 0.0 && signbit(c.r) && scored64(c));
+    /* dy = 2^-1018, z = 30 (threshold 40): r normal (2^-1018·(1 - 9.4e-14)), remainder below the subnormal grid */
+    uint64_t dy4 = 0x0050000000000000u, x4 = 0x403e000000000000u;
+    sv d = one_t(CF_F64, &dy4, CF_F64, &x4, one_s, (orc_scalar){CF_F64, 0x4044000000000000u} /* 40 */, CF_F64);
+    assert_true(d.r > 0x1p-1019 && d.r < 0x1p-1018);
+    assert_true(scored64(d));
+    /* dy = 1, z = -744: σ = e^-744 ≈ 9.88e-324 -> 2·2^-1074 */
+    uint64_t x5 = 0xc087400000000000u;
+    sv e = one_t(CF_F64, &dy2, CF_F64, &x5, one_s, thr, CF_F64);
+    assert_true(bits_of(e.r) == 2 && scored64(e));
+}
 
 int main(void)
 {
@@ -240,6 +279,7 @@ int main(void)
         cmocka_unit_test(spec_example_matches),
         cmocka_unit_test(integer_self_is_converted_before_the_product),
         cmocka_unit_test(m_is_finite_when_the_product_overflows_double),
+        cmocka_unit_test(f64_subnormal_and_underflowing_results_are_scored),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
