@@ -173,25 +173,31 @@ static sp_val sigmoid_mpfr(double dy, double beta, const sp_self *x, mpfr_t *w)
     if (isinf(dy)) { v.r = dy; return v; } /* σ(z) > 0 for finite z */
     double zd = mpfr_get_d(z, MPFR_RNDN);
     mpfr_neg(s, z, MPFR_RNDN);
-    mpfr_exp(s, s, MPFR_RNDN);            /* e^{−z} (±0 / Inf outside MPFR's range: σ = 1 / 0) */
-    mpfr_add_ui(s, s, 1, MPFR_RNDN);
-    mpfr_d_div(r, dy, s, MPFR_RNDN);      /* R = dy / (1 + e^{−z}) */
+    /* e^{−z} (±0 / Inf outside MPFR's range: σ = 1 / 0); the ternary values say whether R is exact */
+    bool inexact = mpfr_exp(s, s, MPFR_RNDN) != 0;
+    inexact |= mpfr_add_ui(s, s, 1, MPFR_RNDN) != 0;
+    inexact |= mpfr_d_div(r, dy, s, MPFR_RNDN) != 0; /* R = dy / (1 + e^{−z}) */
     /* r and r_lo on the double grid, subnormals included (MPFR's exponent range is far wider than
      * double's, so nothing underflows before this rounding).  q = R − r − r_lo is exact at 256
      * bits (R has 128, r and r_lo cut it from the top), and |R − exact| ≤ |R|·2^−122.  Where
      * |q| + |R|·2^−122 < 2^−1075, r + r_lo is provably the exact value rounded to the f64 grid
-     * (2^−1074 apart): err = 0 (numerics.md §2 via oracle.h).  Otherwise err is that sum.  R = 0
-     * from an overflowed e^{−z} (|z| > 2^30·ln 2) is exact ±0 on that grid as well. */
+     * (2^−1074 apart): err = 0 (numerics.md §2 via oracle.h).  Otherwise err is that sum.  An
+     * exact R (z = 0: dy/2) has no 2^−122 term and may sit on a midpoint, |q| = 2^−1075: r + r_lo
+     * is then its round-to-nearest-even, which is the rounding to the grid, so err = 0 as well.
+     * R = 0 from an overflowed e^{−z} (|z| > 2^30·ln 2) is exact ±0 on that grid too. */
     mpfr_ptr q = w[3];
     v.r = mpfr_get_d(r, MPFR_RNDN);
     mpfr_sub_d(q, r, v.r, MPFR_RNDN);
     v.r_lo = mpfr_get_d(q, MPFR_RNDN);
     mpfr_sub_d(q, q, v.r_lo, MPFR_RNDN);
     mpfr_abs(q, q, MPFR_RNDN);
-    mpfr_mul_2si(s, r, -122, MPFR_RNDN);
-    mpfr_abs(s, s, MPFR_RNDN);
-    mpfr_add(q, q, s, MPFR_RNDU);
-    v.err = mpfr_cmp_ui_2exp(q, 1, -1075) < 0 ? 0.0 : mpfr_get_d(q, MPFR_RNDU);
+    if (inexact) {
+        mpfr_mul_2si(s, r, -122, MPFR_RNDN);
+        mpfr_abs(s, s, MPFR_RNDN);
+        mpfr_add(q, q, s, MPFR_RNDU);
+    }
+    int c = mpfr_cmp_ui_2exp(q, 1, -1075);
+    v.err = c < 0 || (c == 0 && !inexact) ? 0.0 : mpfr_get_d(q, MPFR_RNDU);
     /* 1 − σ(z) = σ(−z) = 1/(1 + e^{z}), in double (only m needs it).  |z| beyond DBL_MAX (zd
      * infinite): z > 0 gives |z|·σ(−z) = 0 to any precision; z < 0 gives r = 0 (σ < e^{−DBL_MAX}),
      * so m = |r| either way — never Inf·0 = NaN. */

@@ -266,6 +266,12 @@ static void f64_subnormal_and_underflowing_results_are_scored(void **state)
     uint64_t x5 = 0xc087400000000000u;
     sv e = one_t(CF_F64, &dy2, CF_F64, &x5, one_s, thr, CF_F64);
     assert_true(bits_of(e.r) == 2 && scored64(e));
+    /* z = 0 exactly: r = dy/2 is exact, on a midpoint of the grid for odd dy: ties to even */
+    uint64_t dy6 = 1, dy7 = 3, x6 = 0;
+    sv f = one_t(CF_F64, &dy6, CF_F64, &x6, one_s, thr, CF_F64);
+    assert_true(f.r == 0.0 && f.r_lo == 0.0 && scored64(f));
+    sv g = one_t(CF_F64, &dy7, CF_F64, &x6, one_s, thr, CF_F64);
+    assert_true(bits_of(g.r) == 2 && g.r_lo == 0.0 && scored64(g));
 }
 
 int main(void)
