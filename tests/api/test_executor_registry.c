@@ -1,4 +1,4 @@
-/* ctest-labels: api
+/* ctest-labels: api tsan
  * Issue 11: an executor that is no longer live (already run, destroyed, or never created by this
  * library) is refused with 161002 — no double free, no run after free — through the runtime and
  * an operator's public entry points; thousands of live executors at once (the registry grows
