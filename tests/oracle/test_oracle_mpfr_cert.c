@@ -502,6 +502,55 @@ static void softplus_certified(void **state)
         free(xs), free(dys);
         assert_clean(&s);
     }
+    /* i64 self beyond 2^53 with f64 output: r + r_lo from self converted to f64, alt from the exact
+     * integer where the conversion rounded (within one f64 ulp of its correctly rounded value) */
+    {
+        stats s = {.name = "softplus_backward i64 self f64", .f64 = 1};
+        int n = 1200;
+        int64_t *xs = malloc(sizeof(int64_t) * (size_t)n);
+        double *dys = malloc(sizeof(double) * (size_t)n);
+        double beta = -0x1.4p-47, t = 20.0; /* z ≈ −1.25·2^-47·x: from about −80 to −2.5·2^15 */
+        for (int i = 0; i < n; i++) {
+            xs[i] = ((int64_t)1 << (53 + (int)(rnd() % 4))) + (int64_t)(rnd() % 4096);
+            if (i % 7 == 0) xs[i] = ((int64_t)1 << 53) + 1;
+            dys[i] = (rnd() & 1 ? 1 : -1) * exp2(-20 + 40 * unif());
+        }
+        tt_tensor td, tx;
+        int64_t sh[1] = {n};
+        tt_out o;
+        orc_out *out = tt_out_alloc(&o, n);
+        assert_int_equal(orc_softplus_backward(tt_make(&td, CF_F64, 1, sh, dys), tt_make(&tx, CF_I64, 1, sh, xs),
+                                               sc_f64(beta), sc_f64(t), CF_F64, ORC_PROFILE_SPEC, out),
+                         ORC_OK);
+        mpfr_t ex;
+        mpfr_init2(ex, PREC);
+        for (int i = 0; i < n; i++) {
+            double mref;
+            double xc = (double)xs[i]; /* one rounding to nearest */
+            softplus_exact(beta, xc, t, dys[i], ex, &mref);
+            check(&s, out->r[i], out->r_lo[i], out->m[i], out->err[i], ex, mref, xc, dys[i]);
+            if ((int64_t)xc == xs[i]) {
+                if (memcmp(&out->alt[i], &out->r[i], 8) != 0) s.bad_alt++, note_fail(&s, "i64 alt without a reason", xc, dys[i], out->alt[i], 0);
+                continue;
+            }
+            s.alt_cases++;
+            mpfr_t zi;
+            mpfr_init2(zi, PREC);
+            mpfr_set_sj(zi, xs[i], MPFR_RNDN);
+            mpfr_mul_d(zi, zi, beta, MPFR_RNDN);
+            mpfr_neg(zi, zi, MPFR_RNDN);
+            mpfr_exp(zi, zi, MPFR_RNDN);
+            mpfr_add_ui(zi, zi, 1, MPFR_RNDN);
+            mpfr_d_div(zi, dys[i], zi, MPFR_RNDN);
+            double vi = mpfr_get_d(zi, MPFR_RNDN);
+            mpfr_clear(zi);
+            if (!(fabs(out->alt[i] - vi) <= ulp_of(vi, 1))) s.bad_alt++, note_fail(&s, "i64 alt is not the exact integer's value", xc, dys[i], out->alt[i], vi);
+        }
+        mpfr_clear(ex);
+        tt_out_free(&o);
+        free(xs), free(dys);
+        assert_clean(&s);
+    }
 }
 
 /* ---- LogitGrad ---------------------------------------------------------------------------- */
