@@ -156,6 +156,50 @@ static sp_val sigmoid_double(double dy, double z)
     return v;
 }
 
+/* R = dy / (1 + e^{−z}) at R's precision (s: scratch of the same precision).  Returns whether
+ * any step rounded (MPFR ternary values); e^{−z} outside MPFR's range is ±0 / Inf: σ = 1 / 0. */
+static bool sig_eval(mpfr_ptr R, mpfr_ptr s, mpfr_srcptr z, double dy)
+{
+    mpfr_neg(s, z, MPFR_RNDN); /* exact: prec(s) ≥ prec(z) */
+    bool inexact = mpfr_exp(s, s, MPFR_RNDN) != 0;
+    inexact |= mpfr_add_ui(s, s, 1, MPFR_RNDN) != 0;
+    inexact |= mpfr_d_div(R, dy, s, MPFR_RNDN) != 0;
+    return inexact;
+}
+
+/* r and r_lo on the double grid, subnormals included (MPFR's exponent range is far wider than
+ * double's, so nothing underflows before this rounding), and their error bound.  R has P bits
+ * with |R − exact| ≤ |R|·2^−rel when `inexact` (three correctly rounded steps: ≤ 3·2^−P relative,
+ * rel = P − 6 leaves a margin 2^4), exactly R otherwise.  q = R − r − r_lo is exact in q's
+ * P + 128 bits (r and r_lo cut R from the top).  Where |q| + |R|·2^−rel < 2^−1075, r + r_lo is
+ * provably the exact value rounded to the f64 grid (2^−1074 apart): err = 0 (oracle.h).  An exact
+ * R (z = 0: dy/2) may sit on a midpoint, |q| = 2^−1075: r + r_lo is then its round-to-nearest-
+ * even, which is the rounding to the grid, so err = 0 as well.  R = 0 from an overflowed e^{−z}
+ * (|z| > 2^30·ln 2) is exact ±0 on that grid too.  Otherwise err is that sum, rounded up. */
+static double sig_split(mpfr_srcptr R, bool inexact, int rel, mpfr_ptr q, mpfr_ptr t, double *r, double *r_lo)
+{
+    *r = mpfr_get_d(R, MPFR_RNDN);
+    mpfr_sub_d(q, R, *r, MPFR_RNDN);
+    *r_lo = mpfr_get_d(q, MPFR_RNDN);
+    mpfr_sub_d(q, q, *r_lo, MPFR_RNDN);
+    mpfr_abs(q, q, MPFR_RNDN);
+    if (inexact) {
+        mpfr_mul_2si(t, R, -rel, MPFR_RNDU);
+        mpfr_abs(t, t, MPFR_RNDU);
+        mpfr_add(q, q, t, MPFR_RNDU);
+    }
+    int c = mpfr_cmp_ui_2exp(q, 1, -1075);
+    return c < 0 || (c == 0 && !inexact) ? 0.0 : mpfr_get_d(q, MPFR_RNDU);
+}
+
+/* ulp of an f64 value as numerics.md §3 defines it (emin −1022, p 53). */
+static double ulp64(double v)
+{
+    if (v == 0 || !isfinite(v)) return 0x1p-1074;
+    int e = ilogb(v);
+    return ldexp(1.0, (e < -1022 ? -1022 : e) - 52);
+}
+
 /* σ branch with MPFR (f64 outputs): z exact, σ and the product at 128 bits; w[3] is 256 bits. */
 static sp_val sigmoid_mpfr(double dy, double beta, const sp_self *x, mpfr_t *w)
 {
@@ -172,32 +216,19 @@ static sp_val sigmoid_mpfr(double dy, double beta, const sp_self *x, mpfr_t *w)
     }
     if (isinf(dy)) { v.r = dy; return v; } /* σ(z) > 0 for finite z */
     double zd = mpfr_get_d(z, MPFR_RNDN);
-    mpfr_neg(s, z, MPFR_RNDN);
-    /* e^{−z} (±0 / Inf outside MPFR's range: σ = 1 / 0); the ternary values say whether R is exact */
-    bool inexact = mpfr_exp(s, s, MPFR_RNDN) != 0;
-    inexact |= mpfr_add_ui(s, s, 1, MPFR_RNDN) != 0;
-    inexact |= mpfr_d_div(r, dy, s, MPFR_RNDN) != 0; /* R = dy / (1 + e^{−z}) */
-    /* r and r_lo on the double grid, subnormals included (MPFR's exponent range is far wider than
-     * double's, so nothing underflows before this rounding).  q = R − r − r_lo is exact at 256
-     * bits (R has 128, r and r_lo cut it from the top), and |R − exact| ≤ |R|·2^−122.  Where
-     * |q| + |R|·2^−122 < 2^−1075, r + r_lo is provably the exact value rounded to the f64 grid
-     * (2^−1074 apart): err = 0 (numerics.md §2 via oracle.h).  Otherwise err is that sum.  An
-     * exact R (z = 0: dy/2) has no 2^−122 term and may sit on a midpoint, |q| = 2^−1075: r + r_lo
-     * is then its round-to-nearest-even, which is the rounding to the grid, so err = 0 as well.
-     * R = 0 from an overflowed e^{−z} (|z| > 2^30·ln 2) is exact ±0 on that grid too. */
-    mpfr_ptr q = w[3];
-    v.r = mpfr_get_d(r, MPFR_RNDN);
-    mpfr_sub_d(q, r, v.r, MPFR_RNDN);
-    v.r_lo = mpfr_get_d(q, MPFR_RNDN);
-    mpfr_sub_d(q, q, v.r_lo, MPFR_RNDN);
-    mpfr_abs(q, q, MPFR_RNDN);
-    if (inexact) {
-        mpfr_mul_2si(s, r, -122, MPFR_RNDN);
-        mpfr_abs(s, s, MPFR_RNDN);
-        mpfr_add(q, q, s, MPFR_RNDU);
+    bool inexact = sig_eval(r, s, z, dy);
+    v.err = sig_split(r, inexact, 122, w[3], s, &v.r, &v.r_lo);
+    if (v.err > ulp64(v.r) / 64) {
+        /* Ziv: the rounding to the grid is undecided at 128 bits (R within 2^−122·|R| of a
+         * midpoint: z ≠ 0 so tiny that dy·σ(z) ≈ dy/2 with subnormal dy).  A non-zero z is at
+         * least 2^−2148 in magnitude (a product of two doubles), so 2400 bits decide it. */
+        mpfr_t R2, s2, q2;
+        mpfr_inits2(2400, R2, s2, (mpfr_ptr)0);
+        mpfr_init2(q2, 2600);
+        bool in2 = sig_eval(R2, s2, z, dy);
+        v.err = sig_split(R2, in2, 2394, q2, s2, &v.r, &v.r_lo);
+        mpfr_clears(R2, s2, q2, (mpfr_ptr)0);
     }
-    int c = mpfr_cmp_ui_2exp(q, 1, -1075);
-    v.err = c < 0 || (c == 0 && !inexact) ? 0.0 : mpfr_get_d(q, MPFR_RNDU);
     /* 1 − σ(z) = σ(−z) = 1/(1 + e^{z}), in double (only m needs it).  |z| beyond DBL_MAX (zd
      * infinite): z > 0 gives |z|·σ(−z) = 0 to any precision; z < 0 gives r = 0 (σ < e^{−DBL_MAX}),
      * so m = |r| either way — never Inf·0 = NaN. */

@@ -272,6 +272,13 @@ static void f64_subnormal_and_underflowing_results_are_scored(void **state)
     assert_true(f.r == 0.0 && f.r_lo == 0.0 && scored64(f));
     sv g = one_t(CF_F64, &dy7, CF_F64, &x6, one_s, thr, CF_F64);
     assert_true(bits_of(g.r) == 2 && g.r_lo == 0.0 && scored64(g));
+    /* z = ∓2^-1074: dy·σ(z) = 2^-1075·(1 ∓ 2^-1075 + ...), a hair below / above the midpoint, so 0
+     * and 2^-1074; 128 bits cannot tell, the oracle must decide it anyway (default sweep case) */
+    uint64_t xm = 0x8000000000000001u, xp = 1;
+    sv h = one_t(CF_F64, &dy6, CF_F64, &xm, one_s, thr, CF_F64);
+    assert_true(h.r == 0.0 && h.r_lo == 0.0 && scored64(h));
+    sv k = one_t(CF_F64, &dy6, CF_F64, &xp, one_s, thr, CF_F64);
+    assert_true(bits_of(k.r) == 1 && k.r_lo == 0.0 && scored64(k));
 }
 
 int main(void)
