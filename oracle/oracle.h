@@ -9,7 +9,10 @@
  *   r     the exact result rounded to double (for f64 outputs: the high part)
  *   r_lo  optional (may be NULL): low part, exact ≈ r + r_lo; filled (0 elsewhere) for f64 outputs
  *   m     the conditioning magnitude of ops.md "Conditioning" (0 where r is not finite)
- *   err   a bound on |r (+ r_lo) − exact|, from gsl_sf_result.err and the summation bounds
+ *   err   a bound on |r (+ r_lo) − exact|, from gsl_sf_result.err and the summation bounds;
+ *         for f64 outputs, 0 also where r + r_lo is provably the exact value rounded to the f64
+ *         grid (2^−1074 apart: subnormal and underflowing results, which no double can hold
+ *         closer and which a bound ≥ 2^−1074 would leave unscored)
  *   alt   the other branch's value where a comparison lies within rounding of its boundary
  *         (numerics.md §5); equal to r (bitwise) everywhere else
  * Every evaluator assumes a *valid* case (the status checks are the harness's business) and

@@ -11,11 +11,32 @@
  *   err = (|scale·y|·(e_s + 2u·|g − ŝ|) + 2u·|r|)·(1 + 4u)  ≤  about u·m + 3u·|r|,
  * a fraction ~2^−29 of ulp_f32(m).
  * Non-finite rows (a NaN/Inf product, or scale32 not finite): the formula is evaluated literally
- * in IEEE double, scale·(g·y − s·y), with s the plain sum, so NaN/Inf propagate by IEEE rules.
+ * in IEEE double, scale·(g·y − s·y), with s the plain sum, so NaN/Inf propagate by IEEE rules —
+ * except a row with finite products and scale32 = ±Inf: there the sign of y·(g − s) decides
+ * (±Inf, NaN where it is exactly 0) and is taken from an exact MPFR sum, since g − ŝ in double
+ * can round to 0 (NaN) or flip where the exact value is non-zero.
  * Masked positions are exactly +0 whatever the row holds. */
 #include <math.h>
 
+#include <mpfr.h>
+
 #include "internal.h"
+
+/* Bits that hold any sum of ≤ 2^20 products of two doubles exactly (their exponents lie in
+ * [−2148, 2048]: 4197 bits plus the carries). */
+#define SMX_EXACT_PREC 4400
+
+/* Row with an infinite f32 scale and finite products: out_j = scale·y_j·(g_j − s) is ±Inf with
+ * the sign of scale·y_j·(g_j − s), NaN where y_j·(g_j − s) is exactly 0.  Double cannot decide
+ * that sign (g − ŝ rounds to 0 or flips when s cancels against g), so s is summed exactly in
+ * MPFR and compared with each g exactly. */
+static double inf_scale_value(double sc, double g, double yv, mpfr_srcptr S)
+{
+    int c = -mpfr_cmp_d(S, g); /* sign of g − s */
+    if (yv == 0 || c == 0) return NAN;
+    bool pos = (yv > 0) == (c > 0);
+    return pos == (sc > 0) ? INFINITY : -INFINITY;
+}
 
 static int64_t off4(const orc_tensor *t, int64_t b, int64_t n, int64_t i, int64_t j)
 {
@@ -57,6 +78,18 @@ int orc_scaled_masked_softmax_backward(const orc_tensor *gradOutput, const orc_t
                 double es, A;
                 double s = orc_sum_result(&acc, &es, &A);
                 bool finite_row = isfinite(s) && isfinite(sc) && !acc.nonfinite;
+                bool exact_sign = !acc.nonfinite && isinf(sc) && S2 > 0;
+                mpfr_t S, P;
+                if (exact_sign) {
+                    mpfr_init2(S, SMX_EXACT_PREC);
+                    mpfr_init2(P, 128);
+                    mpfr_set_zero(S, 1);
+                    for (int64_t j = 0; j < S2; j++) {
+                        mpfr_set_d(P, load(gradOutput, off4(gradOutput, b, n, i, j)), MPFR_RNDN);
+                        mpfr_mul_d(P, P, load(y, off4(y, b, n, i, j)), MPFR_RNDN); /* exact: 106 bits */
+                        mpfr_add(S, S, P, MPFR_RNDN);                                  /* exact */
+                    }
+                }
                 for (int64_t j = 0; j < S2; j++) {
                     int64_t e = o + j;
                     if (load(mask, off4(mask, b, n, i, j)) != 0.0) {
@@ -65,6 +98,10 @@ int orc_scaled_masked_softmax_backward(const orc_tensor *gradOutput, const orc_t
                     }
                     double g = load(gradOutput, off4(gradOutput, b, n, i, j));
                     double yv = load(y, off4(y, b, n, i, j));
+                    if (exact_sign) {
+                        orc_put(out, e, inf_scale_value(sc, g, yv, S), 0.0, 0.0);
+                        continue;
+                    }
                     if (!finite_row) {
                         orc_put(out, e, sc * (g * yv - s * yv), 0.0, 0.0);
                         continue;
@@ -75,6 +112,10 @@ int orc_scaled_masked_softmax_backward(const orc_tensor *gradOutput, const orc_t
                                      (1.0 + 4.0 * ORC_U) + ORC_TINY;
                     double m = fabs(sc) * (fabs(g * yv) + fabs(yv) * A);
                     orc_put(out, e, r, m, err);
+                }
+                if (exact_sign) {
+                    mpfr_clear(S);
+                    mpfr_clear(P);
                 }
             }
     return ORC_OK;

@@ -2,7 +2,8 @@
  * Certification of the oracle against MPFR (256 bits), written here independently from the math
  * of ops.md: for thousands of sampled inputs per operator (random, plus edge values: zeros,
  * subnormals, ±Inf, NaN, branch boundaries, the Gelu root, far tails), checks
- *   |r (+ r_lo) − exact| ≤ err                              everywhere r is finite,
+ *   |r (+ r_lo) − exact| ≤ err                              everywhere r is finite (f64: or the
+ *                                                          distance to exact rounded to the 2^−1074 grid),
  *   special values (NaN / ±Inf) identical                    where exact is not finite,
  *   err ≤ 2^−40·max(|r|, m)                                  away from underflow (max(|r|,m) ≥ 2^−960),
  *   m within 1e−6 (relative) of the conditioning computed here,
@@ -75,6 +76,20 @@ static void check(stats *s, double r, double r_lo, double m, double err, mpfr_sr
     mpfr_add_d(d, d, r_lo, MPFR_RNDN);
     mpfr_sub(d, d, exact, MPFR_RNDN);
     double ad = fabs(mpfr_get_d(d, MPFR_RNDU));
+    if (s->f64) {
+        /* f64 values end at the 2^-1074 grid: r + r_lo may instead be the exact value rounded to
+         * that grid (oracle.h); G = 2^-1074·RN(exact·2^1074) at 2200 bits is exact */
+        mpfr_t G;
+        mpfr_init2(G, 2200);
+        mpfr_mul_2si(G, exact, 1074, MPFR_RNDN);
+        mpfr_rint(G, G, MPFR_RNDN);
+        mpfr_mul_2si(G, G, -1074, MPFR_RNDN);
+        mpfr_sub_d(G, G, r, MPFR_RNDN);
+        mpfr_sub_d(G, G, r_lo, MPFR_RNDN);
+        double ag = fabs(mpfr_get_d(G, MPFR_RNDU));
+        if (ag < ad) ad = ag;
+        mpfr_clear(G);
+    }
     mpfr_clear(d);
     if (!(ad <= err)) s->bad_err++, note_fail(s, "|r - exact| > err", in1, in2, r, err);
     double big = fmax(fabs(r), m);
@@ -426,7 +441,8 @@ static void softplus_certified(void **state)
         free(xs), free(dys);
         assert_clean(&s);
     }
-    /* integer self (i64 beyond 2^53, i32 beyond 2^24) with f32 compute */
+    /* integer self (i64 beyond 2^53, i32 beyond 2^24) with f32 compute: r from self converted to f32,
+     * alt from the exact integer where the conversion rounded (ops.md §5) */
     {
         stats s = {.name = "softplus_backward int self"};
         int n = 1200;
@@ -448,8 +464,9 @@ static void softplus_certified(void **state)
         mpfr_t ex, z;
         mpfr_inits2(PREC, ex, z, (mpfr_ptr)0);
         for (int i = 0; i < n; i++) {
-            /* exact with the exact integer: z = beta·x */
-            mpfr_set_sj(z, xs[i], MPFR_RNDN);
+            /* ops.md §5: the exact value uses self converted to f32 (one rounding to nearest) */
+            float xc = (float)xs[i];
+            mpfr_set_d(z, xc, MPFR_RNDN);
             mpfr_mul_d(z, z, beta, MPFR_RNDN);
             int above = mpfr_cmp_d(z, t) > 0;
             double mref = -1;
@@ -463,11 +480,73 @@ static void softplus_certified(void **state)
                 mpfr_d_div(ex, dys[i], ex, MPFR_RNDN);
             }
             check(&s, out->r[i], 0, out->m[i], out->err[i], ex, mref, (double)xs[i], dys[i]);
-            int above_k = beta * (float)xs[i] > t;
-            if (above != above_k) s.alt_cases++;
-            if ((above == above_k) != (memcmp(&out->alt[i], &out->r[i], 8) == 0)) s.bad_alt++, note_fail(&s, "int alt", (double)xs[i], 0, out->alt[i], 0);
+            int above_k = (float)(beta * xc) > t; /* f32 product of the converted operands */
+            if (above != above_k) {
+                s.alt_cases++;
+                double other = above_k ? dys[i] : dys[i] / (1.0 + exp(-(double)beta * xc));
+                if (!same(out->alt[i], other)) s.bad_alt++, note_fail(&s, "int alt: not the other branch", (double)xs[i], 0, out->alt[i], other);
+            } else if ((int64_t)xc != xs[i]) {
+                /* the conversion rounded: alt is the value from the exact integer */
+                s.alt_cases++;
+                mpfr_set_sj(z, xs[i], MPFR_RNDN);
+                mpfr_mul_d(z, z, beta, MPFR_RNDN);
+                double zi = mpfr_get_d(z, MPFR_RNDN);
+                double other = mpfr_cmp_d(z, t) > 0 ? dys[i] : dys[i] / (1.0 + exp(-zi));
+                if (!same(out->alt[i], other)) s.bad_alt++, note_fail(&s, "int alt: not the exact integer's value", (double)xs[i], 0, out->alt[i], other);
+            } else if (memcmp(&out->alt[i], &out->r[i], 8) != 0) {
+                s.bad_alt++, note_fail(&s, "int alt set without a reason", (double)xs[i], 0, out->alt[i], 0);
+            }
         }
         mpfr_clears(ex, z, (mpfr_ptr)0);
+        tt_out_free(&o);
+        free(xs), free(dys);
+        assert_clean(&s);
+    }
+    /* i64 self beyond 2^53 with f64 output: r + r_lo from self converted to f64, alt from the exact
+     * integer where the conversion rounded (within one f64 ulp of its correctly rounded value) */
+    {
+        stats s = {.name = "softplus_backward i64 self f64", .f64 = 1};
+        int n = 1200;
+        int64_t *xs = malloc(sizeof(int64_t) * (size_t)n);
+        double *dys = malloc(sizeof(double) * (size_t)n);
+        double beta = -0x1.4p-47, t = 20.0; /* z ≈ −1.25·2^-47·x: from about −80 to −2.5·2^15 */
+        for (int i = 0; i < n; i++) {
+            xs[i] = ((int64_t)1 << (53 + (int)(rnd() % 4))) + (int64_t)(rnd() % 4096);
+            if (i % 7 == 0) xs[i] = ((int64_t)1 << 53) + 1;
+            dys[i] = (rnd() & 1 ? 1 : -1) * exp2(-20 + 40 * unif());
+        }
+        tt_tensor td, tx;
+        int64_t sh[1] = {n};
+        tt_out o;
+        orc_out *out = tt_out_alloc(&o, n);
+        assert_int_equal(orc_softplus_backward(tt_make(&td, CF_F64, 1, sh, dys), tt_make(&tx, CF_I64, 1, sh, xs),
+                                               sc_f64(beta), sc_f64(t), CF_F64, ORC_PROFILE_SPEC, out),
+                         ORC_OK);
+        mpfr_t ex;
+        mpfr_init2(ex, PREC);
+        for (int i = 0; i < n; i++) {
+            double mref;
+            double xc = (double)xs[i]; /* one rounding to nearest */
+            softplus_exact(beta, xc, t, dys[i], ex, &mref);
+            check(&s, out->r[i], out->r_lo[i], out->m[i], out->err[i], ex, mref, xc, dys[i]);
+            if ((int64_t)xc == xs[i]) {
+                if (memcmp(&out->alt[i], &out->r[i], 8) != 0) s.bad_alt++, note_fail(&s, "i64 alt without a reason", xc, dys[i], out->alt[i], 0);
+                continue;
+            }
+            s.alt_cases++;
+            mpfr_t zi;
+            mpfr_init2(zi, PREC);
+            mpfr_set_sj(zi, xs[i], MPFR_RNDN);
+            mpfr_mul_d(zi, zi, beta, MPFR_RNDN);
+            mpfr_neg(zi, zi, MPFR_RNDN);
+            mpfr_exp(zi, zi, MPFR_RNDN);
+            mpfr_add_ui(zi, zi, 1, MPFR_RNDN);
+            mpfr_d_div(zi, dys[i], zi, MPFR_RNDN);
+            double vi = mpfr_get_d(zi, MPFR_RNDN);
+            mpfr_clear(zi);
+            if (!(fabs(out->alt[i] - vi) <= ulp_of(vi, 1))) s.bad_alt++, note_fail(&s, "i64 alt is not the exact integer's value", xc, dys[i], out->alt[i], vi);
+        }
+        mpfr_clear(ex);
         tt_out_free(&o);
         free(xs), free(dys);
         assert_clean(&s);

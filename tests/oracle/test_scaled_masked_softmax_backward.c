@@ -93,6 +93,49 @@ static void infinite_product_propagates_by_ieee(void **state)
     tt_out_free(&o);
 }
 
+/* issue 16: scale 1e300 rounds to +Inf in f32.  The exact value scale·y·(g − s) is ±Inf where
+ * y·(g − s) ≠ 0 (NaN only where it is exactly 0), even when g − s rounds to 0 in double: row 0 has
+ * s = 1 + 2^-80, so every g − s = −2^-80.  Inputs as bits. */
+static void infinite_scale_takes_the_exact_sign(void **state)
+{
+    (void)state;
+    const uint32_t ONE = 0x3f800000u, HALF = 0x3f000000u, QUARTER = 0x3e800000u, TINY = 0x17800000u; /* 2^-80 */
+    uint32_t g[12] = {ONE, ONE, ONE, ONE, ONE, ONE, 0x40400000u /* 3 */, ONE, ONE, ONE, ONE, ONE};
+    uint32_t y[12] = {HALF, HALF, TINY, HALF, HALF, 0, QUARTER, HALF, TINY, HALF, HALF, TINY};
+    uint8_t mk[12] = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0};
+    int64_t sh[4] = {1, 1, 4, 3};
+    tt_tensor tg, ty, tm;
+    tt_out o;
+    orc_out *out = tt_out_alloc(&o, 12);
+    uint64_t sc_b = 0x7e37e43c8800759cu; /* 1e300 */
+    double sc;
+    memcpy(&sc, &sc_b, 8);
+    assert_int_equal(orc_scaled_masked_softmax_backward(tt_make(&tg, CF_F32, 4, sh, g), tt_make(&ty, CF_F32, 4, sh, y),
+                                                        tt_make(&tm, CF_BOOL, 4, sh, mk), sc, CF_F32,
+                                                        ORC_PROFILE_SPEC, out),
+                     ORC_OK);
+    /* row 0: s = 1 + 2^-80, y·(g − s) = −y·2^-80 < 0 */
+    for (int j = 0; j < 3; j++) assert_true(out->r[j] == -INFINITY);
+    /* row 1: s = 1 exactly: g − s = 0 -> Inf·0 = NaN */
+    for (int j = 3; j < 6; j++) assert_true(isnan(out->r[j]));
+    /* row 2: s = 0.75 + 0.5 + 2^-80: 3 − s > 0, 1 − s < 0 */
+    assert_true(out->r[6] == INFINITY);
+    assert_true(out->r[7] == -INFINITY && out->r[8] == -INFINITY);
+    /* row 3: masked position stays +0 */
+    assert_true(out->r[9] == -INFINITY && out->r[11] == -INFINITY);
+    assert_true(out->r[10] == 0.0 && !signbit(out->r[10]));
+    for (int i = 0; i < 12; i++) assert_true(out->m[i] == 0.0 && out->err[i] == 0.0);
+    /* scale −1e300 -> −Inf: the signs flip */
+    sc = -sc;
+    assert_int_equal(orc_scaled_masked_softmax_backward(tt_make(&tg, CF_F32, 4, sh, g), tt_make(&ty, CF_F32, 4, sh, y),
+                                                        tt_make(&tm, CF_BOOL, 4, sh, mk), sc, CF_F32,
+                                                        ORC_PROFILE_SPEC, out),
+                     ORC_OK);
+    for (int j = 0; j < 3; j++) assert_true(out->r[j] == INFINITY);
+    assert_true(out->r[6] == -INFINITY && out->r[7] == INFINITY);
+    tt_out_free(&o);
+}
+
 static void malformed_arguments_are_einval_not_crashes(void **state)
 {
     (void)state;
@@ -126,6 +169,7 @@ int main(void)
         cmocka_unit_test(block_3x4_with_masked_positions),
         cmocka_unit_test(scale_is_rounded_to_f32_and_mask_broadcasts),
         cmocka_unit_test(infinite_product_propagates_by_ieee),
+        cmocka_unit_test(infinite_scale_takes_the_exact_sign),
         cmocka_unit_test(malformed_arguments_are_einval_not_crashes),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

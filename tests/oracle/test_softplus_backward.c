@@ -3,6 +3,7 @@
  * that only f32 rounding of beta·x creates gives alt), scalar conversion to the compute precision,
  * special values, the f64 high/low result, and the spec example (i32 self, bf16 gradients). */
 #include <setjmp.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
@@ -112,8 +113,9 @@ static void scalars_are_converted_to_the_compute_precision(void **state)
     float x = 1.0f, dy = 1.0f;
     sv a = one_t(CF_F32, &dy, CF_F32, &x, f32s(1.0f), f64s(1.0 + 0x1p-30), CF_F32);
     assert_true(fabs(a.r - sigmoid(1.0)) <= 1e-16);
-    /* an integer self beyond 2^24 with f32 compute: i32 16777217, beta 1, t 16777216 exactly:
-     * exact z > t, a kernel's (float)16777217 == t */
+    /* an integer self beyond 2^24 with f32 compute: i32 16777217 converts to 16777216.0f, so with
+     * beta 1, t 16777216: z == t, the σ branch (σ(2^24) = 1.0 in double); the exact integer's
+     * z > t gives dy = 1.0 as alt */
     int32_t xi = 16777217;
     sv b = one_t(CF_F32, &dy, CF_I32, &xi, f32s(1.0f), f32s(16777216.0f), CF_F32);
     assert_true(b.r == 1.0 && b.alt == 1.0 * sigmoid(16777217.0));
@@ -171,6 +173,114 @@ static void spec_example_matches(void **state)
     free(dy), free(x), free(ex), free(mg);
 }
 
+/* ---- issue 16: inputs as bit patterns --------------------------------------------------------- */
+
+static double d_of(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
+static uint64_t bits_of(double d) { uint64_t b; memcpy(&b, &d, 8); return b; }
+static float f_of(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
+
+/* ulp_f64 of numerics.md §3 (emin −1022, p 53) and the oracle-uncertain threshold ulp(m)/64 */
+static double ulp64(double v)
+{
+    if (v == 0 || !isfinite(v)) return 0x1p-1074;
+    int e = ilogb(v);
+    return ldexp(1.0, (e < -1022 ? -1022 : e) - 52);
+}
+static bool scored64(sv a) { return a.err <= ulp64(a.m) / 64; }
+
+/* ops.md §5: an integer self is converted to the compute precision (round to nearest) and r uses
+ * that value; the value from the exact integer is only an alt. */
+static void integer_self_is_converted_before_the_product(void **state)
+{
+    (void)state;
+    /* f64: self i64 2^53 + 1 -> 2^53 (ties to even), beta = -1.25·2^-47: z = -80 exactly.  The
+     * exact integer gives z = -80 - 1.25·2^-47, 60 f64 ULP away in σ. */
+    uint64_t dy_b = 0x3ff0000000000000u, beta_b = 0xbd04000000000000u;
+    int64_t xi = ((int64_t)1 << 53) + 1;
+    sv a = one_t(CF_F64, &dy_b, CF_I64, &xi, (orc_scalar){CF_F64, beta_b}, (orc_scalar){CF_F32, 0x41a00000u},
+                 CF_F64);
+    assert_true(bits_of(a.r) == 0x38b7fd974d372e45u);          /* σ(-80), correctly rounded */
+    assert_true(fabs(a.r_lo - d_of(0xb55e423729d4c8bbu)) <= 0x1p-170); /* σ(-80) - r */
+    assert_true(a.err <= 0x1p-200);
+    assert_true(bits_of(a.alt) == 0x38b7fd974d372e09u);        /* σ(-80 - 1.25·2^-47): the exact integer */
+    /* f32: self i32 16777217 -> 16777216.0f, beta 2^-20, threshold 16: z = 16 is not > 16, so the
+     * σ branch; the exact integer (z = 16 + 2^-20) takes the other one, which is the alt. */
+    uint32_t one_b = 0x3f800000u;
+    int32_t xj = 16777217;
+    sv b = one_t(CF_F32, &one_b, CF_I32, &xj, (orc_scalar){CF_F32, 0x35800000u}, (orc_scalar){CF_F32, 0x41800000u},
+                 CF_F32);
+    assert_true(fabs(b.r - 1.0 / (1.0 + exp(-16.0))) <= 1e-16 && b.r < 1.0);
+    assert_true(b.alt == 1.0);
+    /* an exactly convertible integer gives no alt */
+    int32_t xk = 16777216;
+    sv c = one_t(CF_F32, &one_b, CF_I32, &xk, (orc_scalar){CF_F32, 0x35800000u}, (orc_scalar){CF_F32, 0x41800000u},
+                 CF_F32);
+    assert_true(c.r == b.r && memcmp(&c.alt, &c.r, 8) == 0);
+    (void)f_of;
+}
+
+/* beta·self beyond DBL_MAX in the f64 σ branch: m must stay a number. */
+static void m_is_finite_when_the_product_overflows_double(void **state)
+{
+    (void)state;
+    uint64_t dy = 0x3ff0000000000000u, xneg = 0xc024000000000000u, xpos = 0x4024000000000000u; /* 1, -10, 10 */
+    orc_scalar beta = {CF_F64, 0x7fe1ccf385ebc8a0u};            /* 1e308 */
+    sv a = one_t(CF_F64, &dy, CF_F64, &xneg, beta, (orc_scalar){CF_F64, 0x4034000000000000u} /* 20 */, CF_F64);
+    assert_true(a.r == 0.0 && !signbit(a.r));
+    assert_false(isnan(a.m));
+    assert_true(a.m == 0.0);
+    assert_true(a.err >= 0.0 && isfinite(a.err));
+    /* z = +1e309 with threshold +Inf: σ branch, σ(z) = 1 to any precision, m = |r| */
+    sv b = one_t(CF_F64, &dy, CF_F64, &xpos, beta, (orc_scalar){CF_F64, 0x7ff0000000000000u}, CF_F64);
+    assert_true(b.r == 1.0);
+    assert_false(isnan(b.m));
+    assert_true(b.m == 1.0);
+}
+
+/* f64 results in the subnormal range and below: scored (err ≤ ulp_f64(m)/64), r the exact value on
+ * the subnormal grid.  Expected values from mpmath at 400 bits. */
+static void f64_subnormal_and_underflowing_results_are_scored(void **state)
+{
+    (void)state;
+    orc_scalar one_s = {CF_F64, 0x3ff0000000000000u}, thr = {CF_F64, 0x4034000000000000u};
+    /* dy = 5·2^-1074, z = 0.1: 5·σ(0.1) = 2.6249... -> 3·2^-1074 */
+    uint64_t dy1 = 5, x1 = 0x3fb999999999999au;
+    sv a = one_t(CF_F64, &dy1, CF_F64, &x1, one_s, thr, CF_F64);
+    assert_true(bits_of(a.r) == 3 && a.r_lo == 0.0);
+    assert_true(scored64(a));
+    /* dy = 1, z = -800: σ ≈ 2^-1154 rounds to +0 */
+    uint64_t dy2 = 0x3ff0000000000000u, x2 = 0xc089000000000000u;
+    sv b = one_t(CF_F64, &dy2, CF_F64, &x2, one_s, thr, CF_F64);
+    assert_true(b.r == 0.0 && !signbit(b.r) && b.r_lo == 0.0);
+    assert_true(scored64(b));
+    /* negative dy: -0 */
+    uint64_t dy3 = 0xbff0000000000000u;
+    sv c = one_t(CF_F64, &dy3, CF_F64, &x2, one_s, thr, CF_F64);
+    assert_true(c.r == 0.0 && signbit(c.r) && scored64(c));
+    /* dy = 2^-1018, z = 30 (threshold 40): r normal (2^-1018·(1 - 9.4e-14)), remainder below the subnormal grid */
+    uint64_t dy4 = 0x0050000000000000u, x4 = 0x403e000000000000u;
+    sv d = one_t(CF_F64, &dy4, CF_F64, &x4, one_s, (orc_scalar){CF_F64, 0x4044000000000000u} /* 40 */, CF_F64);
+    assert_true(d.r > 0x1p-1019 && d.r < 0x1p-1018);
+    assert_true(scored64(d));
+    /* dy = 1, z = -744: σ = e^-744 ≈ 9.88e-324 -> 2·2^-1074 */
+    uint64_t x5 = 0xc087400000000000u;
+    sv e = one_t(CF_F64, &dy2, CF_F64, &x5, one_s, thr, CF_F64);
+    assert_true(bits_of(e.r) == 2 && scored64(e));
+    /* z = 0 exactly: r = dy/2 is exact, on a midpoint of the grid for odd dy: ties to even */
+    uint64_t dy6 = 1, dy7 = 3, x6 = 0;
+    sv f = one_t(CF_F64, &dy6, CF_F64, &x6, one_s, thr, CF_F64);
+    assert_true(f.r == 0.0 && f.r_lo == 0.0 && scored64(f));
+    sv g = one_t(CF_F64, &dy7, CF_F64, &x6, one_s, thr, CF_F64);
+    assert_true(bits_of(g.r) == 2 && g.r_lo == 0.0 && scored64(g));
+    /* z = ∓2^-1074: dy·σ(z) = 2^-1075·(1 ∓ 2^-1075 + ...), a hair below / above the midpoint, so 0
+     * and 2^-1074; 128 bits cannot tell, the oracle must decide it anyway (default sweep case) */
+    uint64_t xm = 0x8000000000000001u, xp = 1;
+    sv h = one_t(CF_F64, &dy6, CF_F64, &xm, one_s, thr, CF_F64);
+    assert_true(h.r == 0.0 && h.r_lo == 0.0 && scored64(h));
+    sv k = one_t(CF_F64, &dy6, CF_F64, &xp, one_s, thr, CF_F64);
+    assert_true(bits_of(k.r) == 1 && k.r_lo == 0.0 && scored64(k));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -180,6 +290,9 @@ int main(void)
         cmocka_unit_test(scalars_are_converted_to_the_compute_precision),
         cmocka_unit_test(f64_output_carries_a_low_part),
         cmocka_unit_test(spec_example_matches),
+        cmocka_unit_test(integer_self_is_converted_before_the_product),
+        cmocka_unit_test(m_is_finite_when_the_product_overflows_double),
+        cmocka_unit_test(f64_subnormal_and_underflowing_results_are_scored),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

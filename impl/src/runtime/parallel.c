@@ -1,14 +1,22 @@
 /* parallel-for on OpenMP.  The partition only decides which thread computes an index, never
  * how, so results do not depend on the thread count. */
 #include <omp.h>
+#include <stdatomic.h>
 
 #include "runtime.h"
 
-static int g_threads; /* 0 = OpenMP default (all cores or OMP_NUM_THREADS) */
+/* 0 = OpenMP default (all cores or OMP_NUM_THREADS).  Atomic: a caller may set it while other
+ * threads run operators (a plain int was a data race, issue 11).  Relaxed order is enough: the
+ * value only chooses a thread count, and each parallel-for reads it once. */
+static atomic_int g_threads;
 
-void aclconformSetNumThreads(int n) { g_threads = n > 0 ? n : 0; }
+void aclconformSetNumThreads(int n) { atomic_store_explicit(&g_threads, n > 0 ? n : 0, memory_order_relaxed); }
 
-int aclconformGetNumThreads(void) { return g_threads > 0 ? g_threads : omp_get_max_threads(); }
+int aclconformGetNumThreads(void)
+{
+    int n = atomic_load_explicit(&g_threads, memory_order_relaxed);
+    return n > 0 ? n : omp_get_max_threads();
+}
 
 void acl_parallel_for(int64_t n, int64_t grain, acl_range_fn fn, void *ctx)
 {

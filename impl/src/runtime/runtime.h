@@ -104,8 +104,10 @@ typedef aclnnStatus (*acl_kernel_fn)(void *args, void *workspace, uint64_t works
 aclnnStatus acl_executor_create(acl_kernel_fn fn, const void *args, size_t args_size,
                                 uint64_t workspace_size, uint64_t *workspaceSize,
                                 aclOpExecutor **executor);
-/* The execute phase: NULL executor → 161001; workspace NULL while planned > 0, or workspaceSize
- * smaller than planned → 161002 with the executor left valid; otherwise run and release. */
+/* The execute phase: NULL executor → 161001; an executor that is not live (already run or
+ * destroyed, or never created here) → 161002 without touching it; workspace NULL while
+ * planned > 0, or workspaceSize smaller than planned → 161002 with the executor left valid;
+ * otherwise run and release.  aclDestroyAclOpExecutor likewise refuses a non-live one (161002). */
 aclnnStatus acl_executor_run(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor);
 
 /* ---- parallel-for -------------------------------------------------------------------------
