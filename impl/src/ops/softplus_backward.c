@@ -3,8 +3,8 @@
  *
  * Compute precision P is f64 when any tensor is f64, else f32: self (integer and bool too),
  * beta and threshold are converted to P, z is rounded to P and compared in P (numerics §5).
- * The sigmoid branch is evaluated in double in both precisions, so the f32 result is rounded
- * once from a value accurate to a few double ULP:
+ * The sigmoid branch is evaluated in double; for f32 compute precision the result is rounded
+ * once to f32 from a value accurate to a few double ULP (f64: see softplus_sigmoid_times_f64):
  *   z ≥ 0:            dy / (1 + e^{-z})
  *   -700 < z < 0:     dy · e^{z} / (1 + e^{z})          (no overflow of e^{-z})
  *   z ≤ -700:         (dy · e^{z/2}) · e^{z/2}           (a huge dy times a tiny sigmoid keeps
@@ -70,16 +70,60 @@ ACL_KERNEL_CLONES static void softplus_block_f32(const void *p, int64_t n, const
     }
 }
 
+/* f64 compute precision: dy · sigmoid(z) to ≤ 2 ULP by analysis (ops.md §5 tolerance 2).
+ *
+ * The value comes from the exact product beta·self (ops.md §5), carried as zh + zl (zh the
+ * rounded z that decides the branch, zl = fma(beta, self, -zh) exact, |zl| ≤ ulp(zh)/2).  The old
+ * form dy·e/(1+e) with e = e^{zh} dropped zl and rounded four times (exp, product, sum, quotient):
+ * 2.069 ULP in issue 12 (dy = DBL_MAX, z ≈ -0.669; zl alone was worth 0.2 ULP there).
+ * Now, for zh > -700:
+ *   E = exp(-zh)                        glibc's exp, < 0.52 ULP: relative error ≤ 1.04·2^-53
+ *   s + t = 1 + E·(1 - zl)              Fast2Sum of 1 + E (larger operand first) plus -E·zl;
+ *                                       e^{-zl} = 1 - zl + O(2^-86), |E·zl| < ulp(s) so t is small
+ *   q = dy/s, r = fma(-q, s, dy)        r is the exact remainder dy - q·s
+ *   result = q + (r - q·t)/s            dy/(s + t) to about 2^-100 relative before the last rounding
+ * E's error reaches the quotient scaled by E/(1+E) < 1, so the value before the final rounding is
+ * within 1.04·2^-53 (+2^-85) relative of dy·sigmoid(z): at most 1.04 ULP of the result's binade,
+ * plus the final 0.5 ULP = 1.54 ULP ≤ 2.
+ * For zh ≤ -700 (where E would overflow) sigmoid(z) = e^z/(1+e^z) with e^z < 2^-1009, so
+ * 1/(1+e^z) is 1 to far below any precision carried: the result is dy·e^{zh}·(1 + zl), evaluated
+ * in x87 extended precision (64-bit significand, range to 2^-16382: e^z and dy·e^z never
+ * underflow there) and rounded once to double, ≤ 0.5 ULP + 2^-61 relative (also to a subnormal).
+ * That branch is rare and runs per element. */
+static double softplus_sigmoid_times_f64(double dy, double zh, double zl)
+{
+    if (zh > -700.0) {
+        double E = exp_scalar(-zh);
+        double s = 1.0 + E;
+        double t = (E > 1.0 ? (E - s) + 1.0 : (1.0 - s) + E) - E * zl;
+        double q = dy / s;
+        if (!isfinite(q) || q == 0.0 || !isfinite(s)) return q; /* Inf/NaN dy, or nothing to fix */
+        double r = fma(-q, s, dy);
+        return q + (r - q * t) / s;
+    }
+    if (isnan(zh)) return zh;
+    long double e = expl((long double)zh);
+    if (e == 0.0L && isinf(dy) && zh > -INFINITY) return dy; /* sigmoid(z) > 0: no Inf·0 */
+    return (double)((long double)dy * (e * (1.0L + (long double)zl)));
+}
+
 static void softplus_block_f64(const void *p, int64_t n, const double *dy, const double *x,
                                double *out)
 {
     const softplus_ctx *c = p;
+    const double beta = c->beta64;
     for (int64_t i = 0; i < n; i++) {
-        double z = c->beta64 * x[i];
+        double z = beta * x[i];
+        if (z > c->thr64) {
+            out[i] = dy[i];
+            continue;
+        }
         /* an overflowed product of finite operands is a finite z beyond ±DBL_MAX: its sigmoid is
          * not 0, so an infinite dy stays infinite (§5a) */
-        double zv = isinf(z) && isfinite(c->beta64) && isfinite(x[i]) ? copysign(DBL_MAX, z) : z;
-        out[i] = z > c->thr64 ? dy[i] : softplus_sigmoid_times(dy[i], zv);
+        double zh = z, zl = 0.0;
+        if (isinf(z) && isfinite(beta) && isfinite(x[i])) zh = copysign(DBL_MAX, z);
+        else if (isfinite(z)) zl = fma(beta, x[i], -z);
+        out[i] = softplus_sigmoid_times_f64(dy[i], zh, zl);
     }
 }
 
