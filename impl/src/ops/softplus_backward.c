@@ -80,8 +80,11 @@ ACL_KERNEL_CLONES static void softplus_block_f32(const void *p, int64_t n, const
  *   E = exp(-zh)                        glibc's exp, < 0.52 ULP: relative error ≤ 1.04·2^-53
  *   s + t = 1 + E·(1 - zl)              Fast2Sum of 1 + E (larger operand first) plus -E·zl;
  *                                       e^{-zl} = 1 - zl + O(2^-86), |E·zl| < ulp(s) so t is small
- *   q = dy/s, r = fma(-q, s, dy)        r is the exact remainder dy - q·s
- *   result = q + (r - q·t)/s            dy/(s + t) to about 2^-100 relative before the last rounding
+ *   q = dy·(1/s), r = fma(-q, s, dy)    q is within 2 ULP of dy/s; r = dy - q·s to ≤ 2^-53
+ *                                       relative (exact when q is faithful)
+ *   result = q + (r - q·t)·(1/s)        the correction is ≤ 2 ULP of q and carries ≤ 2^-51
+ *                                       relative error: dy/(s + t) to ~2^-50 ULP before the
+ *                                       last rounding, with one division per element
  * E's error reaches the quotient scaled by E/(1+E) < 1, so the value before the final rounding is
  * within 1.04·2^-53 (+2^-85) relative of dy·sigmoid(z): at most 1.04 ULP of the result's binade,
  * plus the final 0.5 ULP = 1.54 ULP ≤ 2.
@@ -95,11 +98,12 @@ static double softplus_sigmoid_times_f64(double dy, double zh, double zl)
     if (zh > -700.0) {
         double E = exp_scalar(-zh);
         double s = 1.0 + E;
-        double t = (E > 1.0 ? (E - s) + 1.0 : (1.0 - s) + E) - E * zl;
-        double q = dy / s;
-        if (!isfinite(q) || q == 0.0 || !isfinite(s)) return q; /* Inf/NaN dy, or nothing to fix */
+        double big = E > 1.0 ? E : 1.0, small = E > 1.0 ? 1.0 : E; /* selects, no branch */
+        double t = ((big - s) + small) - E * zl;
+        double inv = 1.0 / s, q = dy * inv;
+        if (!isfinite(q) || q == 0.0 || !isfinite(s)) return dy / s; /* Inf/NaN dy, or ±0 */
         double r = fma(-q, s, dy);
-        return q + (r - q * t) / s;
+        return q + (r - q * t) * inv;
     }
     if (isnan(zh)) return zh;
     long double e = expl((long double)zh);
@@ -107,8 +111,10 @@ static double softplus_sigmoid_times_f64(double dy, double zh, double zl)
     return (double)((long double)dy * (e * (1.0L + (long double)zl)));
 }
 
-static void softplus_block_f64(const void *p, int64_t n, const double *dy, const double *x,
-                               double *out)
+/* Clones for the hardware fma (the baseline calls libm's, same exact result); the loop stays
+ * scalar: exp_scalar is libm's exp, never a vector variant. */
+static void softplus_block_f64(const void *p, int64_t n, const double *dy,
+                                                 const double *x, double *out)
 {
     const softplus_ctx *c = p;
     const double beta = c->beta64;
