@@ -338,6 +338,51 @@ static void sampled_f64_within_analysis_bound(void **state)
     tt_free(&g); tt_free(&x); tt_free(&o);
 }
 
+/* Every f16 and bf16 self pattern, 5 times with different dy (finite, huge, ±Inf, 0, NaN), in
+ * one tensor of 327680 ≥ 2^18 elements: the size from which the kernel tabulates the factor per
+ * call.  beta = 0.0625 puts z from -4094 (f16) or far beyond -700 (bf16) up to past the
+ * threshold.  16-bit outputs within 0.51 ULP, specials by the rules of numerics §5a. */
+static void table_path_every_16bit_self(void **state)
+{
+    (void)state;
+    const aclDataType dts[] = {ACL_FLOAT16, ACL_BF16};
+    const double dyv[5] = {1.5, -60000.0, INFINITY, -INFINITY, 0.0};
+    float b = 0.0625f, t = 20.0f;
+    aclScalar *beta = aclCreateScalar(&b, ACL_FLOAT), *thr = aclCreateScalar(&t, ACL_FLOAT);
+    int64_t dims[1] = {5 * 65536};
+    for (int d = 0; d < 2; d++) {
+        aclDataType dt = dts[d];
+        tt g = tt_new(dt, 1, dims, TT_CONTIG), x = tt_new(dt, 1, dims, TT_CONTIG),
+           o = tt_new(dt, 1, dims, TT_CONTIG);
+        uint16_t *xm = (uint16_t *)(void *)x.mem, *gm = (uint16_t *)(void *)g.mem;
+        for (int64_t i = 0; i < dims[0]; i++) {
+            xm[i] = (uint16_t)i;
+            gm[i] = dt == ACL_FLOAT16 ? acl_f32_to_f16((float)dyv[i >> 16]) : acl_f32_to_bf16((float)dyv[i >> 16]);
+        }
+        gm[7] = dt == ACL_FLOAT16 ? 0x7e00 : 0x7fc0; /* one NaN dy */
+        assert_int_equal(run_sp(&g, &x, &o, beta, thr), ACLNN_SUCCESS);
+        int fails = 0;
+        for (int64_t i = 0; i < dims[0]; i++) {
+            long double dy = tt_get(&g, i), xv = tt_get(&x, i);
+            long double zx = (long double)b * xv; /* exact: 24 × 24 bits */
+            long double r;
+            if (isnan(dy) || isnan(zx)) r = NAN;
+            else if ((float)(b * (float)xv) > t) r = dy;
+            else if (isinf(dy) && isfinite(zx)) r = dy; /* sigmoid(z) > 0 */
+            else if (zx < -20000.0L) r = dy * 0.0L; /* e^{-z} overflows long double; dy·0 */
+            else r = dy / (1.0L + expl(-zx));
+            double e = ulp_err(dt, tt_get(&o, i), r);
+            if (!(e <= 0.51) && fails++ < 5)
+                fprintf(stderr, "softplus table %s dy=%Lg x=%Lg got=%g ref=%Lg ulp=%g\n", dt_name(dt), dy, xv,
+                        tt_get(&o, i), r, e);
+        }
+        assert_int_equal(fails, 0);
+        tt_free(&g); tt_free(&x); tt_free(&o);
+    }
+    aclDestroyScalar(beta);
+    aclDestroyScalar(thr);
+}
+
 static void scalar_dtypes_are_converted(void **state)
 {
     (void)state;
@@ -395,6 +440,7 @@ int main(void)
         cmocka_unit_test(sampled_f32_within_one_ulp),
         cmocka_unit_test(f64_issue12_case_within_two_ulp),
         cmocka_unit_test(sampled_f64_within_analysis_bound),
+        cmocka_unit_test(table_path_every_16bit_self),
         cmocka_unit_test(special_values_follow_the_spec),
         cmocka_unit_test(scalar_dtypes_are_converted),
         cmocka_unit_test(threads_give_identical_bits),

@@ -13,10 +13,12 @@
  * infinite dy); NaN anywhere gives NaN (the comparison is false for NaN). */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "aclnnop/aclnn_softplus_backward.h"
 #include "runtime/check.h"
+#include "runtime/conv.h"
 #include "runtime/ewise.h"
 #include "runtime/vecmath.h"
 
@@ -133,6 +135,63 @@ static void softplus_block_f64(const void *p, int64_t n, const double *dy,
     }
 }
 
+/* 16-bit self, f32 compute precision, large tensors: the factor that multiplies dy depends on
+ * self alone (beta and threshold are fixed per call), so it is tabulated for all 65536 patterns
+ * once per call, by the same double evaluation as softplus_block_f32 (fill below), and the
+ * kernel is a table load and one double product per element:
+ *   z > threshold          factor 1.0 (dy·1.0 = dy exactly)
+ *   z ≤ -700 (f32 z)       any finite dy gives ±0 in f32 (|dy|·sigmoid < 2^128·2^-1009), so
+ *                          the factor only has to keep the sign rule: DBL_TRUE_MIN for a finite
+ *                          z (an infinite dy stays infinite, §5a), 0 for z = -Inf (Inf·0 = NaN)
+ *   otherwise              (z ≥ 0 ? 1 : e)/(1 + e), e = e^{-|z|}, z the exact double product
+ * The table costs 65536 exp evaluations, so it is used from SP_TABLE_MIN elements up. */
+#define SP_TABLE_MIN (1 << 18)
+
+typedef struct {
+    const double *f;
+} softplus_table_ctx;
+
+ACL_KERNEL_CLONES static void softplus_fill(const softplus_ctx *c, const float *x, double *f)
+{
+    for (int i = 0; i < 65536; i++) {
+        float z = c->beta32 * x[i];
+        double zd = (double)c->beta32 * x[i], e = exp(-fabs(zd));
+        double s = (zd >= 0.0 ? 1.0 : e) / (1.0 + e);
+        double tail = zd == -INFINITY ? 0.0 : zd != zd ? zd : DBL_TRUE_MIN;
+        f[i] = z > c->thr32 ? 1.0 : z <= -700.0f ? tail : s;
+    }
+}
+
+ACL_KERNEL_CLONES static void softplus_table_block(const void *p, int64_t n, const float *dy,
+                                                   const uint16_t *xb, float *out)
+{
+    const double *f = ((const softplus_table_ctx *)p)->f;
+    for (int64_t i = 0; i < n; i++) out[i] = (float)((double)dy[i] * f[xb[i]]);
+}
+
+/* Returns false (nothing written) when the table path does not apply or memory is short. */
+static bool softplus_by_table(const softplus_ctx *c, const acl_view *vdy, const acl_view *vx,
+                              const acl_view *vo)
+{
+    if (vo->numel < SP_TABLE_MIN || !acl_ewise_raw16_ok(vx)) return false;
+    float *x = malloc(65536 * sizeof *x);
+    double *f = malloc(65536 * sizeof *f);
+    if (!x || !f) {
+        free(x);
+        free(f);
+        return false;
+    }
+    bool bf = vx->dtype == ACL_BF16;
+    for (uint32_t h = 0; h < 65536; h++)
+        x[h] = bf ? acl_bf16_to_f32((uint16_t)h) : acl_f16_to_f32((uint16_t)h);
+    softplus_fill(c, x, f);
+    softplus_table_ctx t = {f};
+    acl_ewise2_f32_u16(vdy, vx, vo, softplus_table_block, &t);
+    free(x);
+    free(f);
+    return true;
+}
+
 static aclnnStatus softplus_kernel(void *p, void *ws, uint64_t ws_size)
 {
     (void)ws; (void)ws_size;
@@ -146,7 +205,8 @@ static aclnnStatus softplus_kernel(void *p, void *ws, uint64_t ws_size)
     acl_view_init(&vdy, &a->gradOutput);
     acl_view_init(&vx, &a->self);
     if (o->dtype == ACL_DOUBLE) acl_ewise2_f64(&vdy, &vx, &vo, softplus_block_f64, &c);
-    else acl_ewise2_f32(&vdy, &vx, &vo, softplus_block_f32, &c);
+    else if (!softplus_by_table(&c, &vdy, &vx, &vo))
+        acl_ewise2_f32(&vdy, &vx, &vo, softplus_block_f32, &c);
     return ACLNN_SUCCESS;
 }
 
