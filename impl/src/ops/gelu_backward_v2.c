@@ -11,10 +11,12 @@
  * gradOutput); a finite x whose g underflows in double still has g ≠ 0, so an infinite
  * gradOutput gives an infinity of the product's sign (numerics §5a), never Inf·0. */
 #include <math.h>
+#include <pthread.h>
 #include <string.h>
 
 #include "aclnnop/aclnn_gelu_backward_v2.h"
 #include "runtime/check.h"
+#include "runtime/conv.h"
 #include "runtime/ewise.h"
 #include "runtime/vecmath.h"
 
@@ -74,6 +76,64 @@ ACL_KERNEL_CLONES static void gelu_tanh_block(const void *ctx, int64_t n, const 
     for (int64_t i = 0; i < n; i++) out[i] = gelu_apply(dy[i], x[i], gelu_g_tanh(x[i]));
 }
 
+/* 16-bit x: g(x) depends on x alone, and x takes at most 65536 values, so g is tabulated once per
+ * process for every bit pattern (by the same double evaluation as above) and the kernel is a
+ * table load, a double product and the §5a fix-up: the same bits as evaluating g per element. */
+typedef struct {
+    const double *g;    /* g of every bit pattern */
+    uint32_t one, inf;  /* |x| bits of 1.0 and +Inf in the dtype */
+} gelu_lut;
+
+static double g_lut[2][2][65536]; /* [mode][0 = f16, 1 = bf16] */
+static pthread_once_t g_lut_once[2][2] = {{PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT},
+                                          {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT}};
+
+ACL_KERNEL_CLONES static void gelu_fill(int mode, const float *x, double *g)
+{
+    if (mode == GELU_NONE)
+        for (int i = 0; i < 65536; i++) g[i] = gelu_g_none(x[i]);
+    else
+        for (int i = 0; i < 65536; i++) g[i] = gelu_g_tanh(x[i]);
+}
+
+static void gelu_lut_build(int mode, int bf)
+{
+    static float x[65536]; /* under the pthread_once of one table; tables are built one at a time */
+    static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+    pthread_mutex_lock(&mu);
+    for (uint32_t h = 0; h < 65536; h++)
+        x[h] = bf ? acl_bf16_to_f32((uint16_t)h) : acl_f16_to_f32((uint16_t)h);
+    gelu_fill(mode, x, g_lut[mode][bf]);
+    pthread_mutex_unlock(&mu);
+}
+static void lut_n16(void) { gelu_lut_build(GELU_NONE, 0); }
+static void lut_nbf(void) { gelu_lut_build(GELU_NONE, 1); }
+static void lut_t16(void) { gelu_lut_build(GELU_TANH, 0); }
+static void lut_tbf(void) { gelu_lut_build(GELU_TANH, 1); }
+
+static const double *gelu_table(int mode, int bf)
+{
+    static void (*const init[2][2])(void) = {{lut_n16, lut_nbf}, {lut_t16, lut_tbf}};
+    pthread_once(&g_lut_once[mode][bf], init[mode][bf]);
+    return g_lut[mode][bf];
+}
+
+ACL_KERNEL_CLONES static void gelu_lut_block(const void *ctx, int64_t n, const float *dy,
+                                             const uint16_t *xb, float *out)
+{
+    const gelu_lut *c = ctx;
+    const double *tab = c->g;
+    const uint32_t one = c->one, inf = c->inf;
+    for (int64_t i = 0; i < n; i++) {
+        uint32_t h = xb[i], m = h & 0x7fffu;
+        double g = tab[h];
+        double r = (double)dy[i] * g;
+        /* gelu_apply's fix: g underflowed for a finite x < -1 and dy is infinite */
+        bool fix = (g == 0.0) & (fabsf(dy[i]) == INFINITY) & (h > 0x7fffu) & (m > one) & (m < inf);
+        out[i] = (float)(fix ? -(double)dy[i] : r);
+    }
+}
+
 static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
 {
     (void)ws; (void)ws_size;
@@ -84,6 +144,12 @@ static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
     acl_view_init(&vo, o);
     acl_view_broadcast(&vdy, &a->gradOutput, (int)o->ndim, o->dims);
     acl_view_broadcast(&vx, &a->self, (int)o->ndim, o->dims);
+    if (acl_ewise_raw16_ok(&vx)) {
+        int bf = vx.dtype == ACL_BF16;
+        gelu_lut c = {gelu_table(a->mode, bf), bf ? 0x3f80u : 0x3c00u, bf ? 0x7f80u : 0x7c00u};
+        acl_ewise2_f32_u16(&vdy, &vx, &vo, gelu_lut_block, &c);
+        return ACLNN_SUCCESS;
+    }
     acl_ewise2_f32(&vdy, &vx, &vo, a->mode == GELU_NONE ? gelu_none_block : gelu_tanh_block, NULL);
     return ACLNN_SUCCESS;
 }

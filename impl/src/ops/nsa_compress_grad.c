@@ -8,7 +8,8 @@
  * the thread count.  Products of two 16-bit values are exact in double and the sums accumulate in
  * double, so each output is one rounding (to f32, then the 16-bit store: ≤ 0.5 + 2^-13 ULP) of a
  * value with relative error ≤ n·2^-53 of its conditioning sum.  Rows along D are processed in
- * chunks of NSA_CHUNK so no scratch memory is needed (workspace 0). */
+ * chunks of NSA_CHUNK (workspace 0).  Most shapes take the streaming path below (same sums in the
+ * same order, far fewer conversions and cache misses); these gathers are its fallback. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -111,6 +112,162 @@ static void nsa_input_grad(void *p, int64_t begin, int64_t end)
     }
 }
 
+/* ---- streaming path (D ≤ NSA_FAST_MAX_D and the rings fit) ----
+ * The weightGrad gather above converts every outputGrad row l times and walks input by (r, c),
+ * far from memory order: 3-4 % of the triad on the bench_speed shape.  Here weightGrad walks
+ * tokens in memory order (t, then a group of heads), converts each input row once per task, and
+ * keeps the converted outputGrad rows of the live windows (at most ceil(l/d) at a time) in a ring
+ * per head; inputGrad (already in memory order) gets its weight from one converted copy (a small
+ * malloc, l·N floats; without it the gather path runs) and a vectorised row update.  Every output
+ * is still one sum in the gather path's order — weightGrad[r, n]: windows c ascending
+ * (t = start(c) + r ascends with c), then k in NSA_CHUNK pieces through nsa_dot;
+ * inputGrad[t, n, k]: covering windows ascending — so the bits are the gather path's and do not
+ * depend on the partition (which only spreads head groups and row blocks over threads). */
+#define NSA_FAST_MAX_D 1024
+
+#define NSA_FAST_RING 24576 /* ring floats per task: heads × slots × D */
+#define NSA_FAST_ACC 4096   /* weightGrad accumulators per task: rows × heads */
+
+typedef struct {
+    const nsa_job *j;
+    const float *w;     /* weight, l × N, converted */
+    int64_t G, RB;      /* weightGrad tasks: G groups of heads × RB blocks of rows */
+    int64_t W;          /* ring slots per head: ceil(l/d) + 1 */
+} nsa_fast;
+
+static int64_t nsa_div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* weightGrad rows [r0, r1) × heads [n0, n1) for task q = g·RB + rb.  Tokens are walked in
+ * memory order (t, then the group's heads), so the task streams its part of input once; the
+ * outputGrad rows of the live windows stay converted in a ring per head (tagged by window). */
+static void nsa_weight_grad_fast(void *p, int64_t begin, int64_t end)
+{
+    const nsa_fast *f = p;
+    const nsa_job *j = f->j;
+    const nsa_args *a = j->a;
+    const int64_t *ends = a->seq, *cbase = a->seq + a->B;
+    const int64_t l = a->l, d = a->d, D = j->D, N = j->N, W = f->W;
+    const int64_t HG = nsa_div_up(N, f->G), RL = nsa_div_up(l, f->RB);
+    float ring[NSA_FAST_RING], x[NSA_FAST_MAX_D];
+    int64_t tag[NSA_FAST_RING / 16]; /* ≥ heads × slots (D ≥ 16) */
+    double acc[NSA_FAST_ACC];
+    for (int64_t q = begin; q < end; q++) {
+        int64_t g = q / f->RB, rb = q % f->RB;
+        int64_t n0 = g * HG, n1 = n0 + HG < N ? n0 + HG : N;
+        int64_t r0 = rb * RL, r1 = r0 + RL < l ? r0 + RL : l;
+        if (n0 >= n1 || r0 >= r1) continue;
+        int64_t H = n1 - n0;
+        for (int64_t k = 0; k < (r1 - r0) * H; k++) acc[k] = 0.0;
+        for (int64_t k = 0; k < H * W; k++) tag[k] = -1;
+        int64_t prev = 0;
+        for (int64_t b = 0; b < a->B; b++) {
+            int64_t nb = nsa_nblk(ends[b] - prev, l, d);
+            for (int64_t pos = 0; nb > 0 && pos <= (nb - 1) * d + l - 1; pos++) {
+                int64_t i_lo = pos >= l ? (pos - l) / d + 1 : 0;
+                int64_t i_hi = pos / d < nb - 1 ? pos / d : nb - 1;
+                /* windows i whose row r = pos - i·d falls in [r0, r1) */
+                int64_t lo_i = pos - r1 + 1 > 0 ? nsa_div_up(pos - r1 + 1, d) : 0;
+                int64_t hi_i = pos - r0 >= 0 ? (pos - r0) / d : -1;
+                if (lo_i < i_lo) lo_i = i_lo;
+                if (hi_i > i_hi) hi_i = i_hi;
+                if (lo_i > hi_i) continue;
+                for (int64_t h = 0; h < H; h++) {
+                    int64_t n = n0 + h;
+                    acl_view_load_f32(&j->in, ((prev + pos) * N + n) * D, D, x);
+                    for (int64_t i = lo_i; i <= hi_i; i++) {
+                        int64_t c = cbase[b] + i, slot = h * W + c % W;
+                        float *gr = ring + slot * D;
+                        if (tag[slot] != c) {
+                            acl_view_load_f32(&j->og, (c * N + n) * D, D, gr);
+                            tag[slot] = c;
+                        }
+                        double *ar = &acc[(pos - i * d - r0) * H + h];
+                        for (int64_t k0 = 0; k0 < D; k0 += NSA_CHUNK) {
+                            int64_t len = D - k0 < NSA_CHUNK ? D - k0 : NSA_CHUNK;
+                            *ar += nsa_dot(len, gr + k0, x + k0);
+                        }
+                    }
+                }
+            }
+            prev = ends[b];
+        }
+        for (int64_t r = r0; r < r1; r++)
+            for (int64_t h = 0; h < H; h++) {
+                float v = (float)acc[(r - r0) * H + h];
+                acl_view_store_f32(&j->wg, r * N + n0 + h, 1, &v);
+            }
+    }
+}
+
+static int64_t nsa_batch_of(const int64_t *ends, int64_t B, int64_t t)
+{
+    int64_t lo = 0, hi = B - 1;
+    while (lo < hi) {
+        int64_t mid = lo + (hi - lo) / 2;
+        if (ends[mid] > t) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+}
+
+/* acc[k] += w·g[k] over one row (vectorised: the clones give it AVX2 / AVX-512). */
+ACL_KERNEL_CLONES static void nsa_axpy(int64_t n, double w, const float *g, double *acc)
+{
+    for (int64_t k = 0; k < n; k++) acc[k] += w * (double)g[k];
+}
+
+/* inputGrad rows of tokens t in [begin, end), all heads, in memory order (t, then n).  The
+ * outputGrad rows are re-read per covering window (they stay in cache: a window covers l
+ * consecutive tokens); weight comes from the converted copy. */
+static void nsa_input_grad_fast(void *p, int64_t begin, int64_t end)
+{
+    const nsa_fast *f = p;
+    const nsa_job *j = f->j;
+    const nsa_args *a = j->a;
+    const int64_t *ends = a->seq, *cbase = a->seq + a->B;
+    const int64_t l = a->l, d = a->d, D = j->D, N = j->N;
+    float g[NSA_FAST_MAX_D], o[NSA_FAST_MAX_D];
+    double acc[NSA_FAST_MAX_D];
+    for (int64_t t = begin; t < end; t++) {
+        int64_t b = nsa_batch_of(ends, a->B, t), first = b > 0 ? ends[b - 1] : 0;
+        int64_t pos = t - first, nb = nsa_nblk(ends[b] - first, l, d);
+        int64_t i_lo = pos >= l ? (pos - l) / d + 1 : 0;
+        int64_t i_hi = pos / d < nb - 1 ? pos / d : nb - 1;
+        for (int64_t n = 0; n < N; n++) {
+            for (int64_t k = 0; k < D; k++) acc[k] = 0.0;
+            for (int64_t i = i_lo; i <= i_hi; i++) {
+                acl_view_load_f32(&j->og, ((cbase[b] + i) * N + n) * D, D, g);
+                nsa_axpy(D, (double)f->w[(pos - i * d) * N + n], g, acc);
+            }
+            for (int64_t k = 0; k < D; k++) o[k] = (float)acc[k];
+            acl_view_store_f32(&j->ig, (t * N + n) * D, D, o);
+        }
+    }
+}
+
+/* Returns false (nothing written) when the row-cached path does not apply or memory is short. */
+static bool nsa_by_rows(const nsa_job *j)
+{
+    const nsa_args *a = j->a;
+    int64_t W = nsa_div_up(a->l, a->d) + 1, N = j->N;
+    if (j->D > NSA_FAST_MAX_D || W * j->D > NSA_FAST_RING) return false;
+    /* tasks: G head groups (≥ 1 per thread where there are enough heads), then blocks of rows;
+     * the partition only decides who computes an output, never how */
+    int threads = aclconformGetNumThreads();
+    int64_t G = N < threads ? N : threads;
+    while (nsa_div_up(N, G) * W * j->D > NSA_FAST_RING || nsa_div_up(N, G) > NSA_FAST_ACC) G++;
+    int64_t RB = nsa_div_up(threads, G);
+    while (nsa_div_up(a->l, RB) * nsa_div_up(N, G) > NSA_FAST_ACC) RB++;
+    float *w = malloc((size_t)(a->l * N) * sizeof *w);
+    if (!w) return false;
+    acl_view_load_f32(&j->w, 0, a->l * N, w);
+    nsa_fast f = {j, w, G, RB, W};
+    acl_parallel_for(G * RB, 1, nsa_weight_grad_fast, &f);
+    acl_parallel_for(j->T, 16, nsa_input_grad_fast, &f);
+    free(w);
+    return true;
+}
+
 static aclnnStatus nsa_kernel(void *p, void *ws, uint64_t ws_size)
 {
     (void)ws; (void)ws_size;
@@ -124,6 +281,7 @@ static aclnnStatus nsa_kernel(void *p, void *ws, uint64_t ws_size)
     j.T = j.a->input.dims[0];
     j.N = j.a->input.dims[1];
     j.D = j.a->input.dims[2];
+    if (nsa_by_rows(&j)) return ACLNN_SUCCESS;
     acl_parallel_for(j.a->l * j.N, 1, nsa_weight_grad, &j);
     acl_parallel_for(j.T, 1, nsa_input_grad, &j);
     return ACLNN_SUCCESS;

@@ -3,8 +3,8 @@
  *
  * Compute precision P is f64 when any tensor is f64, else f32: self (integer and bool too),
  * beta and threshold are converted to P, z is rounded to P and compared in P (numerics §5).
- * The sigmoid branch is evaluated in double in both precisions, so the f32 result is rounded
- * once from a value accurate to a few double ULP:
+ * The sigmoid branch is evaluated in double; for f32 compute precision the result is rounded
+ * once to f32 from a value accurate to a few double ULP (f64: see softplus_sigmoid_times_f64):
  *   z ≥ 0:            dy / (1 + e^{-z})
  *   -700 < z < 0:     dy · e^{z} / (1 + e^{z})          (no overflow of e^{-z})
  *   z ≤ -700:         (dy · e^{z/2}) · e^{z/2}           (a huge dy times a tiny sigmoid keeps
@@ -13,10 +13,12 @@
  * infinite dy); NaN anywhere gives NaN (the comparison is false for NaN). */
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "aclnnop/aclnn_softplus_backward.h"
 #include "runtime/check.h"
+#include "runtime/conv.h"
 #include "runtime/ewise.h"
 #include "runtime/vecmath.h"
 
@@ -70,17 +72,124 @@ ACL_KERNEL_CLONES static void softplus_block_f32(const void *p, int64_t n, const
     }
 }
 
-static void softplus_block_f64(const void *p, int64_t n, const double *dy, const double *x,
-                               double *out)
+/* f64 compute precision: dy · sigmoid(z) to ≤ 2 ULP by analysis (ops.md §5 tolerance 2).
+ *
+ * The value comes from the exact product beta·self (ops.md §5), carried as zh + zl (zh the
+ * rounded z that decides the branch, zl = fma(beta, self, -zh) exact, |zl| ≤ ulp(zh)/2).  The old
+ * form dy·e/(1+e) with e = e^{zh} dropped zl and rounded four times (exp, product, sum, quotient):
+ * 2.069 ULP in issue 12 (dy = DBL_MAX, z ≈ -0.669; zl alone was worth 0.2 ULP there).
+ * Now, for zh > -700:
+ *   E = exp(-zh)                        glibc's exp, < 0.52 ULP: relative error ≤ 1.04·2^-53
+ *   s + t = 1 + E·(1 - zl)              Fast2Sum of 1 + E (larger operand first) plus -E·zl;
+ *                                       e^{-zl} = 1 - zl + O(2^-86), |E·zl| < ulp(s) so t is small
+ *   q = dy·(1/s), r = fma(-q, s, dy)    q is within 2 ULP of dy/s; r = dy - q·s to ≤ 2^-53
+ *                                       relative (exact when q is faithful)
+ *   result = q + (r - q·t)·(1/s)        the correction is ≤ 2 ULP of q and carries ≤ 2^-51
+ *                                       relative error: dy/(s + t) to ~2^-50 ULP before the
+ *                                       last rounding, with one division per element
+ * E's error reaches the quotient scaled by E/(1+E) < 1, so the value before the final rounding is
+ * within 1.04·2^-53 (+2^-85) relative of dy·sigmoid(z): at most 1.04 ULP of the result's binade,
+ * plus the final 0.5 ULP = 1.54 ULP ≤ 2.
+ * For zh ≤ -700 (where E would overflow) sigmoid(z) = e^z/(1+e^z) with e^z < 2^-1009, so
+ * 1/(1+e^z) is 1 to far below any precision carried: the result is dy·e^{zh}·(1 + zl), evaluated
+ * in x87 extended precision (64-bit significand, range to 2^-16382: e^z and dy·e^z never
+ * underflow there) and rounded once to double, ≤ 0.5 ULP + 2^-61 relative (also to a subnormal).
+ * That branch is rare and runs per element. */
+static double softplus_sigmoid_times_f64(double dy, double zh, double zl)
+{
+    if (zh > -700.0) {
+        double E = exp_scalar(-zh);
+        double s = 1.0 + E;
+        double big = E > 1.0 ? E : 1.0, small = E > 1.0 ? 1.0 : E; /* selects, no branch */
+        double t = ((big - s) + small) - E * zl;
+        double inv = 1.0 / s, q = dy * inv;
+        if (!isfinite(q) || q == 0.0 || !isfinite(s)) return dy / s; /* Inf/NaN dy, or ±0 */
+        double r = fma(-q, s, dy);
+        return q + (r - q * t) * inv;
+    }
+    if (isnan(zh)) return zh;
+    long double e = expl((long double)zh);
+    if (e == 0.0L && isinf(dy) && zh > -INFINITY) return dy; /* sigmoid(z) > 0: no Inf·0 */
+    return (double)((long double)dy * (e * (1.0L + (long double)zl)));
+}
+
+/* Clones for the hardware fma (the baseline calls libm's, same exact result); the loop stays
+ * scalar: exp_scalar is libm's exp, never a vector variant. */
+static void softplus_block_f64(const void *p, int64_t n, const double *dy,
+                                                 const double *x, double *out)
 {
     const softplus_ctx *c = p;
+    const double beta = c->beta64;
     for (int64_t i = 0; i < n; i++) {
-        double z = c->beta64 * x[i];
+        double z = beta * x[i];
+        if (z > c->thr64) {
+            out[i] = dy[i];
+            continue;
+        }
         /* an overflowed product of finite operands is a finite z beyond ±DBL_MAX: its sigmoid is
          * not 0, so an infinite dy stays infinite (§5a) */
-        double zv = isinf(z) && isfinite(c->beta64) && isfinite(x[i]) ? copysign(DBL_MAX, z) : z;
-        out[i] = z > c->thr64 ? dy[i] : softplus_sigmoid_times(dy[i], zv);
+        double zh = z, zl = 0.0;
+        if (isinf(z) && isfinite(beta) && isfinite(x[i])) zh = copysign(DBL_MAX, z);
+        else if (isfinite(z)) zl = fma(beta, x[i], -z);
+        out[i] = softplus_sigmoid_times_f64(dy[i], zh, zl);
     }
+}
+
+/* 16-bit self, f32 compute precision, large tensors: the factor that multiplies dy depends on
+ * self alone (beta and threshold are fixed per call), so it is tabulated for all 65536 patterns
+ * once per call, by the same double evaluation as softplus_block_f32 (fill below), and the
+ * kernel is a table load and one double product per element:
+ *   z > threshold          factor 1.0 (dy·1.0 = dy exactly)
+ *   z ≤ -700 (f32 z)       any finite dy gives ±0 in f32 (|dy|·sigmoid < 2^128·2^-1009), so
+ *                          the factor only has to keep the sign rule: DBL_TRUE_MIN for a finite
+ *                          z (an infinite dy stays infinite, §5a), 0 for z = -Inf (Inf·0 = NaN)
+ *   otherwise              (z ≥ 0 ? 1 : e)/(1 + e), e = e^{-|z|}, z the exact double product
+ * The table costs 65536 exp evaluations, so it is used from SP_TABLE_MIN elements up. */
+#define SP_TABLE_MIN (1 << 18)
+
+typedef struct {
+    const double *f;
+} softplus_table_ctx;
+
+ACL_KERNEL_CLONES static void softplus_fill(const softplus_ctx *c, const float *x, double *f)
+{
+    for (int i = 0; i < 65536; i++) {
+        float z = c->beta32 * x[i];
+        double zd = (double)c->beta32 * x[i], e = exp(-fabs(zd));
+        double s = (zd >= 0.0 ? 1.0 : e) / (1.0 + e);
+        double tail = zd == -INFINITY ? 0.0 : zd != zd ? zd : DBL_TRUE_MIN;
+        f[i] = z > c->thr32 ? 1.0 : z <= -700.0f ? tail : s;
+    }
+}
+
+ACL_KERNEL_CLONES static void softplus_table_block(const void *p, int64_t n, const float *dy,
+                                                   const uint16_t *xb, float *out)
+{
+    const double *f = ((const softplus_table_ctx *)p)->f;
+    for (int64_t i = 0; i < n; i++) out[i] = (float)((double)dy[i] * f[xb[i]]);
+}
+
+/* Returns false (nothing written) when the table path does not apply or memory is short. */
+static bool softplus_by_table(const softplus_ctx *c, const acl_view *vdy, const acl_view *vx,
+                              const acl_view *vo)
+{
+    if (vo->numel < SP_TABLE_MIN || !acl_ewise_raw16_ok(vx)) return false;
+    float *x = malloc(65536 * sizeof *x);
+    double *f = malloc(65536 * sizeof *f);
+    if (!x || !f) {
+        free(x);
+        free(f);
+        return false;
+    }
+    bool bf = vx->dtype == ACL_BF16;
+    for (uint32_t h = 0; h < 65536; h++)
+        x[h] = bf ? acl_bf16_to_f32((uint16_t)h) : acl_f16_to_f32((uint16_t)h);
+    softplus_fill(c, x, f);
+    softplus_table_ctx t = {f};
+    acl_ewise2_f32_u16(vdy, vx, vo, softplus_table_block, &t);
+    free(x);
+    free(f);
+    return true;
 }
 
 static aclnnStatus softplus_kernel(void *p, void *ws, uint64_t ws_size)
@@ -96,7 +205,8 @@ static aclnnStatus softplus_kernel(void *p, void *ws, uint64_t ws_size)
     acl_view_init(&vdy, &a->gradOutput);
     acl_view_init(&vx, &a->self);
     if (o->dtype == ACL_DOUBLE) acl_ewise2_f64(&vdy, &vx, &vo, softplus_block_f64, &c);
-    else acl_ewise2_f32(&vdy, &vx, &vo, softplus_block_f32, &c);
+    else if (!softplus_by_table(&c, &vdy, &vx, &vo))
+        acl_ewise2_f32(&vdy, &vx, &vo, softplus_block_f32, &c);
     return ACLNN_SUCCESS;
 }
 

@@ -61,12 +61,29 @@ void acl_cvt_f32_to_f16(const float *src, uint16_t *dst, size_t n)
     for (size_t i = 0; i < n; i++) dst[i] = acl_f32_to_f16(src[i]);
 }
 
-void acl_cvt_bf16_to_f32(const uint16_t *src, float *dst, size_t n)
+/* bf16: plain integer loops, written with selects so that they vectorise; the clones give them
+ * AVX2 / AVX-512 on CPUs that have them.  (AVX512_BF16's vcvtneps2bf16 is not used: it flushes
+ * subnormal inputs to zero.) */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define ACL_CONV_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define ACL_CONV_CLONES
+#endif
+
+ACL_CONV_CLONES void acl_cvt_bf16_to_f32(const uint16_t *src, float *dst, size_t n)
 {
-    for (size_t i = 0; i < n; i++) dst[i] = acl_bf16_to_f32(src[i]);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u = (uint32_t)src[i] << 16;
+        memcpy(dst + i, &u, 4);
+    }
 }
 
-void acl_cvt_f32_to_bf16(const float *src, uint16_t *dst, size_t n)
+ACL_CONV_CLONES void acl_cvt_f32_to_bf16(const float *src, uint16_t *dst, size_t n)
 {
-    for (size_t i = 0; i < n; i++) dst[i] = acl_f32_to_bf16(src[i]);
+    for (size_t i = 0; i < n; i++) {
+        uint32_t u;
+        memcpy(&u, src + i, 4);
+        uint32_t nan = (u >> 16) | 0x40u, rne = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+        dst[i] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? nan : rne);
+    }
 }

@@ -1,12 +1,13 @@
-/* Blocked, parallel elementwise driver (see ewise.h).  Contiguous f32 tensors skip the staging
- * copy (the kernel reads and writes them in place); every other view goes through the block
- * buffers.  Either way an element's value depends only on its inputs. */
+/* Blocked, parallel elementwise driver (see ewise.h).  Contiguous tensors of the compute type
+ * (f32, or f64 for the f64 driver) skip the staging copy (the kernel reads and writes them in
+ * place); every other view goes through the block buffers.  Either way an element's value depends only on its inputs. */
 #include "ewise.h"
 
 typedef struct {
     const acl_view *a, *b, *out;
     acl_ewise_f32_fn f32;
     acl_ewise_f64_fn f64;
+    acl_ewise_f32_u16_fn u16;
     const void *ctx;
 } ewise_job;
 
@@ -34,18 +35,45 @@ static void run_f32(void *p, int64_t begin, int64_t end)
     }
 }
 
-static void run_f64(void *p, int64_t begin, int64_t end)
+static void run_f32_u16(void *p, int64_t begin, int64_t end)
 {
     const ewise_job *j = p;
-    double a[ACL_EWISE_BLOCK], b[ACL_EWISE_BLOCK], o[ACL_EWISE_BLOCK];
+    float a[ACL_EWISE_BLOCK], o[ACL_EWISE_BLOCK];
+    float *da = direct_f32(j->a), *dout = direct_f32(j->out);
+    const uint16_t *b = (const uint16_t *)(const void *)j->b->data + j->b->offset;
     int64_t total = j->out->numel;
     for (int64_t blk = begin; blk < end; blk++) {
         int64_t s = blk * ACL_EWISE_BLOCK;
         int64_t n = total - s < ACL_EWISE_BLOCK ? total - s : ACL_EWISE_BLOCK;
-        acl_view_load_f64(j->a, s, n, a);
-        acl_view_load_f64(j->b, s, n, b);
-        j->f64(j->ctx, n, a, b, o);
-        acl_view_store_f64(j->out, s, n, o);
+        const float *pa = da ? da + s : a;
+        float *po = dout ? dout + s : o;
+        if (!da) acl_view_load_f32(j->a, s, n, a);
+        j->u16(j->ctx, n, pa, b + s, po);
+        if (!dout) acl_view_store_f32(j->out, s, n, o);
+    }
+}
+
+/* Contiguous f64 view: handed to the kernel in place, like direct_f32. */
+static double *direct_f64(const acl_view *v)
+{
+    return v->contiguous && v->dtype == ACL_DOUBLE ? (double *)(void *)v->data + v->offset : NULL;
+}
+
+static void run_f64(void *p, int64_t begin, int64_t end)
+{
+    const ewise_job *j = p;
+    double a[ACL_EWISE_BLOCK], b[ACL_EWISE_BLOCK], o[ACL_EWISE_BLOCK];
+    double *da = direct_f64(j->a), *db = direct_f64(j->b), *dout = direct_f64(j->out);
+    int64_t total = j->out->numel;
+    for (int64_t blk = begin; blk < end; blk++) {
+        int64_t s = blk * ACL_EWISE_BLOCK;
+        int64_t n = total - s < ACL_EWISE_BLOCK ? total - s : ACL_EWISE_BLOCK;
+        const double *pa = da ? da + s : a, *pb = db ? db + s : b;
+        double *po = dout ? dout + s : o;
+        if (!da) acl_view_load_f64(j->a, s, n, a);
+        if (!db) acl_view_load_f64(j->b, s, n, b);
+        j->f64(j->ctx, n, pa, pb, po);
+        if (!dout) acl_view_store_f64(j->out, s, n, o);
     }
 }
 
@@ -57,13 +85,20 @@ static int64_t nblocks(const acl_view *out)
 void acl_ewise2_f32(const acl_view *a, const acl_view *b, const acl_view *out,
                     acl_ewise_f32_fn fn, const void *ctx)
 {
-    ewise_job j = {a, b, out, fn, NULL, ctx};
+    ewise_job j = {a, b, out, fn, NULL, NULL, ctx};
     acl_parallel_for(nblocks(out), 16, run_f32, &j);
 }
 
 void acl_ewise2_f64(const acl_view *a, const acl_view *b, const acl_view *out,
                     acl_ewise_f64_fn fn, const void *ctx)
 {
-    ewise_job j = {a, b, out, NULL, fn, ctx};
+    ewise_job j = {a, b, out, NULL, fn, NULL, ctx};
     acl_parallel_for(nblocks(out), 16, run_f64, &j);
+}
+
+void acl_ewise2_f32_u16(const acl_view *a, const acl_view *b, const acl_view *out,
+                        acl_ewise_f32_u16_fn fn, const void *ctx)
+{
+    ewise_job j = {a, b, out, NULL, NULL, fn, ctx};
+    acl_parallel_for(nblocks(out), 16, run_f32_u16, &j);
 }

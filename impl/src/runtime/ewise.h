@@ -17,6 +17,17 @@ typedef void (*acl_ewise_f64_fn)(const void *ctx, int64_t n, const double *a, co
 
 void acl_ewise2_f32(const acl_view *a, const acl_view *b, const acl_view *out,
                     acl_ewise_f32_fn fn, const void *ctx);
+
+/* Same blocking, but b is a contiguous 16-bit (f16 or bf16) view handed to the kernel as its raw
+ * bits, so that the kernel can index a 65536-entry table by them (acl_ewise_raw16_ok(b)). */
+typedef void (*acl_ewise_f32_u16_fn)(const void *ctx, int64_t n, const float *a, const uint16_t *b,
+                                     float *out);
+static inline bool acl_ewise_raw16_ok(const acl_view *b)
+{
+    return b->contiguous && (b->dtype == ACL_FLOAT16 || b->dtype == ACL_BF16);
+}
+void acl_ewise2_f32_u16(const acl_view *a, const acl_view *b, const acl_view *out,
+                        acl_ewise_f32_u16_fn fn, const void *ctx);
 void acl_ewise2_f64(const acl_view *a, const acl_view *b, const acl_view *out,
                     acl_ewise_f64_fn fn, const void *ctx);
 

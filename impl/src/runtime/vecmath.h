@@ -6,8 +6,11 @@
  * functions' error is invisible in f32/f16/bf16 results.  f64 outputs (SoftplusBackward) must
  * not use them: their loops call the scalar forms through ACL_NOVEC_* wrappers.
  *
- * ACL_KERNEL_CLONES marks a block kernel for function multi-versioning: an AVX2+FMA clone chosen
- * at load time on CPUs that have it, and the baseline x86-64 version otherwise. */
+ * ACL_KERNEL_CLONES marks a block kernel for function multi-versioning, chosen at load time:
+ * x86-64-v4 (AVX-512: 8 doubles per vector, libmvec's _ZGVeN8v_* variants), x86-64-v3
+ * (AVX2+FMA) and the baseline x86-64.  (Each string of target_clones is one clone: the former
+ * "avx2,fma" made two clones, neither with both.)  The kernels are compiled as ISO C
+ * (-ffp-contract=off), so a clone never fuses a multiply-add that the baseline rounds twice. */
 #ifndef ACL_VECMATH_H
 #define ACL_VECMATH_H
 
@@ -16,7 +19,7 @@
 #if defined(ACL_USE_LIBMVEC) && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
 __attribute__((simd("notinbranch"))) double exp(double);
 __attribute__((simd("notinbranch"))) double erfc(double);
-#define ACL_KERNEL_CLONES __attribute__((target_clones("avx2,fma", "default")))
+#define ACL_KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define ACL_KERNEL_CLONES
 #endif

@@ -1,0 +1,257 @@
+/* Speed table of the built-in operators against a STREAM triad measured in the same process.
+ *
+ * For every row (operator × variant × dtype) the bytes the operator must move are counted (every
+ * input element read once, every output element written once), and a float triad
+ * a[i] = b[i] + s·c[i] moving the same number of bytes (2 reads, 1 write) is timed with the same
+ * thread count.  Op and triad runs alternate; each is the best of --reps runs after one warm-up
+ * (STREAM's convention: on a shared machine the fastest run is the one least disturbed; --median
+ * reports medians instead).  GB/s = counted bytes / time; "triad%" = triad time / op time:
+ * 100 % means the operator moves its bytes as fast as the triad (the memory wall).  Absolute
+ * times move with the machine's load; the ratio, measured in the same process a few ms apart, is
+ * the number to compare.
+ *
+ *   usage: bench_speed [--n ELEMENTS] [--reps R] [--threads T] [--op NAME] [--dtype D] [--median]
+ *                      [--tsv]
+ *   defaults: --n 16777216 (16 Mi) --reps 5 --threads 2
+ * --tsv prints tab-separated rows (op, variant, dtype, n, op_ms, triad_ms, bytes) for scripts. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "aclnnop/aclnn_gelu_backward_v2.h"
+#include "aclnnop/aclnn_logit_grad.h"
+#include "aclnnop/aclnn_nsa_compress_grad.h"
+#include "aclnnop/aclnn_scaled_masked_softmax_backward.h"
+#include "aclnnop/aclnn_softplus_backward.h"
+#include "runtime/conv.h"
+#include "runtime/runtime.h"
+
+void aclconformSetNumThreads(int n);
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static uint64_t g_seed = 12345;
+static float frand(float lo, float hi)
+{
+    g_seed = g_seed * 6364136223846793005ull + 1442695040888963407ull;
+    return lo + (hi - lo) * (float)(g_seed >> 40) * 0x1p-24f;
+}
+
+typedef struct { aclTensor *t; void *mem; size_t bytes; } btensor;
+
+static btensor mk(aclDataType dt, int nd, const int64_t *dims, float lo, float hi)
+{
+    btensor b;
+    int64_t n = 1;
+    for (int k = 0; k < nd; k++) n *= dims[k];
+    size_t es = acl_dtype_size(dt);
+    b.bytes = (size_t)n * es;
+    b.mem = malloc(b.bytes ? b.bytes : 1);
+    for (int64_t i = 0; i < n; i++) {
+        float f = frand(lo, hi);
+        char *p = (char *)b.mem + (size_t)i * es;
+        switch (dt) {
+        case ACL_FLOAT: memcpy(p, &f, 4); break;
+        case ACL_DOUBLE: { double d = f; memcpy(p, &d, 8); break; }
+        case ACL_FLOAT16: { uint16_t h = acl_f32_to_f16(f); memcpy(p, &h, 2); break; }
+        case ACL_BF16: { uint16_t h = acl_f32_to_bf16(f); memcpy(p, &h, 2); break; }
+        case ACL_BOOL: *p = frand(0, 1) < lo; break;
+        default: break;
+        }
+    }
+    int64_t st[4];
+    int64_t run = 1;
+    for (int k = nd - 1; k >= 0; k--) { st[k] = run; run *= dims[k]; }
+    b.t = aclCreateTensor(dims, (uint64_t)nd, dt, st, 0, ACL_FORMAT_ND, dims, (uint64_t)nd, b.mem);
+    return b;
+}
+
+/* ---- triad ---- */
+typedef struct { float *a; const float *b, *c; float s; } triad_job;
+static void triad_range(void *p, int64_t lo, int64_t hi)
+{
+    triad_job *j = p;
+    float *restrict a = j->a;
+    const float *restrict b = j->b, *restrict c = j->c;
+    for (int64_t i = lo << 12; i < hi << 12; i++) a[i] = b[i] + j->s * c[i];
+}
+
+typedef struct {
+    const char *op, *variant;
+    aclDataType dt;
+    int64_t n, s2;
+    btensor t[6];
+    int nt;
+    size_t bytes;
+} bcase;
+
+static aclnnStatus run_case(bcase *c)
+{
+    uint64_t ws = 0;
+    aclOpExecutor *ex = NULL;
+    aclnnStatus st;
+    void *wsp = NULL;
+    if (!strcmp(c->op, "gelu_backward_v2")) {
+        st = aclnnGeluBackwardV2GetWorkspaceSize(c->t[0].t, c->t[1].t, (char *)c->variant, c->t[2].t, &ws, &ex);
+        if (st == 0) st = aclnnGeluBackwardV2(NULL, ws, ex, NULL);
+    } else if (!strcmp(c->op, "softplus_backward")) {
+        float b = 1.0f, th = 20.0f;
+        aclScalar *beta = aclCreateScalar(&b, ACL_FLOAT), *thr = aclCreateScalar(&th, ACL_FLOAT);
+        st = aclnnSoftplusBackwardGetWorkspaceSize(c->t[0].t, c->t[1].t, beta, thr, c->t[2].t, &ws, &ex);
+        if (st == 0) st = aclnnSoftplusBackward(NULL, ws, ex, NULL);
+        aclDestroyScalar(beta);
+        aclDestroyScalar(thr);
+    } else if (!strcmp(c->op, "logit_grad")) {
+        st = aclnnLogitGradGetWorkspaceSize(c->t[0].t, c->t[1].t, 1e-6, c->t[2].t, &ws, &ex);
+        if (st == 0) st = aclnnLogitGrad(NULL, ws, ex, NULL);
+    } else if (!strcmp(c->op, "scaled_masked_softmax_backward")) {
+        st = aclnnScaledMaskedSoftmaxBackwardGetWorkspaceSize(c->t[0].t, c->t[1].t, c->t[2].t, 0.125, false,
+                                                              c->t[3].t, &ws, &ex);
+        if (st == 0) st = aclnnScaledMaskedSoftmaxBackward(NULL, ws, ex, NULL);
+    } else {
+        st = aclnnNsaCompressGradGetWorkspaceSize(c->t[0].t, c->t[1].t, c->t[2].t, NULL, 32, 16, 0, "TND",
+                                                  c->t[3].t, c->t[4].t, &ws, &ex);
+        if (st == 0 && ws) wsp = malloc(ws);
+        if (st == 0) st = aclnnNsaCompressGrad(wsp, ws, ex, NULL);
+        free(wsp);
+    }
+    return st;
+}
+
+static void setup(bcase *c)
+{
+    int64_t d1[1] = {c->n};
+    c->nt = 0;
+    if (!strcmp(c->op, "gelu_backward_v2") || !strcmp(c->op, "softplus_backward")) {
+        c->t[0] = mk(c->dt, 1, d1, -3, 3);
+        c->t[1] = mk(c->dt, 1, d1, -6, 6);
+        c->t[2] = mk(c->dt, 1, d1, 0, 0);
+        c->nt = 3;
+    } else if (!strcmp(c->op, "logit_grad")) {
+        c->t[0] = mk(c->dt, 1, d1, 0, 1);
+        c->t[1] = mk(c->dt, 1, d1, -3, 3);
+        c->t[2] = mk(c->dt, 1, d1, 0, 0);
+        c->nt = 3;
+    } else if (!strcmp(c->op, "scaled_masked_softmax_backward")) {
+        /* [1, 8, rows/8, S2] with a [1, 1, rows/8, S2] mask broadcast over the 8 heads */
+        int64_t rows = c->n / c->s2, d4[4] = {1, 8, rows / 8, c->s2}, m4[4] = {1, 1, rows / 8, c->s2};
+        c->t[0] = mk(c->dt, 4, d4, -1, 1);
+        c->t[1] = mk(c->dt, 4, d4, 0, 2.0f / (float)c->s2);
+        c->t[2] = mk(ACL_BOOL, 4, m4, 0.2f, 0);
+        c->t[3] = mk(c->dt, 4, d4, 0, 0);
+        c->nt = 4;
+    } else { /* NSA: TND, N = 4, D = 128, l = 32, d = 16, T = n / 512 */
+        int64_t T = c->n / 512, C = (T - 32) / 16 + 1;
+        int64_t din[3] = {T, 4, 128}, dog[3] = {C, 4, 128}, dw[2] = {32, 4};
+        c->t[0] = mk(c->dt, 3, dog, -1, 1);
+        c->t[1] = mk(c->dt, 3, din, -1, 1);
+        c->t[2] = mk(c->dt, 2, dw, -1, 1);
+        c->t[3] = mk(c->dt, 3, din, 0, 0);
+        c->t[4] = mk(c->dt, 2, dw, 0, 0);
+        c->nt = 5;
+    }
+    c->bytes = 0;
+    for (int i = 0; i < c->nt; i++) c->bytes += c->t[i].bytes;
+}
+
+static const char *dtn(aclDataType dt)
+{
+    return dt == ACL_FLOAT ? "f32" : dt == ACL_FLOAT16 ? "f16" : dt == ACL_BF16 ? "bf16" : "f64";
+}
+
+static int cmpd(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static double median(double *v, int n)
+{
+    qsort(v, (size_t)n, sizeof v[0], cmpd);
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+static double best(const double *v, int n)
+{
+    double b = v[0];
+    for (int i = 1; i < n; i++) b = v[i] < b ? v[i] : b;
+    return b;
+}
+
+int main(int argc, char **argv)
+{
+    int64_t n = 1 << 24;
+    int reps = 5, threads = 2, tsv = 0, use_median = 0;
+    const char *only = NULL, *only_dt = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--n") && i + 1 < argc) n = strtoll(argv[++i], NULL, 0);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--threads") && i + 1 < argc) threads = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--op") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) only_dt = argv[++i];
+        else if (!strcmp(argv[i], "--tsv")) tsv = 1;
+        else if (!strcmp(argv[i], "--median")) use_median = 1;
+        else { fprintf(stderr, "usage: bench_speed [--n N] [--reps R] [--threads T] [--op NAME] [--dtype D] [--median] [--tsv]\n"); return 2; }
+    }
+    if (reps < 1 || reps > 99 || n < 4096) { fprintf(stderr, "bench_speed: bad --reps or --n\n"); return 2; }
+    aclconformSetNumThreads(threads);
+    struct { const char *op, *variant; aclDataType dts[4]; int ndt; } ops[] = {
+        {"gelu_backward_v2", "none", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
+        {"gelu_backward_v2", "tanh", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
+        {"softplus_backward", "-", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}, 4},
+        {"logit_grad", "-", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
+        {"scaled_masked_softmax_backward", "S2=1024", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
+        {"nsa_compress_grad", "TND", {ACL_FLOAT16, ACL_BF16}, 2},
+    };
+    if (!tsv)
+        printf("%-31s %-8s %-5s %9s %8s %8s %8s %8s %7s\n", "operator", "variant", "dtype", "elements",
+               "MB", "op_ms", "op_GB/s", "triad_ms", "triad%");
+    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
+        if (only && strcmp(only, ops[o].op)) continue;
+        for (int d = 0; d < ops[o].ndt; d++) {
+            if (only_dt && strcmp(only_dt, dtn(ops[o].dts[d]))) continue;
+            bcase c;
+            memset(&c, 0, sizeof c);
+            c.op = ops[o].op;
+            c.variant = !strcmp(ops[o].variant, "-") ? "" : ops[o].variant;
+            c.dt = ops[o].dts[d];
+            c.n = n;
+            c.s2 = !strcmp(c.op, "scaled_masked_softmax_backward") ? 1024 : 0;
+            setup(&c);
+            int64_t tn = (int64_t)(c.bytes / 12 + 4095) / 4096 * 4096;
+            float *ta = malloc((size_t)tn * 4), *tb = malloc((size_t)tn * 4), *tc = malloc((size_t)tn * 4);
+            for (int64_t i = 0; i < tn; i++) { ta[i] = 0; tb[i] = (float)i; tc[i] = 1.0f; }
+            triad_job tj = {ta, tb, tc, 3.0f};
+            double top[100], ttr[100];
+            for (int r = 0; r <= reps; r++) {
+                double t0 = now();
+                acl_parallel_for(tn >> 12, 1, triad_range, &tj);
+                double t1 = now();
+                aclnnStatus st = run_case(&c);
+                double t2 = now();
+                if (st != 0) { fprintf(stderr, "%s %s failed: %d\n", c.op, dtn(c.dt), (int)st); return 1; }
+                if (r > 0) { ttr[r - 1] = t1 - t0; top[r - 1] = t2 - t1; }
+            }
+            double mop = (use_median ? median(top, reps) : best(top, reps)) * 1e3;
+            double mtr = (use_median ? median(ttr, reps) : best(ttr, reps)) * 1e3;
+            if (tsv)
+                printf("%s\t%s\t%s\t%lld\t%.3f\t%.3f\t%zu\n", c.op, ops[o].variant, dtn(c.dt), (long long)n,
+                       mop, mtr, c.bytes);
+            else
+                printf("%-31s %-8s %-5s %9lld %8.1f %8.2f %8.1f %8.2f %6.0f%%\n", c.op, ops[o].variant,
+                       dtn(c.dt), (long long)n, (double)c.bytes * 1e-6, mop, (double)c.bytes * 1e-6 / mop,
+                       mtr, 100.0 * mtr / mop);
+            fflush(stdout);
+            free(ta); free(tb); free(tc);
+            for (int i = 0; i < c.nt; i++) { aclDestroyTensor(c.t[i].t); free(c.t[i].mem); }
+        }
+    }
+    aclconformSetNumThreads(0);
+    return 0;
+}
