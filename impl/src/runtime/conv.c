@@ -1,5 +1,6 @@
 /* Bulk dtype conversion.  The portable loops vectorise at -O3; on x86-64 CPUs with F16C the
  * f16 paths use the hardware conversion (chosen at run time, never by -march). */
+#include <stdatomic.h>
 #include "conv.h"
 
 #if defined(__x86_64__) && defined(__GNUC__)
@@ -30,12 +31,16 @@ __attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(const float *src
 
 static int have_f16c(void)
 {
-    static int cached = -1; /* benign race: every thread computes the same value */
-    if (cached < 0) {
+    /* every thread computes the same value; atomic so that the first calls from several threads
+     * are not a data race (ThreadSanitizer reported the plain int) */
+    static _Atomic int cached = -1;
+    int v = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (v < 0) {
         __builtin_cpu_init();
-        cached = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+        v = __builtin_cpu_supports("avx") && __builtin_cpu_supports("f16c");
+        atomic_store_explicit(&cached, v, memory_order_relaxed);
     }
-    return cached;
+    return v;
 }
 #endif
 
