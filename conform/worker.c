@@ -400,8 +400,8 @@ cf_status cf_worker_run(const cf_target *t, const cf_case *c, double timeout_s, 
                  strsignal(WTERMSIG(ws)), (long)pid,
                  t->guard_pages && WTERMSIG(ws) == SIGSEGV ? " (with --guard-pages: often a write outside a storage)" : "",
                  tail);
-    else
-        snprintf(r->error, sizeof r->error, "target ended its worker (pid %ld, %s %d)%s", (long)pid,
-                 WIFSIGNALED(ws) ? "signal" : "exit", WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws), tail);
+    else /* the target called exit(), or a sanitizer in the target stopped the worker */
+        snprintf(r->error, sizeof r->error, "target crashed: worker pid %ld ended with %s %d during the case%s", (long)pid,
+                 WIFSIGNALED(ws) ? "signal" : "exit status", WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws), tail);
     return CFE_OK;
 }
