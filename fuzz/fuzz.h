@@ -100,6 +100,12 @@ uint64_t fz_case_seed(uint64_t run_seed, cf_op op, cf_dtype dtype, const char *v
 fz_status fz_generate(const cz_constraints *cz, const char *profile, const fz_stream *s,
                       uint64_t run_seed, int64_t k, cf_case *out);
 
+/* The structural tiers (sizes, ranks) are drawn per case, except the large tier (more than
+ * 2^20 elements, the multi-chunk partitioning of every kernel), which is scheduled: valid case
+ * k of every stream is large exactly when fz_case_is_large(k) (k % 1024 == 700).  Invalid
+ * cases are never large. */
+bool fz_case_is_large(int64_t k);
+
 /* ---------------------------------------------------------------- invalid inputs ---- */
 /* The rules enabled in a profile (disabled ones -- behaviour the profile leaves undefined or
  * accepts -- are not listed), in file order; i in [0, fz_rule_count). */

@@ -157,7 +157,13 @@ static void set_contiguous(cf_tensor *t)
     memcpy(t->storage_shape, t->shape, sizeof t->shape);
 }
 
+#define FZ_LARGE_PERIOD 1024 /* valid case k of a stream is large when k % PERIOD == PHASE */
+#define FZ_LARGE_PHASE 700
+bool fz_case_is_large(int64_t k) { return k >= 0 && k % FZ_LARGE_PERIOD == FZ_LARGE_PHASE; }
+
 /* ---------------------------------------------------------------- context ---- */
+#define FZ_NSA_MAX_BATCHES 1024
+
 typedef struct {
     const cz_constraints *cz;
     const cz_profile *pf;
@@ -168,7 +174,9 @@ typedef struct {
     double edge_rate;
     bool realistic_y;
     /* nsa description */
-    int64_t l, d, D, N, nb, S[64];
+    int64_t l, d, D, N, nb, S[FZ_NSA_MAX_BATCHES];
+    int64_t k;  /* case index */
+    bool large; /* the large structural tier (> 2^20 elements) */
     bool seq_null;
     char target[CF_NAME_LEN]; /* what an invalid case broke (for the note) */
 } gx;
@@ -326,14 +334,55 @@ static void choose_params(gx *g)
 }
 
 /* ---------------------------------------------------------------- shapes ---- */
-static int64_t shape_budget(gx *g) { return rbern(&g->r, 0.03) ? 65536 : 4096; }
+/* Structural sampling (a sampling choice, not contract).  Sizes come in tiers that someone who
+ * has debugged kernels tries first: tiny sizes, the neighbours of vector widths (7 8 9 15 16 17
+ * 31 32 33), powers of two and their neighbours, the chunk sizes of the built-in implementation
+ * and their neighbours (impl/src/runtime/ewise.h: blocks of 1024 elements, handed out by
+ * acl_parallel_for in grains of 16 blocks = 16384 elements; NSA rows along D in chunks of 256;
+ * softmax rows in grains of 16384/S2), the documented maximum where the file gives one
+ * (softmax S2 <= 4096), and uniform draws over the rest of the range.  A rare large tier (more
+ * than 2^20 elements) reaches the multi-chunk partitioning of every kernel: it is scheduled,
+ * not drawn -- valid case k of every stream is large when k % 1024 == 700 -- so its cost is
+ * known (about one large case per stream per 1000 cases; a default 60 s sweep reaches k = 700
+ * in every stream), the short `--cases N` sweeps of the tests never pay it, and a fixed case
+ * budget shows it (fz_case_is_large()).  Invalid cases are never large. */
+#define FZ_SMALL_BUDGET 4096
+#define FZ_MEDIUM_BUDGET 65536
+#define FZ_LARGE_ELEMS ((int64_t)1 << 20)
 
-static int64_t draw_dim(gx *g, int64_t budget)
+static const int64_t vec_nb[] = {7, 8, 9, 15, 16, 17, 31, 32, 33};
+static const int64_t chunk_sizes[] = {256, 1024, 16384};
+
+/* A size in [lo, hi] drawn from the tiers above (lo >= 0). */
+static int64_t tier_size(gx *g, int64_t lo, int64_t hi)
 {
-    double u = runif(&g->r);
-    if (u < 0.25) return 1;
-    if (u < 0.7) return rrange(&g->r, 2, 8);
-    return rrange(&g->r, 9, budget > 4096 ? 1024 : 64);
+    if (hi <= lo) return lo;
+    for (int tries = 0; tries < 8; tries++) {
+        double u = runif(&g->r);
+        int64_t v;
+        if (u < 0.28) v = rrange(&g->r, lo, lo + 4 < hi ? lo + 4 : hi); /* tiny */
+        else if (u < 0.50) v = vec_nb[rrange(&g->r, 0, 8)];
+        else if (u < 0.66) { /* a power of two or a neighbour */
+            int kmax = 1;
+            while (kmax < 40 && ((int64_t)1 << (kmax + 1)) <= hi + 1) kmax++;
+            v = ((int64_t)1 << rrange(&g->r, 1, kmax)) + rrange(&g->r, -1, 1);
+        } else if (u < 0.72) v = chunk_sizes[rrange(&g->r, 0, 2)] + rrange(&g->r, -1, 1);
+        else if (u < 0.78) v = hi - rrange(&g->r, 0, 1); /* the top of the range */
+        else { /* log-uniform over the range */
+            double span = (double)(hi - lo + 1);
+            v = lo + (int64_t)fz_exp(fz_log(span) * runif(&g->r)) - 1;
+        }
+        if (v >= lo && v <= hi) return v;
+    }
+    return rrange(&g->r, lo, hi);
+}
+
+/* Multiples of m in [lo, hi], the multiplier drawn from the tiers (so m*16 = 256 and its
+ * neighbours 240 and 272 come up). */
+static int64_t tier_multiple(gx *g, int64_t lo, int64_t hi, int64_t m)
+{
+    int64_t a = (lo + m - 1) / m, b = hi / m;
+    return m * (b <= a ? a : tier_size(g, a, b));
 }
 
 static void fit_budget(int64_t *dims, int n, int64_t budget)
@@ -355,17 +404,44 @@ static int draw_rank(gx *g, int lo, int hi)
     if (lo == hi) return lo;
     double u = runif(&g->r);
     if (lo == 0 && u < 0.08) return 0;
-    if (u < 0.75) return (int)rrange(&g->r, lo > 1 ? lo : 1, hi < 4 ? hi : 4);
+    if (u < 0.7) return (int)rrange(&g->r, lo > 1 ? lo : 1, hi < 4 ? hi : 4);
     return (int)rrange(&g->r, lo, hi);
+}
+
+/* dims[0..r) with product exactly n: n's prime factors spread over random dims. */
+static void split_numel(gx *g, int64_t n, int64_t *dims, int r)
+{
+    for (int i = 0; i < r; i++) dims[i] = 1;
+    if (r <= 0) return;
+    int64_t x = n;
+    for (int64_t p = 2; p * p <= x; p++)
+        while (x % p == 0) {
+            dims[rrange(&g->r, 0, r - 1)] *= p;
+            x /= p;
+        }
+    if (x > 1) dims[rrange(&g->r, 0, r - 1)] *= x;
 }
 
 static void draw_shape(gx *g, int rlo, int rhi, int64_t *dims, int *rank)
 {
-    int64_t budget = shape_budget(g);
     *rank = draw_rank(g, rlo, rhi);
-    for (int i = 0; i < *rank; i++) dims[i] = draw_dim(g, budget);
-    fit_budget(dims, *rank, budget);
-    if (*rank > 0 && rbern(&g->r, 0.06)) dims[rrange(&g->r, 0, *rank - 1)] = 0;
+    if (g->large && *rank == 0 && rhi > 0) *rank = rlo > 1 ? rlo : 1;
+    int r = *rank;
+    if (r == 0) return;
+    if (g->large) {
+        split_numel(g, FZ_LARGE_ELEMS + rrange(&g->r, 1, FZ_LARGE_ELEMS / 16), dims, r);
+        return;
+    }
+    double u = runif(&g->r);
+    if (u < 0.10) { /* an exact element count: a chunk size or a power of two, +-1 */
+        int64_t base = u < 0.05 ? chunk_sizes[rbern(&g->r, 0.7) ? 1 : 2] : (int64_t)1 << rrange(&g->r, 3, 15);
+        split_numel(g, base + rrange(&g->r, -1, 1), dims, r);
+    } else {
+        int64_t budget = rbern(&g->r, 0.04) ? FZ_MEDIUM_BUDGET : FZ_SMALL_BUDGET;
+        for (int i = 0; i < r; i++) dims[i] = tier_size(g, 1, budget > FZ_SMALL_BUDGET ? 1025 : 64);
+        fit_budget(dims, r, budget);
+    }
+    if (rbern(&g->r, 0.06)) dims[rrange(&g->r, 0, r - 1)] = 0;
 }
 
 static void set_shape(cf_tensor *t, int rank, const int64_t *dims)
@@ -418,29 +494,39 @@ static void shapes_broadcast(gx *g)
     set_shape(&g->c->tensors[m->bout], ro, o);
 }
 
+/* ScaledMaskedSoftmaxBackward: S2 over its whole documented range 0..max (the file's dims
+ * limit), B, N, S1 from the tiers within the case's element budget. */
 static void shapes_softmax(gx *g)
 {
     const cz_model *m = &g->cz->model;
     const cz_tensor *t0 = &g->cz->tensors[m->tensors[0]];
-    int64_t s2max = shape_budget(g); /* no limit in the file: only the sampling budget */
+    int64_t s2max = FZ_SMALL_BUDGET; /* no limit in the file: only the sampling budget */
     for (int k = 0; k < t0->ndims; k++)
         if (t0->dim_idx[k] == 3) s2max = t0->dim_max[k];
-    int64_t g4[4];
-    g4[0] = rrange(&g->r, 1, 4);
-    g4[1] = rrange(&g->r, 1, 4);
-    g4[2] = rrange(&g->r, 1, 16);
+    int64_t g4[4], S2;
     double u = runif(&g->r);
-    if (u < 0.03) {
-        g4[3] = s2max - rrange(&g->r, 0, 3);
-        g4[0] = g4[1] = 1;
-        g4[2] = rrange(&g->r, 1, 2);
-    } else if (u < 0.15)
-        g4[3] = rrange(&g->r, 65, 512 < s2max ? 512 : s2max);
-    else
-        g4[3] = rrange(&g->r, 1, 64 < s2max ? 64 : s2max);
-    int64_t bud = shape_budget(g) / (g4[3] ? g4[3] : 1);
-    fit_budget(g4, 3, bud > 0 ? bud : 1);
-    if (rbern(&g->r, 0.05)) g4[rrange(&g->r, 0, 3)] = 0;
+    if (u < 0.22) S2 = rrange(&g->r, 1, 64 < s2max ? 64 : s2max);
+    else if (u < 0.42) S2 = tier_size(g, 1, s2max);
+    else if (u < 0.54) S2 = rrange(&g->r, 65 < s2max ? 65 : 1, 512 < s2max ? 512 : s2max);
+    else if (u < 0.74) S2 = rrange(&g->r, 513 < s2max ? 513 : 1, s2max - 4 > 513 ? s2max - 4 : s2max);
+    else if (u < 0.84) S2 = s2max - rrange(&g->r, 0, 3 < s2max - 1 ? 3 : s2max - 1);
+    else {
+        int kmax = 1;
+        while (kmax < 40 && ((int64_t)1 << (kmax + 1)) <= s2max) kmax++;
+        S2 = ((int64_t)1 << rrange(&g->r, 1, kmax)) + rrange(&g->r, -1, 1);
+        if (S2 > s2max) S2 = s2max;
+    }
+    int64_t budget = g->large ? FZ_LARGE_ELEMS + rrange(&g->r, 1, FZ_LARGE_ELEMS / 16)
+                              : rbern(&g->r, 0.06) ? FZ_MEDIUM_BUDGET : FZ_SMALL_BUDGET;
+    g4[0] = rbern(&g->r, 0.25) ? tier_size(g, 1, 64) : rrange(&g->r, 1, 4);
+    g4[1] = rbern(&g->r, 0.25) ? tier_size(g, 1, 64) : rrange(&g->r, 1, 4);
+    g4[2] = rbern(&g->r, 0.25) ? tier_size(g, 1, 4096) : rrange(&g->r, 1, 16);
+    g4[3] = S2;
+    int64_t rows = budget / S2;
+    fit_budget(g4, 3, rows > 0 ? rows : 1);
+    if (g->large && g4[0] * g4[1] * g4[2] * S2 <= FZ_LARGE_ELEMS)
+        g4[2] = FZ_LARGE_ELEMS / (g4[0] * g4[1] * S2) + 1;
+    if (!g->large && rbern(&g->r, 0.05)) g4[rrange(&g->r, 0, 3)] = 0;
     for (int i = 0; i < m->ntensors; i++) set_shape(&g->c->tensors[m->tensors[i]], 4, g4);
     int64_t mk[4] = {g4[0], g4[1], g4[2], g4[3]};
     for (int d = 0; d < 2; d++)
@@ -454,49 +540,58 @@ static int64_t nblk(int64_t S, int64_t l, int64_t d) { return (l > 0 && d > 0 &&
 static void nsa_draw(gx *g)
 {
     const cz_model *m = &g->cz->model;
-    int64_t bm = m->block_multiple;
-    bool large = rbern(&g->r, 0.05); /* occasionally up to 8x the usual element budget */
-    for (int attempt = 0;; attempt++) {
-        int64_t llo = (m->l_range[0] + bm - 1) / bm, lhi = m->l_range[1] / bm;
-        int64_t dlo = (m->d_range[0] + bm - 1) / bm, dhi = m->d_range[1] / bm;
-        if (llo < dlo + 1) llo = dlo + 1; /* room for d < l */
-        if (lhi < llo) lhi = llo;
-        g->l = bm * rrange(&g->r, llo, lhi);
-        int64_t dmax = g->l / bm - 1 < dhi ? g->l / bm - 1 : dhi;
-        g->d = bm * rrange(&g->r, dlo, dmax >= dlo ? dmax : dlo);
-        g->D = m->D_multiple * rrange(&g->r, (m->D_range[0] + m->D_multiple - 1) / m->D_multiple, m->D_range[1] / m->D_multiple);
-        g->N = rrange(&g->r, m->N_range[0], m->N_range[1]);
-        g->seq_null = rbern(&g->r, m->null_seq_rate);
-        g->nb = g->seq_null ? 1 : rrange(&g->r, m->batches[0], m->batches[1]);
-        int64_t T = 0, C = 0;
-        for (int b = 0; b < g->nb; b++) {
-            double u = runif(&g->r);
-            int64_t S;
-            if (g->seq_null) u = 0.5 + 0.5 * u;
-            if (u < 0.15) S = 0;
-            else if (u < 0.35) S = rrange(&g->r, 1, g->l - 1);
-            else if (u < 0.5) S = g->l;
-            else if (u < 0.75) S = g->l + g->d * rrange(&g->r, 1, 4);
-            else S = g->l + g->d * rrange(&g->r, 0, 3) + rrange(&g->r, 1, g->d - 1);
-            g->S[b] = S;
-            T += S;
-            C += nblk(S, g->l, g->d);
+    int64_t bm = m->block_multiple, Dm = m->D_multiple;
+    int64_t llo = m->l_range[0] > m->d_range[0] + bm ? m->l_range[0] : m->d_range[0] + bm;
+    llo = (llo + bm - 1) / bm * bm;
+    g->l = tier_multiple(g, llo, m->l_range[1] > llo ? m->l_range[1] : llo, bm);
+    int64_t dhi = g->l - bm < m->d_range[1] ? g->l - bm : m->d_range[1];
+    double u = runif(&g->r);
+    if (u < 0.2) g->d = (m->d_range[0] + bm - 1) / bm * bm;     /* the smallest stride */
+    else if (u < 0.4) g->d = dhi / bm * bm;                        /* the largest: l - d minimal */
+    else g->d = tier_multiple(g, m->d_range[0], dhi, bm);
+    g->D = tier_multiple(g, m->D_range[0], m->D_range[1], Dm);
+    g->N = tier_size(g, m->N_range[0], m->N_range[1]);
+    g->seq_null = rbern(&g->r, m->null_seq_rate);
+    g->nb = g->seq_null ? 1 : tier_size(g, m->batches[0], m->batches[1]);
+    if (g->nb > FZ_NSA_MAX_BATCHES) g->nb = FZ_NSA_MAX_BATCHES;
+    int64_t cap = g->large ? FZ_LARGE_ELEMS + FZ_LARGE_ELEMS / 16 : rbern(&g->r, 0.1) ? 8 * m->max_elements : m->max_elements;
+    int64_t Dmin = (m->D_range[0] + Dm - 1) / Dm * Dm;
+    while (cap / (g->N * g->D) < g->l) { /* room for one window: fewer heads, then a narrower D */
+        if (g->N > m->N_range[0]) g->N = (g->N + 1) / 2 > m->N_range[0] ? (g->N + 1) / 2 : m->N_range[0];
+        else if (g->D > Dmin) g->D = g->D / 2 / Dm * Dm > Dmin ? g->D / 2 / Dm * Dm : Dmin;
+        else break;
+    }
+    int64_t Tcap = cap / (g->N * g->D), Tmin = g->large ? FZ_LARGE_ELEMS / (g->N * g->D) + 1 : 0;
+    if (Tcap < g->l) Tcap = g->l;
+    if (Tmin > Tcap) Tmin = Tcap;
+    int64_t T = 0, C = 0;
+    int nb = (int)g->nb;
+    for (int b = 0; b < nb; b++) {
+        double v = runif(&g->r);
+        int64_t S;
+        if (g->seq_null) v = 0.5 + 0.5 * v;
+        if (v < 0.15) S = 0;
+        else if (v < 0.35) S = rrange(&g->r, 1, g->l - 1);
+        else if (v < 0.5) S = g->l;
+        else if (v < 0.75) S = g->l + g->d * tier_size(g, 1, 64);
+        else S = g->l + g->d * tier_size(g, 0, 16) + rrange(&g->r, 1, g->d - 1);
+        if (b == nb - 1 && T + S < Tmin) S = Tmin - T; /* the large tier: the last batch takes the rest */
+        if (T + S > Tcap) {                           /* the budget ends the batches here */
+            S = Tcap - T;
+            nb = b + 1;
         }
-        if (C == 0) {
-            int b = (int)rrange(&g->r, 0, g->nb - 1);
-            T += g->l - g->S[b];
-            g->S[b] = g->l;
-        }
-        int64_t cap = large ? 8 * m->max_elements : m->max_elements;
-        if ((T * g->N * g->D <= cap) || attempt > 8) {
-            if (T * g->N * g->D > cap) { /* fall back: one window, small N, D */
-                g->nb = 1;
-                g->S[0] = g->l;
-                g->N = 1;
-                g->D = m->D_multiple * ((m->D_range[0] + m->D_multiple - 1) / m->D_multiple);
-            }
-            return;
-        }
+        g->S[b] = S;
+        T += S;
+        C += nblk(S, g->l, g->d);
+    }
+    g->nb = nb;
+    if (C == 0) { /* at least one window: one batch of length l (others emptied if needed) */
+        int b = (int)rrange(&g->r, 0, g->nb - 1);
+        T += g->l - g->S[b];
+        g->S[b] = g->l;
+        if (T > Tcap)
+            for (int i = 0; i < g->nb; i++)
+                if (i != b) g->S[i] = 0;
     }
 }
 
@@ -632,16 +727,27 @@ static double draw_dist(rng *r, const cz_dist *d)
     return 0;
 }
 
-static const cz_dist *pick_dist(rng *r, const cz_values *v)
+/* A dist of v that applies to dtype dt (weighted); dists restricted to other dtypes are
+ * skipped. */
+static bool dist_applies(const cz_dist *d, cf_dtype dt) { return !d->dtypes || (d->dtypes & (1u << dt)); }
+
+static const cz_dist *pick_dist(rng *r, const cz_values *v, cf_dtype dt)
 {
     double tot = 0;
-    for (int i = 0; i < v->ndists; i++) tot += v->dists[i].weight;
+    int last = -1;
+    for (int i = 0; i < v->ndists; i++)
+        if (dist_applies(&v->dists[i], dt)) {
+            tot += v->dists[i].weight;
+            last = i;
+        }
+    if (last < 0) return &v->dists[0];
     double u = runif(r) * tot;
-    for (int i = 0; i < v->ndists - 1; i++) {
+    for (int i = 0; i < last; i++) {
+        if (!dist_applies(&v->dists[i], dt)) continue;
         if (u < v->dists[i].weight) return &v->dists[i];
         u -= v->dists[i].weight;
     }
-    return &v->dists[v->ndists - 1];
+    return &v->dists[last];
 }
 
 static bool draw_edge(gx *g, const cz_values *v, cf_dtype dt, uint64_t *bits)
@@ -670,13 +776,13 @@ static void fill_input(gx *g, int ti)
     }
     double rate = v->edge_rate >= 0 ? v->edge_rate : 0.02;
     if (g->edge_rate > rate) rate = v->edge_rate >= 0 ? v->edge_rate * 8 : g->edge_rate;
-    const cz_dist *d = pick_dist(&g->r, v);
+    const cz_dist *d = pick_dist(&g->r, v, t->dtype);
     bool mixture = rbern(&g->r, 0.2);
     for (int64_t i = 0; i < n; i++) {
         uint64_t bits;
         if (t->dtype == CF_BOOL) bits = rnext(&g->r) & 1;
         else if (!(rbern(&g->r, rate) && draw_edge(g, v, t->dtype, &bits)))
-            bits = fz_bits_from_double(t->dtype, draw_dist(&g->r, mixture ? pick_dist(&g->r, v) : d));
+            bits = fz_bits_from_double(t->dtype, draw_dist(&g->r, mixture ? pick_dist(&g->r, v, t->dtype) : d));
         fz_store_bits(t->dtype, t->data, i, bits);
     }
     /* an edge case also gets one edge at a random viewed position */
@@ -1061,6 +1167,7 @@ static fz_status build(gx *g)
     fz_status st = choose_dtypes(g);
     if (st != FZ_OK) return st;
     choose_params(g);
+    g->large = g->rule < 0 && fz_case_is_large(g->k);
     choose_shapes(g);
     g->realistic_y = cz->model.kind == CZ_MODEL_SOFTMAX && rbern(&g->r, cz->model.realistic_y_rate);
     g->edge_rate = rbern(&g->r, 0.25) ? 0.25 : 0;
@@ -1118,7 +1225,7 @@ fz_status fz_generate(const cz_constraints *cz, const char *profile, const fz_st
     if (!out) return FZ_ERR_ARG;
     memset(out, 0, sizeof *out);
     if (!cz || k < 0 || !stream_ok(cz, s)) return FZ_ERR_ARG;
-    gx g = {.cz = cz, .pf = cz_profile_get(cz, profile), .c = out, .s = s, .rule = -1};
+    gx g = {.cz = cz, .pf = cz_profile_get(cz, profile), .c = out, .s = s, .rule = -1, .k = k};
     if (!g.pf) return FZ_ERR_ARG;
     uint64_t seed = fz_case_seed(run_seed, cz->op, s->dtype, s->variant, k);
     rng_seed(&g.r, seed);
@@ -1185,7 +1292,7 @@ fz_status fz_generate_invalid(const cz_constraints *cz, const char *profile, int
     if (ns > 64) ns = 64;
     uint64_t seed = fz_case_seed(run_seed, cz->op, CF_DTYPE_COUNT, cz->rules[r].name, k);
     for (int attempt = 0; attempt < 64; attempt++) {
-        gx g = {.cz = cz, .pf = pf, .c = out, .rule = r};
+        gx g = {.cz = cz, .pf = pf, .c = out, .rule = r, .k = k};
         uint64_t x = seed + (uint64_t)attempt;
         rng_seed(&g.r, splitmix64(&x));
         g.s = &streams[rrange(&g.r, 0, ns - 1)];
