@@ -874,12 +874,6 @@ static bool rule_values(const gx *g, const cz_rule **v)
     return (*v)->nvalues > 0;
 }
 
-static void bump_dim(gx *g, int64_t *d)
-{
-    if (*d >= 2 && rbern(&g->r, 0.5)) (*d)--;
-    else (*d) += rrange(&g->r, 1, 3);
-}
-
 /* Stage 1: properties decided before views (dtypes, shapes, params). */
 static int64_t nsa_C(const gx *g)
 {
@@ -896,6 +890,41 @@ static bool break_meta(gx *g)
     if (k == CZ_RULE_NSA_BLOCK_MULTIPLE || k == CZ_RULE_NSA_L_GT_D || k == CZ_RULE_NSA_D_MULTIPLE)
         return nsa_C(g) >= 1;
     return true;
+}
+
+/* A near miss of one of a string param's valid values that is not itself valid: a case
+ * variant, surrounding or trailing spaces, a suffix, a prefix of it, the empty string. */
+static bool near_miss(gx *g, const cz_param *cp, char *out, size_t cap)
+{
+    for (int tries = 0; tries < 16; tries++) {
+        const char *v = cp->valid_str[rrange(&g->r, 0, cp->nvalid - 1)];
+        size_t n = strlen(v);
+        char buf[CZ_STR + 4];
+        int form = (int)rrange(&g->r, 0, 8);
+        snprintf(buf, sizeof buf, "%s", v);
+        switch (form) {
+        case 0: buf[0] = (char)(buf[0] >= 'a' && buf[0] <= 'z' ? buf[0] - 32 : buf[0] >= 'A' && buf[0] <= 'Z' ? buf[0] + 32 : buf[0]); break;
+        case 1:
+            for (size_t i = 0; i < n; i++)
+                buf[i] = (char)(buf[i] >= 'a' && buf[i] <= 'z' ? buf[i] - 32 : buf[i] >= 'A' && buf[i] <= 'Z' ? buf[i] + 32 : buf[i]);
+            break;
+        case 2: snprintf(buf, sizeof buf, " %s", v); break;
+        case 3: snprintf(buf, sizeof buf, "%s ", v); break;
+        case 4: snprintf(buf, sizeof buf, "%sx", v); break;
+        case 5:
+            if (n) buf[n - 1] = 0;
+            break;
+        case 6: buf[0] = 0; break;
+        case 7: snprintf(buf, sizeof buf, "%s\t", v); break;
+        default: snprintf(buf, sizeof buf, "%s%s", v, v); break;
+        }
+        bool valid = strlen(buf) >= cap;
+        for (int i = 0; i < cp->nvalid && !valid; i++) valid = !strcmp(buf, cp->valid_str[i]);
+        if (valid) continue;
+        snprintf(out, cap, "%s", buf);
+        return true;
+    }
+    return false;
 }
 
 static bool break_meta_kind(gx *g)
@@ -931,6 +960,23 @@ static bool break_meta_kind(gx *g)
         return true;
     }
     case CZ_RULE_RANK_OUT_OF_RANGE: {
+        /* the first invalid rank on each side: rank_min - 1 (leading dims dropped) or
+         * rank_max + 1 (leading 1-dims: every other property holds) */
+        bool can_below = true;
+        for (int k = 0; k < ru->ntargets; k++) {
+            const cf_tensor *t = &c->tensors[ru->targets[k]];
+            int lo = cz->tensors[ru->targets[k]].rank_min;
+            if (lo == 0 || t->ndim < lo) can_below = false;
+        }
+        if (can_below && rbern(&g->r, 0.5)) {
+            for (int k = 0; k < ru->ntargets; k++) {
+                cf_tensor *t = &c->tensors[ru->targets[k]];
+                int drop = t->ndim - (cz->tensors[ru->targets[k]].rank_min - 1);
+                memmove(t->shape, t->shape + drop, sizeof(int64_t) * (size_t)(t->ndim - drop));
+                t->ndim -= drop;
+            }
+            return true;
+        }
         int delta = 0;
         for (int k = 0; k < ru->ntargets; k++) {
             int need = cz->tensors[ru->targets[k]].rank_max + 1 - c->tensors[ru->targets[k]].ndim;
@@ -946,53 +992,136 @@ static bool break_meta_kind(gx *g)
         return true;
     }
     case CZ_RULE_SHAPE_EQUAL: {
+        /* equality required: a dim off by one, or a shape that broadcasts to the other one
+         * (a dim of 1, a leading 1 added, a leading dim dropped) -- what a kernel that
+         * broadcasts where it should not would accept */
         cf_tensor *t = &c->tensors[tgt];
+        const cz_tensor *ct = &cz->tensors[tgt];
+        int form = (int)rrange(&g->r, 0, 3);
         if (t->ndim == 0) {
-            if (cz->tensors[tgt].rank_max < 1) return false;
+            if (ct->rank_max < 1) return false;
             t->ndim = 1;
-            t->shape[0] = rrange(&g->r, 2, 4);
-        } else
-            bump_dim(g, &t->shape[rrange(&g->r, 0, t->ndim - 1)]);
+            t->shape[0] = form < 2 ? 1 : rrange(&g->r, 2, 4);
+            return true;
+        }
+        int big[CF_MAX_RANK], nb = 0;
+        for (int d = 0; d < t->ndim; d++)
+            if (t->shape[d] > 1) big[nb++] = d;
+        if (form == 1 && nb > 0) t->shape[big[rrange(&g->r, 0, nb - 1)]] = 1;
+        else if (form == 2 && t->ndim < ct->rank_max && t->ndim < CF_MAX_RANK) {
+            memmove(t->shape + 1, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+            t->shape[0] = 1;
+            t->ndim++;
+        } else if (form == 3 && t->ndim > ct->rank_min) {
+            memmove(t->shape, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
+            t->ndim--;
+        } else {
+            int64_t *d = &t->shape[rrange(&g->r, 0, t->ndim - 1)];
+            if (*d >= 2 && rbern(&g->r, 0.5)) (*d)--;
+            else (*d)++;
+        }
         return true;
     }
     case CZ_RULE_NOT_BROADCASTABLE: {
+        /* one right-aligned dim pair that fails: off by one (p, p +- 1), 0 against p > 1, or
+         * two unrelated sizes */
         cf_tensor *a = &c->tensors[ru->targets[0]], *b = &c->tensors[ru->targets[1]];
         if (a->ndim == 0) a->shape[a->ndim++] = 1;
         if (b->ndim == 0) b->shape[b->ndim++] = 1;
         int r = a->ndim < b->ndim ? a->ndim : b->ndim;
         int j = (int)rrange(&g->r, 0, r - 1); /* from the right */
-        int64_t p = rrange(&g->r, 2, 5), q = rrange(&g->r, 2, 4);
-        if (q >= p) q++;
-        a->shape[a->ndim - 1 - j] = p;
-        b->shape[b->ndim - 1 - j] = q;
+        int64_t *pa = &a->shape[a->ndim - 1 - j], *pb = &b->shape[b->ndim - 1 - j];
+        int64_t p = *pa > *pb ? *pa : *pb, q;
+        if (p < 2) p = rrange(&g->r, 2, 5);
+        double u = runif(&g->r);
+        if (u < 0.5) q = p >= 3 && rbern(&g->r, 0.5) ? p - 1 : p + 1;
+        else if (u < 0.7) q = 0;
+        else {
+            p = rrange(&g->r, 2, 5);
+            q = rrange(&g->r, 2, 4);
+            if (q >= p) q++;
+        }
+        if (rbern(&g->r, 0.5)) {
+            *pa = p;
+            *pb = q;
+        } else {
+            *pa = q;
+            *pb = p;
+        }
         return true;
     }
     case CZ_RULE_OUTPUT_SHAPE: {
+        /* the output is not the broadcast shape: a dim off by one, the shape of one of the
+         * inputs (what a kernel that sizes its output from one input accepts), a leading 1
+         * added or dropped, a broadcast dim left at 1 */
         cf_tensor *t = &c->tensors[tgt];
-        if (t->ndim < cz->tensors[tgt].rank_max && (t->ndim == 0 || rbern(&g->r, 0.3))) {
+        const cz_tensor *ct = &cz->tensors[tgt];
+        int form = (int)rrange(&g->r, 0, 3);
+        if (form == 1) { /* an input's shape, when it differs */
+            int cand[2], nc = 0;
+            for (int i = 0; i < 2; i++) {
+                const cf_tensor *in = &c->tensors[ru->bcast[i]];
+                bool same = in->ndim == t->ndim;
+                for (int d = 0; same && d < t->ndim; d++) same = in->shape[d] == t->shape[d];
+                if (!same) cand[nc++] = ru->bcast[i];
+            }
+            if (nc) {
+                const cf_tensor *in = &c->tensors[cand[rrange(&g->r, 0, nc - 1)]];
+                set_shape(t, in->ndim, in->shape);
+                return true;
+            }
+        }
+        if (form == 2 && t->ndim < ct->rank_max && (t->ndim == 0 || rbern(&g->r, 0.5))) {
             memmove(t->shape + 1, t->shape, sizeof(int64_t) * (size_t)t->ndim);
-            t->shape[0] = rrange(&g->r, 2, 3);
+            t->shape[0] = rbern(&g->r, 0.5) ? 1 : rrange(&g->r, 2, 3);
             t->ndim++;
-        } else if (t->ndim > 0)
-            bump_dim(g, &t->shape[rrange(&g->r, 0, t->ndim - 1)]);
-        else
-            return false;
+            return true;
+        }
+        if (form == 2 && t->ndim > ct->rank_min && t->ndim > 0) {
+            memmove(t->shape, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
+            t->ndim--;
+            return true;
+        }
+        if (t->ndim == 0) {
+            if (ct->rank_max < 1) return false;
+            t->shape[t->ndim++] = rrange(&g->r, 2, 3);
+            return true;
+        }
+        int64_t *d = &t->shape[rrange(&g->r, 0, t->ndim - 1)];
+        if (form == 3 && *d > 1) *d = 1;
+        else if (*d >= 2 && rbern(&g->r, 0.5)) (*d)--;
+        else (*d)++;
         return true;
     }
     case CZ_RULE_SHAPE_BROADCAST_DIMS: {
+        /* the mask broadcasts the wrong way: a dim that must be full left at 1 (numpy would
+         * accept it), a broadcast dim larger than gradOutput's 1, or a dim off by one */
         cf_tensor *mk = &c->tensors[tgt];
         const cf_tensor *to = &c->tensors[ru->to];
         if (mk->ndim != to->ndim || mk->ndim == 0) return false;
+        int form = (int)rrange(&g->r, 0, 2);
+        int cand[CF_MAX_RANK], nc = 0;
+        for (int j = 0; j < mk->ndim; j++) {
+            bool bd = (ru->bdims >> j) & 1u;
+            if (form == 0 ? !bd && to->shape[j] > 1 : form == 1 ? bd && to->shape[j] == 1 : false) cand[nc++] = j;
+        }
+        if (nc) {
+            int j = cand[rrange(&g->r, 0, nc - 1)];
+            mk->shape[j] = form == 0 ? 1 : rrange(&g->r, 2, 4);
+            return true;
+        }
         int j = (int)rrange(&g->r, 0, mk->ndim - 1);
         int64_t gd = to->shape[j];
         if ((ru->bdims >> j) & 1u) mk->shape[j] = gd == 0 ? 2 : gd + 1;
-        else mk->shape[j] = gd >= 2 && rbern(&g->r, 0.5) ? gd - 1 : gd + 1;
+        else mk->shape[j] = gd >= 1 && rbern(&g->r, 0.5) ? gd - 1 : gd + 1;
         return true;
     }
     case CZ_RULE_DIM_OUT_OF_RANGE: {
+        /* mostly the first invalid value, max + 1 */
         const cz_tensor *ct = &cz->tensors[tgt];
         int k = (int)rrange(&g->r, 0, ct->ndims - 1), dim = ct->dim_idx[k];
-        int64_t v = ct->dim_max[k] + rrange(&g->r, 1, 64);
+        double u = runif(&g->r);
+        int64_t v = ct->dim_max[k] + (u < 0.6 ? 1 : u < 0.85 ? rrange(&g->r, 2, 64) : ct->dim_max[k]);
         int rank = c->tensors[tgt].ndim;
         for (int i = 0; i < c->ntensors; i++) {
             cf_tensor *t = &c->tensors[i];
@@ -1003,10 +1132,26 @@ static bool break_meta_kind(gx *g)
     }
     case CZ_RULE_PARAM_INVALID: {
         const cz_rule *v;
-        if (!rule_values(g, &v)) return false;
+        bool have = rule_values(g, &v);
         cf_param *p = &c->params[tgt];
-        int k = (int)rrange(&g->r, 0, v->nvalues - 1);
+        const cz_param *cp = &cz->params[tgt];
         p->is_null = false;
+        if (!have || rbern(&g->r, 0.5)) { /* a near miss of a valid value */
+            if (p->kind == CF_PARAM_STRING && cp->nvalid > 0 && near_miss(g, cp, p->str, sizeof p->str)) return true;
+            if (p->kind == CF_PARAM_INT && cp->nvalid > 0) {
+                for (int tries = 0; tries < 8; tries++) {
+                    int64_t x = cp->valid_int[rrange(&g->r, 0, cp->nvalid - 1)] + (rbern(&g->r, 0.5) ? 1 : -1);
+                    bool ok = true;
+                    for (int i = 0; i < cp->nvalid; i++) ok &= cp->valid_int[i] != x;
+                    if (ok) {
+                        p->i = x;
+                        return true;
+                    }
+                }
+            }
+        }
+        if (!have) return false;
+        int k = (int)rrange(&g->r, 0, v->nvalues - 1);
         if (p->kind == CF_PARAM_STRING) snprintf(p->str, sizeof p->str, "%s", v->value_str[k]);
         else if (p->kind == CF_PARAM_BOOL) p->b = v->value_int[k] != 0;
         else p->i = v->value_int[k];
@@ -1021,46 +1166,74 @@ static bool break_meta_kind(gx *g)
         }
         if (rbern(&g->r, 0.5)) g->N = 0;
         else { /* every batch shorter than l: C = 0, only outputGrad is empty */
-            int64_t T = 0;
-            for (int b = 0; b < g->nb; b++) {
-                if (g->S[b] >= g->l) g->S[b] = rrange(&g->r, 1, g->l - 1);
-                T += g->S[b];
-            }
-            (void)T;
+            for (int b = 0; b < g->nb; b++)
+                if (g->S[b] >= g->l) g->S[b] = rbern(&g->r, 0.5) ? g->l - 1 : rrange(&g->r, 1, g->l - 1);
         }
         nsa_apply(g);
         return true;
-    case CZ_RULE_NSA_BLOCK_MULTIPLE:
-        if (rbern(&g->r, 0.5)) g->l += m->block_multiple / 2;
-        else g->d -= m->block_multiple / 2;
-        if (g->d <= 0 || g->l <= g->d) return false;
+    case CZ_RULE_NSA_BLOCK_MULTIPLE: {
+        /* l or d off the multiple by one or by half of it, or d = 0 / negative (kept l > d) */
+        int64_t bm = m->block_multiple;
+        int form = (int)rrange(&g->r, 0, 5);
+        if (form == 5) { /* d <= 0: the parameter only; shapes stay those of the valid d */
+            nsa_apply(g);
+            c->params[m->p_d].i = rbern(&g->r, 0.5) ? 0 : rbern(&g->r, 0.5) ? -1 : -bm;
+            return true;
+        }
+        if (form == 0) g->l += 1;
+        else if (form == 1) g->l -= 1;
+        else if (form == 2) g->d += 1;
+        else if (form == 3) g->d -= 1;
+        else if (rbern(&g->r, 0.5)) g->l += bm / 2;
+        else g->d -= bm / 2;
+        if (g->d <= 0 || g->l <= g->d || (g->l % bm == 0 && g->d % bm == 0)) return false;
         nsa_apply(g);
         return true;
-    case CZ_RULE_NSA_L_GT_D:
-        g->d = g->l + m->block_multiple * rrange(&g->r, 0, 1);
+    }
+    case CZ_RULE_NSA_L_GT_D: {
+        double u = runif(&g->r);
+        if (u < 0.5) g->d = g->l;           /* the first invalid stride */
+        else if (u < 0.75) g->l = g->d;     /* or block */
+        else g->d = g->l + m->block_multiple;
         nsa_apply(g);
         return true;
-    case CZ_RULE_NSA_D_MULTIPLE:
-        g->D += m->D_multiple / 2 ? m->D_multiple / 2 : 1;
-        if (g->D % m->D_multiple == 0) return false;
+    }
+    case CZ_RULE_NSA_D_MULTIPLE: {
+        int64_t Dm = m->D_multiple, k = rrange(&g->r, 0, 2);
+        int64_t delta = k == 0 ? 1 : k == 1 ? -1 : (Dm / 2 ? Dm / 2 : 1);
+        if (g->D + delta <= 0) delta = 1;
+        g->D += delta;
+        if (g->D % Dm == 0) return false;
         nsa_apply(g);
         return true;
+    }
     case CZ_RULE_NSA_ACTSEQLEN: {
+        /* from the valid cumulative array: empty, a negative entry, one step down by one, or
+         * the last entry T +- 1 */
         cf_param *ps = &c->params[m->p_seq];
         int64_t T = c->tensors[m->in].shape[0];
-        int64_t *arr = malloc(sizeof(int64_t) * (size_t)(ps->arr_len + 2));
+        int64_t n = ps->is_null ? 1 : ps->arr_len;
+        int64_t *arr = malloc(sizeof(int64_t) * (size_t)(n + 1));
         if (!arr) return false;
-        int form = (int)rrange(&g->r, 0, 3), n = 0;
-        if (form == 0) { /* empty (not NULL) */
-        } else if (form == 1) { /* decreasing, last = T */
-            arr[n++] = T + 1;
-            arr[n++] = T;
-        } else if (form == 2) { /* a negative entry */
-            arr[n++] = -1;
-            arr[n++] = T;
-        } else { /* last != T */
-            arr[n++] = T + rrange(&g->r, 1, 16);
-        }
+        if (ps->is_null) arr[0] = T;
+        else memcpy(arr, ps->arr, sizeof(int64_t) * (size_t)n);
+        int form = (int)rrange(&g->r, 0, 3);
+        if (form == 0) n = 0; /* empty (not NULL) */
+        else if (form == 1) arr[0] = -1;
+        else if (form == 2) { /* decreasing: arr[i] = arr[i-1] - 1 (or a leading T + 1) */
+            int64_t cand[FZ_NSA_MAX_BATCHES], nc = 0;
+            for (int64_t i = 1; i < n; i++)
+                if (arr[i - 1] >= 1) cand[nc++] = i;
+            if (nc) {
+                int64_t i = cand[rrange(&g->r, 0, nc - 1)];
+                arr[i] = arr[i - 1] - 1;
+            } else {
+                memmove(arr + 1, arr, sizeof(int64_t) * (size_t)n);
+                arr[0] = T + 1;
+                n++;
+            }
+        } else
+            arr[n - 1] = T >= 1 && (n < 2 || arr[n - 2] <= T - 1) && rbern(&g->r, 0.5) ? T - 1 : T + 1;
         free(ps->arr);
         ps->arr = arr;
         ps->arr_len = n;
@@ -1068,25 +1241,51 @@ static bool break_meta_kind(gx *g)
         return true;
     }
     case CZ_RULE_NSA_C: {
+        /* C +- 1, or C by a plausible wrong window count: (S - l) / d without the + 1, with a
+         * partial tail window, or S / d */
         cf_tensor *og = &c->tensors[m->og];
-        if (og->shape[0] >= 2 && rbern(&g->r, 0.5)) og->shape[0]--;
-        else og->shape[0] += rrange(&g->r, 1, 2);
+        int64_t C = og->shape[0], alt[3] = {0, 0, 0};
+        for (int b = 0; b < g->nb; b++) {
+            int64_t S = g->S[b];
+            if (S >= g->l) {
+                alt[0] += (S - g->l) / g->d;
+                alt[1] += (S - g->l + g->d - 1) / g->d + 1;
+            }
+            alt[2] += S / g->d;
+        }
+        int64_t cand[3], nc = 0;
+        for (int i = 0; i < 3; i++)
+            if (alt[i] >= 1 && alt[i] != C) cand[nc++] = alt[i];
+        if (nc && rbern(&g->r, 0.5)) og->shape[0] = cand[rrange(&g->r, 0, nc - 1)];
+        else if (C >= 2 && rbern(&g->r, 0.5)) og->shape[0] = C - 1;
+        else og->shape[0] = C + 1;
         return true;
     }
     case CZ_RULE_NSA_DIMS: {
+        /* outputGrad's N or D off (by one head, by one D step, or N = 1 that would
+         * broadcast), weight not [l, N]: l + 1 rows, N + 1 or 1 columns (broadcastable,
+         * as the CANN page's wording suggests), or transposed [N, l] */
         cf_tensor *og = &c->tensors[m->og], *w = &c->tensors[m->w], *wg = &c->tensors[m->wg];
-        switch (rrange(&g->r, 0, 3)) {
-        case 0: og->shape[1] += 1; break;
-        case 1: og->shape[2] += m->D_multiple; break;
-        case 2:
-            w->shape[0] += 1;
+        for (int tries = 0; tries < 8; tries++) {
+            int form = (int)rrange(&g->r, 0, 7);
+            if (form == 0) og->shape[1] += 1;
+            else if (form == 1 && og->shape[1] > 1) og->shape[1] = 1;
+            else if (form == 2) og->shape[2] += m->D_multiple;
+            else if (form == 3 && og->shape[2] > m->D_multiple) og->shape[2] -= m->D_multiple;
+            else if (form == 4) w->shape[0] += 1;
+            else if (form == 5) w->shape[1] += 1;
+            else if (form == 6 && w->shape[1] > 1) w->shape[1] = 1;
+            else if (form == 7 && w->shape[0] != w->shape[1]) {
+                int64_t x = w->shape[0];
+                w->shape[0] = w->shape[1];
+                w->shape[1] = x;
+            } else
+                continue;
             wg->shape[0] = w->shape[0];
-            break;
-        default:
-            w->shape[1] += 1;
             wg->shape[1] = w->shape[1];
-            break;
+            return true;
         }
+        og->shape[1] += 1;
         return true;
     }
     case CZ_RULE_KIND_COUNT: break;
