@@ -552,16 +552,31 @@ static void nsa_draw(gx *g)
     g->D = tier_multiple(g, m->D_range[0], m->D_range[1], Dm);
     g->N = tier_size(g, m->N_range[0], m->N_range[1]);
     g->seq_null = rbern(&g->r, m->null_seq_rate);
-    g->nb = g->seq_null ? 1 : tier_size(g, m->batches[0], m->batches[1]);
+    g->nb = g->seq_null ? 1 : rbern(&g->r, 0.85) ? rrange(&g->r, m->batches[0], m->batches[1] < 6 ? m->batches[1] : 6)
+                                              : tier_size(g, m->batches[0], m->batches[1]);
     if (g->nb > FZ_NSA_MAX_BATCHES) g->nb = FZ_NSA_MAX_BATCHES;
-    int64_t cap = g->large ? FZ_LARGE_ELEMS + FZ_LARGE_ELEMS / 16 : rbern(&g->r, 0.1) ? 8 * m->max_elements : m->max_elements;
+    double cu = runif(&g->r);
+    int64_t cap = g->large ? FZ_LARGE_ELEMS + FZ_LARGE_ELEMS / 16
+                  : cu < 0.015 ? 32 * m->max_elements
+                  : cu < 0.095 ? 8 * m->max_elements : m->max_elements;
     int64_t Dmin = (m->D_range[0] + Dm - 1) / Dm * Dm;
+    bool many = g->nb > 6; /* many batches: short ones, small l, N, D, so that they fit */
+    if (many) {
+        if (cap < 8 * m->max_elements) cap = 8 * m->max_elements;
+        g->N = m->N_range[0];
+        g->D = Dmin;
+        if (g->nb * g->l > 2 * cap / (g->N * g->D)) {
+            g->l = llo;
+            g->d = (m->d_range[0] + bm - 1) / bm * bm;
+        }
+    }
     while (cap / (g->N * g->D) < g->l) { /* room for one window: fewer heads, then a narrower D */
         if (g->N > m->N_range[0]) g->N = (g->N + 1) / 2 > m->N_range[0] ? (g->N + 1) / 2 : m->N_range[0];
         else if (g->D > Dmin) g->D = g->D / 2 / Dm * Dm > Dmin ? g->D / 2 / Dm * Dm : Dmin;
         else break;
     }
-    int64_t Tcap = cap / (g->N * g->D), Tmin = g->large ? FZ_LARGE_ELEMS / (g->N * g->D) + 1 : 0;
+    int64_t Tcap = cap / (g->N * g->D);
+    int64_t Tmin = g->large ? FZ_LARGE_ELEMS / (g->N * g->D) + 1 : cap > 8 * m->max_elements ? cap / 4 / (g->N * g->D) : 0;
     if (Tcap < g->l) Tcap = g->l;
     if (Tmin > Tcap) Tmin = Tcap;
     int64_t T = 0, C = 0;
@@ -570,6 +585,7 @@ static void nsa_draw(gx *g)
         double v = runif(&g->r);
         int64_t S;
         if (g->seq_null) v = 0.5 + 0.5 * v;
+        if (many && b != nb - 1) v *= 0.5;
         if (v < 0.15) S = 0;
         else if (v < 0.35) S = rrange(&g->r, 1, g->l - 1);
         else if (v < 0.5) S = g->l;

@@ -1,0 +1,162 @@
+/* ctest-labels: unit */
+/* Structural coverage bins (fuzz.h fz_bins_*): the case set of a default sweep hits every bin
+ * of every operator, and the API (names, lookup, invalid cases, merge, JSON) behaves.
+ *
+ * The case set: the default sweep's streams (profile spec, seed 0x5eed, every (op, dtype,
+ * variant) stream) with a fixed budget of FZ_TEST_CASES valid cases per stream, k = 0 ..
+ * FZ_TEST_CASES - 1 -- fewer than a 60 s default sweep reaches (about 1700 per stream on a
+ * loaded 2-core machine, 3000 on an idle one), and enough to include the scheduled large case
+ * (k = 700, fz_case_is_large()) -- plus the invalid cases of every rule. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cjson/cJSON.h>
+#include <cmocka.h>
+
+#include "fuzz.h"
+
+#define CDIR ACLCONFORM_SOURCE_DIR "/constraints"
+#define FZ_TEST_SEED 0x5eed
+#define FZ_TEST_CASES 704
+#define FZ_TEST_INVALID 4
+
+static cz_constraints *cz[CF_OP_COUNT];
+
+static int setup(void **state)
+{
+    (void)state;
+    char err[512];
+    if (cz_load_dir(CDIR, cz, err, sizeof err) != FZ_OK) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    for (int o = 0; o < CF_OP_COUNT; o++) cz_free(cz[o]);
+    return 0;
+}
+
+static void default_sweep_case_set_hits_every_bin(void **state)
+{
+    (void)state;
+    assert_true(fz_case_is_large(700) && !fz_case_is_large(699) && !fz_case_is_large(0) && !fz_case_is_large(7));
+    int missing = 0;
+    for (int o = 0; o < CF_OP_COUNT; o++) {
+        fz_bins *b = fz_bins_new(cz[o]);
+        assert_non_null(b);
+        fz_stream s[16];
+        int n = fz_streams(cz[o], "spec", s, 16);
+        assert_true(n > 0 && n <= 16);
+        for (int i = 0; i < n; i++)
+            for (int64_t k = 0; k < FZ_TEST_CASES; k++) {
+                cf_case c;
+                assert_int_equal(fz_generate(cz[o], "spec", &s[i], FZ_TEST_SEED, k, &c), FZ_OK);
+                fz_bins_add(b, &c);
+                cf_case_free(&c);
+            }
+        for (int r = 0; r < fz_rule_count(cz[o], "spec"); r++)
+            for (int64_t k = 0; k < FZ_TEST_INVALID; k++) {
+                cf_case c;
+                assert_int_equal(fz_generate_invalid(cz[o], "spec", r, FZ_TEST_SEED, k, &c), FZ_OK);
+                fz_bins_add(b, &c);
+                cf_case_free(&c);
+            }
+        assert_int_equal(fz_bins_cases(b), (int64_t)n * FZ_TEST_CASES);
+        assert_int_equal(fz_bins_invalid(b), (int64_t)fz_rule_count(cz[o], "spec") * FZ_TEST_INVALID);
+        printf("bins %s (%lld cases, %d bins):", cf_op_name((cf_op)o), (long long)fz_bins_cases(b), fz_bins_count(b));
+        for (int i = 0; i < fz_bins_count(b); i++) printf(" %s=%lld", fz_bins_name(b, i), (long long)fz_bins_hits(b, i));
+        printf("\n");
+        int miss_op = 0;
+        for (int i = 0; i < fz_bins_count(b); i++)
+            if (fz_bins_hits(b, i) == 0) {
+                fprintf(stderr, "%s: coverage bin %s never hit\n", cf_op_name((cf_op)o), fz_bins_name(b, i));
+                miss_op++;
+            }
+        assert_int_equal(fz_bins_missing(b), miss_op);
+        missing += miss_op;
+        fz_bins_free(b);
+    }
+    assert_int_equal(missing, 0);
+}
+
+static void bins_api_names_merge_and_json(void **state)
+{
+    (void)state;
+    for (int o = 0; o < CF_OP_COUNT; o++) {
+        fz_bins *a = fz_bins_new(cz[o]), *b = fz_bins_new(cz[o]);
+        assert_non_null(a);
+        assert_non_null(b);
+        assert_int_equal(fz_bins_op(a), o);
+        int n = fz_bins_count(a);
+        assert_true(n > 5);
+        for (int i = 0; i < n; i++) {
+            const char *nm = fz_bins_name(a, i), *g = fz_bins_group(a, i);
+            assert_non_null(nm);
+            assert_non_null(g);
+            assert_int_equal(strncmp(nm, g, strlen(g)), 0); /* "GROUP:BIN" */
+            assert_int_equal(nm[strlen(g)], ':');
+            assert_int_equal(fz_bins_find(a, nm), i); /* names are unique */
+            assert_int_equal(fz_bins_hits(a, i), 0);
+        }
+        assert_null(fz_bins_name(a, n));
+        assert_int_equal(fz_bins_hits(a, -1), -1);
+        assert_int_equal(fz_bins_find(a, "no:such-bin"), -1);
+        assert_int_equal(fz_bins_missing(a), n);
+        fz_stream s[16];
+        fz_streams(cz[o], "spec", s, 16);
+        for (int64_t k = 0; k < 20; k++) {
+            cf_case c;
+            assert_int_equal(fz_generate(cz[o], "spec", &s[0], 3, k, &c), FZ_OK);
+            fz_bins_add(k < 10 ? a : b, &c);
+            cf_case_free(&c);
+        }
+        int64_t ra = fz_bins_hits(a, fz_bins_find(a, fz_bins_name(a, 0))), rb = fz_bins_hits(b, 0);
+        assert_int_equal(fz_bins_merge(a, b), FZ_OK);
+        assert_int_equal(fz_bins_cases(a), 20);
+        assert_int_equal(fz_bins_hits(a, 0), ra + rb);
+        /* every valid case has exactly one rank and one numel bin */
+        int64_t rank_hits = 0, numel_hits = 0;
+        for (int i = 0; i < n; i++) {
+            if (!strcmp(fz_bins_group(a, i), "rank")) rank_hits += fz_bins_hits(a, i);
+            if (!strcmp(fz_bins_group(a, i), "numel")) numel_hits += fz_bins_hits(a, i);
+        }
+        assert_int_equal(rank_hits, 20);
+        assert_int_equal(numel_hits, 20);
+        char *js = fz_bins_json(a);
+        assert_non_null(js);
+        cJSON *root = cJSON_Parse(js);
+        assert_non_null(root);
+        assert_string_equal(cJSON_GetObjectItem(root, "op")->valuestring, cf_op_name((cf_op)o));
+        assert_int_equal((int)cJSON_GetObjectItem(root, "cases")->valuedouble, 20);
+        assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(root, "bins")), n);
+        assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(root, "missing")), fz_bins_missing(a));
+        cJSON_Delete(root);
+        free(js);
+        /* another operator's bins do not merge */
+        fz_bins *other = fz_bins_new(cz[(o + 1) % CF_OP_COUNT]);
+        assert_int_equal(fz_bins_merge(a, other), FZ_ERR_ARG);
+        fz_bins_free(other);
+        fz_bins_free(a);
+        fz_bins_free(b);
+    }
+    assert_null(fz_bins_new(NULL));
+    assert_int_equal(fz_bins_count(NULL), 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(bins_api_names_merge_and_json),
+        cmocka_unit_test(default_sweep_case_set_hits_every_bin),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
