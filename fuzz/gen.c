@@ -175,7 +175,8 @@ typedef struct {
     bool realistic_y;
     /* nsa description */
     int64_t l, d, D, N, nb, S[FZ_NSA_MAX_BATCHES];
-    int64_t k;  /* case index */
+    int64_t k;     /* case index */
+    uint64_t seed; /* the seed this build started from */
     bool large; /* the large structural tier (> 2^20 elements) */
     bool seq_null;
     char target[CF_NAME_LEN]; /* what an invalid case broke (for the note) */
@@ -1407,6 +1408,10 @@ static fz_status build(gx *g)
     }
     if (g->rule >= 0 && cz->rules[g->rule].kind == CZ_RULE_OUTPUT_OVERLAP && !break_view(g)) return FZ_ERR_GENERATE;
     choose_formats(g);
+    /* values come from their own stream (from the case seed), so that a change in how
+     * structure is sampled does not move every value draw of a seed */
+    uint64_t vs = g->seed ^ 0x76616c7565730000ull;
+    rng_seed(&g->r, splitmix64(&vs));
     st = fill_data(g);
     if (st != FZ_OK) return st;
     if (g->rule >= 0) break_late(g);
@@ -1457,6 +1462,7 @@ fz_status fz_generate(const cz_constraints *cz, const char *profile, const fz_st
     if (!g.pf) return FZ_ERR_ARG;
     uint64_t seed = fz_case_seed(run_seed, cz->op, s->dtype, s->variant, k);
     rng_seed(&g.r, seed);
+    g.seed = seed;
     fz_status st = build(&g);
     if (st != FZ_OK) {
         cf_case_free(out);
@@ -1522,7 +1528,8 @@ fz_status fz_generate_invalid(const cz_constraints *cz, const char *profile, int
     for (int attempt = 0; attempt < 64; attempt++) {
         gx g = {.cz = cz, .pf = pf, .c = out, .rule = r, .k = k};
         uint64_t x = seed + (uint64_t)attempt;
-        rng_seed(&g.r, splitmix64(&x));
+        g.seed = splitmix64(&x);
+        rng_seed(&g.r, g.seed);
         g.s = &streams[rrange(&g.r, 0, ns - 1)];
         fz_status st = build(&g);
         if (st == FZ_OK) {
