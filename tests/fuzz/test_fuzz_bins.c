@@ -19,6 +19,7 @@
 #include <cmocka.h>
 
 #include "fuzz.h"
+#include "validator.h"
 
 #define CDIR ACLCONFORM_SOURCE_DIR "/constraints"
 #define FZ_TEST_SEED 0x5eed
@@ -26,6 +27,7 @@
 #define FZ_TEST_INVALID 4
 
 static cz_constraints *cz[CF_OP_COUNT];
+static cJSON *js[CF_OP_COUNT];
 
 static int setup(void **state)
 {
@@ -35,13 +37,21 @@ static int setup(void **state)
         fprintf(stderr, "%s\n", err);
         return -1;
     }
+    for (int o = 0; o < CF_OP_COUNT; o++) {
+        char path[512];
+        snprintf(path, sizeof path, "%s/%s.json", CDIR, cf_op_name((cf_op)o));
+        if (!(js[o] = v_load(path))) return -1;
+    }
     return 0;
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    for (int o = 0; o < CF_OP_COUNT; o++) cz_free(cz[o]);
+    for (int o = 0; o < CF_OP_COUNT; o++) {
+        cz_free(cz[o]);
+        cJSON_Delete(js[o]);
+    }
     return 0;
 }
 
@@ -131,16 +141,16 @@ static void bins_api_names_merge_and_json(void **state)
         }
         assert_int_equal(rank_hits, 20);
         assert_int_equal(numel_hits, 20);
-        char *js = fz_bins_json(a);
-        assert_non_null(js);
-        cJSON *root = cJSON_Parse(js);
+        char *text = fz_bins_json(a);
+        assert_non_null(text);
+        cJSON *root = cJSON_Parse(text);
         assert_non_null(root);
         assert_string_equal(cJSON_GetObjectItem(root, "op")->valuestring, cf_op_name((cf_op)o));
         assert_int_equal((int)cJSON_GetObjectItem(root, "cases")->valuedouble, 20);
         assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(root, "bins")), n);
         assert_int_equal(cJSON_GetArraySize(cJSON_GetObjectItem(root, "missing")), fz_bins_missing(a));
         cJSON_Delete(root);
-        free(js);
+        free(text);
         /* another operator's bins do not merge */
         fz_bins *other = fz_bins_new(cz[(o + 1) % CF_OP_COUNT]);
         assert_int_equal(fz_bins_merge(a, other), FZ_ERR_ARG);
@@ -152,11 +162,111 @@ static void bins_api_names_merge_and_json(void **state)
     assert_int_equal(fz_bins_count(NULL), 0);
 }
 
+
+/* the scheduled large tier: valid, well formed, more than 2^20 elements */
+static void large_tier_cases_are_valid_and_large(void **state)
+{
+    (void)state;
+    char why[512], broken[1024];
+    for (int o = 0; o < CF_OP_COUNT; o++) {
+        fz_stream s[16];
+        int n = fz_streams(cz[o], "spec", s, 16);
+        for (int64_t k = 700; k <= 1724; k += 1024) {
+            cf_case c;
+            assert_int_equal(fz_generate(cz[o], "spec", &s[(int)(k % n)], FZ_TEST_SEED, k, &c), FZ_OK);
+            int64_t mx = 0;
+            for (int i = 0; i < c.ntensors; i++)
+                if (cf_tensor_numel(&c.tensors[i]) > mx) mx = cf_tensor_numel(&c.tensors[i]);
+            if (mx <= ((int64_t)1 << 20)) fail_msg("%s k=%lld: largest tensor has %lld elements", cf_op_name((cf_op)o), (long long)k, (long long)mx);
+            if (!v_structure(&c, why, sizeof why)) fail_msg("%s k=%lld: %s", cf_op_name((cf_op)o), (long long)k, why);
+            if (v_broken_rules(js[o], &c, broken, sizeof broken)) fail_msg("%s k=%lld: valid case breaks %s", cf_op_name((cf_op)o), (long long)k, broken);
+            cf_case_free(&c);
+        }
+    }
+}
+
+/* invalid cases of a rule, k = 0 .. n-1, as a callback over each */
+typedef bool (*edge_fn)(const cf_case *c);
+static int count_edge(cf_op op, const char *rule, int n, edge_fn f)
+{
+    int i = fz_rule_find(cz[op], "spec", rule), hits = 0;
+    assert_true(i >= 0);
+    for (int64_t k = 0; k < n; k++) {
+        cf_case c;
+        char broken[1024];
+        assert_int_equal(fz_generate_invalid(cz[op], "spec", i, 42, k, &c), FZ_OK);
+        assert_int_equal(c.expect_status, v_rule_status(js[op], "spec", rule));
+        if (v_broken_rules(js[op], &c, broken, sizeof broken) != 1 || strcmp(broken, rule))
+            fail_msg("%s %s k=%lld breaks [%s]", cf_op_name(op), rule, (long long)k, broken);
+        hits += f(&c);
+        cf_case_free(&c);
+    }
+    return hits;
+}
+
+static bool s2_is_4097(const cf_case *c) { return cf_case_tensor_c(c, "gradOutput")->shape[3] == 4097; }
+static bool rank_3(const cf_case *c) { return cf_case_tensor_c(c, "gradOutput")->ndim == 3; }
+static bool rank_5(const cf_case *c) { return cf_case_tensor_c(c, "gradOutput")->ndim == 5; }
+static bool case_or_space(const cf_case *c)
+{
+    const char *a = cf_case_param_c(c, "approximate")->str;
+    return !strcmp(a, "Tanh") || !strcmp(a, "None") || !strcmp(a, " tanh") || !strcmp(a, "none ") ||
+           !strcmp(a, "tanh ") || !strcmp(a, " none") || !strcmp(a, "TANH") || !strcmp(a, "NONE");
+}
+static bool empty_string(const cf_case *c) { return cf_case_param_c(c, "approximate")->str[0] == 0; }
+static bool mask_inner_1(const cf_case *c)
+{
+    const cf_tensor *m = cf_case_tensor_c(c, "mask"), *g = cf_case_tensor_c(c, "gradOutput");
+    return (m->shape[2] == 1 && g->shape[2] > 1) || (m->shape[3] == 1 && g->shape[3] > 1);
+}
+static bool broadcastable_unequal(const cf_case *c)
+{
+    const cf_tensor *a = cf_case_tensor_c(c, "self"), *b = cf_case_tensor_c(c, "gradOutput");
+    int r;
+    int64_t bs[CF_MAX_RANK];
+    return v_broadcast(a, b, &r, bs) && !v_same_shape(a, b);
+}
+static bool l_or_d_off_by_one(const cf_case *c)
+{
+    int64_t l = cf_case_param_c(c, "compressBlockSize")->i, d = cf_case_param_c(c, "compressStride")->i;
+    return l % 16 == 1 || l % 16 == 15 || d % 16 == 1 || d % 16 == 15;
+}
+static bool d_not_positive(const cf_case *c) { return cf_case_param_c(c, "compressStride")->i <= 0; }
+static bool last_T_pm1(const cf_case *c)
+{
+    const cf_param *p = cf_case_param_c(c, "actSeqLen");
+    int64_t T = cf_case_tensor_c(c, "input")->shape[0];
+    return !p->is_null && p->arr_len > 0 && (p->arr[p->arr_len - 1] == T + 1 || p->arr[p->arr_len - 1] == T - 1);
+}
+static bool weight_broadcastable(const cf_case *c)
+{
+    const cf_tensor *w = cf_case_tensor_c(c, "weight"), *in = cf_case_tensor_c(c, "input");
+    return w->shape[1] == 1 && in->shape[1] > 1;
+}
+
+static void invalid_cases_reach_the_edge(void **state)
+{
+    (void)state;
+    assert_true(count_edge(CF_OP_scaled_masked_softmax_backward, "last_dim_too_large", 30, s2_is_4097) >= 10);
+    assert_true(count_edge(CF_OP_scaled_masked_softmax_backward, "rank_not_4", 30, rank_3) >= 5);
+    assert_true(count_edge(CF_OP_scaled_masked_softmax_backward, "rank_not_4", 30, rank_5) >= 5);
+    assert_true(count_edge(CF_OP_scaled_masked_softmax_backward, "mask_not_broadcastable", 40, mask_inner_1) >= 3);
+    assert_true(count_edge(CF_OP_gelu_backward_v2, "approximate_invalid", 60, case_or_space) >= 10);
+    assert_true(count_edge(CF_OP_gelu_backward_v2, "approximate_invalid", 60, empty_string) >= 2);
+    assert_true(count_edge(CF_OP_softplus_backward, "self_shape_mismatch", 40, broadcastable_unequal) >= 5);
+    assert_true(count_edge(CF_OP_nsa_compress_grad, "block_not_multiple_16", 40, l_or_d_off_by_one) >= 10);
+    assert_true(count_edge(CF_OP_nsa_compress_grad, "block_not_multiple_16", 60, d_not_positive) >= 2);
+    assert_true(count_edge(CF_OP_nsa_compress_grad, "actseqlen_invalid", 60, last_T_pm1) >= 5);
+    assert_true(count_edge(CF_OP_nsa_compress_grad, "dims_mismatch", 60, weight_broadcastable) >= 2);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(bins_api_names_merge_and_json),
         cmocka_unit_test(default_sweep_case_set_hits_every_bin),
+        cmocka_unit_test(large_tier_cases_are_valid_and_large),
+        cmocka_unit_test(invalid_cases_reach_the_edge),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
