@@ -1192,9 +1192,13 @@ static bool break_meta_kind(gx *g)
         /* l or d off the multiple by one or by half of it, or d = 0 / negative (kept l > d) */
         int64_t bm = m->block_multiple;
         int form = (int)rrange(&g->r, 0, 5);
-        if (form == 5) { /* d <= 0: the parameter only; shapes stay those of the valid d */
+        if (form == 5) { /* d <= 0: the parameter only; shapes stay those of the valid d.  d = 0
+                            and d = -16 are multiples that are not positive: only where the
+                            profile keeps the rule's base status (cann-kernel's 561002 is a
+                            tiling check of the multiple); d = -1 breaks both */
             nsa_apply(g);
-            c->params[m->p_d].i = rbern(&g->r, 0.5) ? 0 : rbern(&g->r, 0.5) ? -1 : -bm;
+            bool base = g->pf->status[g->rule] == ru->status;
+            c->params[m->p_d].i = base && rbern(&g->r, 0.5) ? 0 : base && rbern(&g->r, 0.5) ? -bm : -1;
             return true;
         }
         if (form == 0) g->l += 1;

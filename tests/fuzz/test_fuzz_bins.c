@@ -4,8 +4,8 @@
  *
  * The case set: the default sweep's streams (profile spec, seed 0x5eed, every (op, dtype,
  * variant) stream) with a fixed budget of FZ_TEST_CASES valid cases per stream, k = 0 ..
- * FZ_TEST_CASES - 1 -- fewer than a 60 s default sweep reaches (about 1700 per stream on a
- * loaded 2-core machine, 3000 on an idle one), and enough to include the scheduled large case
+ * FZ_TEST_CASES - 1 -- fewer than a 60 s default sweep reaches (about 2200 per stream on a
+ * loaded 2-core machine), and enough to include the scheduled large case
  * (k = 700, fz_case_is_large()) -- plus the invalid cases of every rule. */
 #include <setjmp.h>
 #include <stdarg.h>
