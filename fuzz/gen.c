@@ -909,6 +909,11 @@ static bool break_meta(gx *g)
     return true;
 }
 
+/* Invalid case k = 0 and k = 1 of every rule take the rule's two canonical edge forms (the
+ * first invalid value, then the most plausible wrong input), so that even a sweep with two
+ * invalid cases per rule (the default) checks each rule at its edge; later k draw the form. */
+static bool edge_k(const gx *g) { return g->k < 2; }
+
 /* A near miss of one of a string param's valid values that is not itself valid: a case
  * variant, surrounding or trailing spaces, a suffix, a prefix of it, the empty string. */
 static bool near_miss(gx *g, const cz_param *cp, char *out, size_t cap)
@@ -985,7 +990,7 @@ static bool break_meta_kind(gx *g)
             int lo = cz->tensors[ru->targets[k]].rank_min;
             if (lo == 0 || t->ndim < lo) can_below = false;
         }
-        if (can_below && rbern(&g->r, 0.5)) {
+        if (can_below && (g->k == 1 || (g->k > 1 && rbern(&g->r, 0.5)))) {
             for (int k = 0; k < ru->ntargets; k++) {
                 cf_tensor *t = &c->tensors[ru->targets[k]];
                 int drop = t->ndim - (cz->tensors[ru->targets[k]].rank_min - 1);
@@ -1014,7 +1019,7 @@ static bool break_meta_kind(gx *g)
          * broadcasts where it should not would accept */
         cf_tensor *t = &c->tensors[tgt];
         const cz_tensor *ct = &cz->tensors[tgt];
-        int form = (int)rrange(&g->r, 0, 3);
+        int form = edge_k(g) ? g->k == 0 ? 0 : 1 : (int)rrange(&g->r, 0, 3);
         if (t->ndim == 0) {
             if (ct->rank_max < 1) return false;
             t->ndim = 1;
@@ -1050,7 +1055,7 @@ static bool break_meta_kind(gx *g)
         int64_t *pa = &a->shape[a->ndim - 1 - j], *pb = &b->shape[b->ndim - 1 - j];
         int64_t p = *pa > *pb ? *pa : *pb, q;
         if (p < 2) p = rrange(&g->r, 2, 5);
-        double u = runif(&g->r);
+        double u = g->k == 0 ? 0.25 : g->k == 1 ? 0.6 : runif(&g->r);
         if (u < 0.5) q = p >= 3 && rbern(&g->r, 0.5) ? p - 1 : p + 1;
         else if (u < 0.7) q = 0;
         else {
@@ -1073,7 +1078,7 @@ static bool break_meta_kind(gx *g)
          * added or dropped, a broadcast dim left at 1 */
         cf_tensor *t = &c->tensors[tgt];
         const cz_tensor *ct = &cz->tensors[tgt];
-        int form = (int)rrange(&g->r, 0, 3);
+        int form = edge_k(g) ? (int)g->k : (int)rrange(&g->r, 0, 3);
         if (form == 1) { /* an input's shape, when it differs */
             int cand[2], nc = 0;
             for (int i = 0; i < 2; i++) {
@@ -1116,7 +1121,7 @@ static bool break_meta_kind(gx *g)
         cf_tensor *mk = &c->tensors[tgt];
         const cf_tensor *to = &c->tensors[ru->to];
         if (mk->ndim != to->ndim || mk->ndim == 0) return false;
-        int form = (int)rrange(&g->r, 0, 2);
+        int form = edge_k(g) ? (g->k == 0 ? 0 : 2) : (int)rrange(&g->r, 0, 2);
         int cand[CF_MAX_RANK], nc = 0;
         for (int j = 0; j < mk->ndim; j++) {
             bool bd = (ru->bdims >> j) & 1u;
@@ -1137,7 +1142,7 @@ static bool break_meta_kind(gx *g)
         /* mostly the first invalid value, max + 1 */
         const cz_tensor *ct = &cz->tensors[tgt];
         int k = (int)rrange(&g->r, 0, ct->ndims - 1), dim = ct->dim_idx[k];
-        double u = runif(&g->r);
+        double u = g->k < 2 ? 0 : runif(&g->r);
         int64_t v = ct->dim_max[k] + (u < 0.6 ? 1 : u < 0.85 ? rrange(&g->r, 2, 64) : ct->dim_max[k]);
         int rank = c->tensors[tgt].ndim;
         for (int i = 0; i < c->ntensors; i++) {
@@ -1153,7 +1158,7 @@ static bool break_meta_kind(gx *g)
         cf_param *p = &c->params[tgt];
         const cz_param *cp = &cz->params[tgt];
         p->is_null = false;
-        if (!have || rbern(&g->r, 0.5)) { /* a near miss of a valid value */
+        if (!have || g->k == 0 || (g->k > 1 && rbern(&g->r, 0.5))) { /* a near miss of a valid value */
             if (p->kind == CF_PARAM_STRING && cp->nvalid > 0 && near_miss(g, cp, p->str, sizeof p->str)) return true;
             if (p->kind == CF_PARAM_INT && cp->nvalid > 0) {
                 for (int tries = 0; tries < 8; tries++) {
@@ -1181,7 +1186,7 @@ static bool break_meta_kind(gx *g)
             t->shape[rrange(&g->r, 0, t->ndim - 1)] = 0;
             return true;
         }
-        if (rbern(&g->r, 0.5)) g->N = 0;
+        if (g->k == 1 || (g->k > 1 && rbern(&g->r, 0.5))) g->N = 0;
         else { /* every batch shorter than l: C = 0, only outputGrad is empty */
             for (int b = 0; b < g->nb; b++)
                 if (g->S[b] >= g->l) g->S[b] = rbern(&g->r, 0.5) ? g->l - 1 : rrange(&g->r, 1, g->l - 1);
@@ -1191,7 +1196,7 @@ static bool break_meta_kind(gx *g)
     case CZ_RULE_NSA_BLOCK_MULTIPLE: {
         /* l or d off the multiple by one or by half of it, or d = 0 / negative (kept l > d) */
         int64_t bm = m->block_multiple;
-        int form = (int)rrange(&g->r, 0, 5);
+        int form = g->k == 0 ? 2 : g->k == 1 ? 5 : (int)rrange(&g->r, 0, 5);
         if (form == 5) { /* d <= 0: the parameter only; shapes stay those of the valid d.  d = 0
                             and d = -16 are multiples that are not positive: only where the
                             profile keeps the rule's base status (cann-kernel's 561002 is a
@@ -1212,7 +1217,7 @@ static bool break_meta_kind(gx *g)
         return true;
     }
     case CZ_RULE_NSA_L_GT_D: {
-        double u = runif(&g->r);
+        double u = g->k == 0 ? 0.25 : g->k == 1 ? 0.6 : runif(&g->r);
         if (u < 0.5) g->d = g->l;           /* the first invalid stride */
         else if (u < 0.75) g->l = g->d;     /* or block */
         else g->d = g->l + m->block_multiple;
@@ -1220,7 +1225,7 @@ static bool break_meta_kind(gx *g)
         return true;
     }
     case CZ_RULE_NSA_D_MULTIPLE: {
-        int64_t Dm = m->D_multiple, k = rrange(&g->r, 0, 2);
+        int64_t Dm = m->D_multiple, k = g->k < 2 ? g->k : rrange(&g->r, 0, 2);
         int64_t delta = k == 0 ? 1 : k == 1 ? -1 : (Dm / 2 ? Dm / 2 : 1);
         if (g->D + delta <= 0) delta = 1;
         g->D += delta;
@@ -1238,7 +1243,7 @@ static bool break_meta_kind(gx *g)
         if (!arr) return false;
         if (ps->is_null) arr[0] = T;
         else memcpy(arr, ps->arr, sizeof(int64_t) * (size_t)n);
-        int form = (int)rrange(&g->r, 0, 3);
+        int form = g->k == 0 ? 3 : g->k == 1 ? 2 : (int)rrange(&g->r, 0, 3);
         if (form == 0) n = 0; /* empty (not NULL) */
         else if (form == 1) arr[0] = -1;
         else if (form == 2) { /* decreasing: arr[i] = arr[i-1] - 1 (or a leading T + 1) */
@@ -1277,8 +1282,8 @@ static bool break_meta_kind(gx *g)
         int64_t cand[3], nc = 0;
         for (int i = 0; i < 3; i++)
             if (alt[i] >= 1 && alt[i] != C) cand[nc++] = alt[i];
-        if (nc && rbern(&g->r, 0.5)) og->shape[0] = cand[rrange(&g->r, 0, nc - 1)];
-        else if (C >= 2 && rbern(&g->r, 0.5)) og->shape[0] = C - 1;
+        if (nc && (g->k == 1 || (g->k > 1 && rbern(&g->r, 0.5)))) og->shape[0] = cand[rrange(&g->r, 0, nc - 1)];
+        else if (C >= 2 && g->k > 1 && rbern(&g->r, 0.5)) og->shape[0] = C - 1;
         else og->shape[0] = C + 1;
         return true;
     }
@@ -1288,7 +1293,7 @@ static bool break_meta_kind(gx *g)
          * as the CANN page's wording suggests), or transposed [N, l] */
         cf_tensor *og = &c->tensors[m->og], *w = &c->tensors[m->w], *wg = &c->tensors[m->wg];
         for (int tries = 0; tries < 8; tries++) {
-            int form = (int)rrange(&g->r, 0, 7);
+            int form = tries == 0 && g->k < 2 ? (g->k == 0 ? 6 : 0) : (int)rrange(&g->r, 0, 7);
             if (form == 0) og->shape[1] += 1;
             else if (form == 1 && og->shape[1] > 1) og->shape[1] = 1;
             else if (form == 2) og->shape[2] += m->D_multiple;
@@ -1325,7 +1330,7 @@ static bool break_view(gx *g)
     for (int d = 0; d < t->ndim; d++)
         if (t->shape[d] > 1) big[nb++] = d;
     if (nb == 0) return false;
-    double u = runif(&g->r);
+    double u = g->k == 0 ? 0.1 : g->k == 1 ? 0.9 : runif(&g->r);
     if (nb >= 2 && u < 0.35) { /* the edge: an outer stride one row short, so the last element
                                   of a row is the first of the next */
         int a = big[rrange(&g->r, 0, nb - 1)], b = big[rrange(&g->r, 0, nb - 1)];

@@ -246,9 +246,36 @@ static bool weight_broadcastable(const cf_case *c)
     return w->shape[1] == 1 && in->shape[1] > 1;
 }
 
+static bool first_case_is(cf_op op, const char *rule, int64_t k, edge_fn f)
+{
+    cf_case c;
+    int i = fz_rule_find(cz[op], "spec", rule);
+    assert_int_equal(fz_generate_invalid(cz[op], "spec", i, FZ_TEST_SEED, k, &c), FZ_OK);
+    bool r = f(&c);
+    cf_case_free(&c);
+    return r;
+}
+
+static bool not_valid_string(const cf_case *c)
+{
+    const char *a = cf_case_param_c(c, "approximate")->str;
+    return strcmp(a, "none") && strcmp(a, "tanh") && strcmp(a, "None") && strcmp(a, "exact");
+}
+static bool d_plus_1(const cf_case *c) { return cf_case_param_c(c, "compressStride")->i % 16 == 1; }
+
 static void invalid_cases_reach_the_edge(void **state)
 {
     (void)state;
+    /* the default sweep runs invalid cases k = 0, 1 of every rule: the canonical edges */
+    assert_true(first_case_is(CF_OP_scaled_masked_softmax_backward, "last_dim_too_large", 0, s2_is_4097));
+    assert_true(first_case_is(CF_OP_scaled_masked_softmax_backward, "last_dim_too_large", 1, s2_is_4097));
+    assert_true(first_case_is(CF_OP_scaled_masked_softmax_backward, "rank_not_4", 0, rank_5));
+    assert_true(first_case_is(CF_OP_scaled_masked_softmax_backward, "rank_not_4", 1, rank_3));
+    assert_true(first_case_is(CF_OP_scaled_masked_softmax_backward, "mask_not_broadcastable", 0, mask_inner_1));
+    assert_true(first_case_is(CF_OP_gelu_backward_v2, "approximate_invalid", 0, not_valid_string));
+    assert_true(first_case_is(CF_OP_nsa_compress_grad, "block_not_multiple_16", 0, d_plus_1));
+    assert_true(first_case_is(CF_OP_nsa_compress_grad, "block_not_multiple_16", 1, d_not_positive));
+    assert_true(first_case_is(CF_OP_nsa_compress_grad, "actseqlen_invalid", 0, last_T_pm1));
     assert_true(count_edge(CF_OP_scaled_masked_softmax_backward, "last_dim_too_large", 30, s2_is_4097) >= 10);
     assert_true(count_edge(CF_OP_scaled_masked_softmax_backward, "rank_not_4", 30, rank_3) >= 5);
     assert_true(count_edge(CF_OP_scaled_masked_softmax_backward, "rank_not_4", 30, rank_5) >= 5);
