@@ -570,8 +570,8 @@ static fz_status load_model(ld *L, cz_constraints *cz, const cJSON *root)
         TRY(get_range(L, m, p, "l_range", 1, 4096, cm->l_range));
         TRY(get_range(L, m, p, "d_range", 1, 4096, cm->d_range));
         TRY(get_range(L, m, p, "D_range", 1, 4096, cm->D_range));
-        TRY(get_range(L, m, p, "N_range", 1, 64, cm->N_range));
-        TRY(get_range(L, m, p, "batches", 1, 64, cm->batches));
+        TRY(get_range(L, m, p, "N_range", 1, 4096, cm->N_range));
+        TRY(get_range(L, m, p, "batches", 1, 1024, cm->batches));
         TRY(member(L, m, p, "max_elements", true, &it));
         sub(q, p, "max_elements");
         TRY(as_int(L, it, q, 1024, 1 << 24, &cm->max_elements));
@@ -718,6 +718,7 @@ static fz_status load_values(ld *L, cz_constraints *cz, const cJSON *root)
             TRY(get_str(L, d, r, "kind", true, kind, sizeof kind));
             cd->weight = 1;
             TRY(get_num(L, d, r, "weight", false, &cd->weight));
+            TRY(dtype_list(L, d, r, "dtypes", false, &cd->dtypes));
             if (!strcmp(kind, "normal")) {
                 cd->kind = CZ_DIST_NORMAL;
                 TRY(get_num(L, d, r, "scale", true, &cd->a));

@@ -66,6 +66,7 @@ typedef struct {
     double a, b; /* normal: a = scale; uniform: [a,b]; loguniform: magnitude in [a,b], random sign */
     double weight;
     bool positive; /* loguniform: no negative values */
+    cz_dtset dtypes; /* "dtypes": only for tensors of these dtypes (0: every dtype) */
 } cz_dist;
 
 typedef enum {

@@ -100,6 +100,12 @@ uint64_t fz_case_seed(uint64_t run_seed, cf_op op, cf_dtype dtype, const char *v
 fz_status fz_generate(const cz_constraints *cz, const char *profile, const fz_stream *s,
                       uint64_t run_seed, int64_t k, cf_case *out);
 
+/* The structural tiers (sizes, ranks) are drawn per case, except the large tier (more than
+ * 2^20 elements, the multi-chunk partitioning of every kernel), which is scheduled: valid case
+ * k of every stream is large exactly when fz_case_is_large(k) (k % 1024 == 700).  Invalid
+ * cases are never large. */
+bool fz_case_is_large(int64_t k);
+
 /* ---------------------------------------------------------------- invalid inputs ---- */
 /* The rules enabled in a profile (disabled ones -- behaviour the profile leaves undefined or
  * accepts -- are not listed), in file order; i in [0, fz_rule_count). */
@@ -143,5 +149,56 @@ typedef struct {
 
 const char *fz_cov_name(fz_cov_class c);
 void fz_coverage_add(const cz_constraints *cz, const cf_case *c, fz_coverage *cov);
+
+/* ---------------------------------------------------------------- coverage bins ---- */
+/* Structural coverage of one operator: where in each documented range its valid cases fell.
+ * The bin set is derived from the constraint file alone and holds only bins a generator
+ * following the file reaches, so a bin with 0 hits is a gap.  Groups (bin names are
+ * "GROUP:BIN", e.g. "rank:3", "numel:1023-1025", "S2:513-4092", "eps:|x|<f32min_normal"):
+ *   rank          rank of the reference tensor (broadcast: the output; NSA: input; else the
+ *                 shape model's first tensor), one bin per rank of its documented range
+ *   numel         elements of the case's largest tensor, in tiers around the built-in
+ *                 implementation's chunks (element-wise: blocks of 1024 and parallel grains of
+ *                 16384, +-1) up to the large tier ">= 1048577"
+ *   dim[-1], dim[-2], dim[outer]   (element-wise) size tiers of the reference tensor's last,
+ *                 second-to-last and any further dims: 0, 1, 2-6, vec+-1 (7 8 9 15 16 17 31
+ *                 32 33), pow2+-1 (2^k-1..2^k+1, k >= 6), 7-1025
+ *   B, N, S1, S2  (softmax) tiers; S2 over 1-64, 65-512, 513-4092, 4093-4095, 4096, vec+-1,
+ *                 pow2+-1 and the documented maximum
+ *   D, l, d, N, batches   (NsaCompressGrad) D at its minimum, up to 256 - 16, 256 (the
+ *                 implementation's row chunk), above it, its maximum; l likewise around 128;
+ *                 d smallest, l - 16, between; N 1, 2-4, >= 5; batches 1, 2-6, 7-64, >= 65
+ *   <param>       every real attribute or scalar (scale, eps, beta, threshold): magnitude
+ *                 bands (|x| < FLT_MIN, then 1e-30, 1e-22, 1e-14, 1e-7, decades ... 1e8), 0,
+ *                 < 0, nan, inf -- only those its domain reaches
+ *   Q*X, branch   for a branch boundary edge {"div": [P, Q]} on tensor X (Softplus:
+ *                 beta*self): magnitude bands of z = Q*x over the viewed elements, 0, < 0,
+ *                 nan, inf; and both sides of the branch (z > P, z <= P)
+ *   X:int         an integer element of X with |x| >= 2^31 (when a dist of integer dtypes
+ *                 reaches that far)
+ * A case counts once in each bin it shows (hits = number of such cases).  Invalid cases
+ * (expect_status != 0) and cases of another operator are counted in fz_bins_invalid() only.
+ * A thread-count bin is the harness's (it is not a property of the case).  Not thread-safe:
+ * one fz_bins per thread, then fz_bins_merge(). */
+typedef struct fz_bins fz_bins;
+fz_bins *fz_bins_new(const cz_constraints *cz); /* NULL on bad argument or out of memory */
+void fz_bins_free(fz_bins *b);
+void fz_bins_add(fz_bins *b, const cf_case *c);
+int fz_bins_count(const fz_bins *b);                 /* number of bins */
+const char *fz_bins_name(const fz_bins *b, int i);   /* "S2:513-4092"; NULL for a bad i */
+const char *fz_bins_group(const fz_bins *b, int i);  /* "S2" */
+int64_t fz_bins_hits(const fz_bins *b, int i);       /* cases in bin i; -1 for a bad i */
+int fz_bins_find(const fz_bins *b, const char *name); /* index or -1 */
+int64_t fz_bins_cases(const fz_bins *b);             /* valid cases added */
+int64_t fz_bins_invalid(const fz_bins *b);           /* cases ignored (invalid, other op) */
+int fz_bins_missing(const fz_bins *b);               /* bins with 0 hits */
+cf_op fz_bins_op(const fz_bins *b);
+/* Adds src's counts to dst (same operator, same constraint file); FZ_ERR_ARG otherwise. */
+fz_status fz_bins_merge(fz_bins *dst, const fz_bins *src);
+/* JSON: {"op": "...", "cases": n, "invalid_cases": n, "bins": [{"group", "name", "hits"}...],
+ * "missing": ["name"...]} -- as a cJSON tree (caller cJSON_Delete()s it) or as text (caller
+ * free()s it).  NULL on out of memory. */
+struct cJSON *fz_bins_to_cjson(const fz_bins *b);
+char *fz_bins_json(const fz_bins *b);
 
 #endif

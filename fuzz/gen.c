@@ -157,7 +157,13 @@ static void set_contiguous(cf_tensor *t)
     memcpy(t->storage_shape, t->shape, sizeof t->shape);
 }
 
+#define FZ_LARGE_PERIOD 1024 /* valid case k of a stream is large when k % PERIOD == PHASE */
+#define FZ_LARGE_PHASE 700
+bool fz_case_is_large(int64_t k) { return k >= 0 && k % FZ_LARGE_PERIOD == FZ_LARGE_PHASE; }
+
 /* ---------------------------------------------------------------- context ---- */
+#define FZ_NSA_MAX_BATCHES 1024
+
 typedef struct {
     const cz_constraints *cz;
     const cz_profile *pf;
@@ -168,7 +174,10 @@ typedef struct {
     double edge_rate;
     bool realistic_y;
     /* nsa description */
-    int64_t l, d, D, N, nb, S[64];
+    int64_t l, d, D, N, nb, S[FZ_NSA_MAX_BATCHES];
+    int64_t k;     /* case index */
+    uint64_t seed; /* the seed this build started from */
+    bool large; /* the large structural tier (> 2^20 elements) */
     bool seq_null;
     char target[CF_NAME_LEN]; /* what an invalid case broke (for the note) */
 } gx;
@@ -326,14 +335,55 @@ static void choose_params(gx *g)
 }
 
 /* ---------------------------------------------------------------- shapes ---- */
-static int64_t shape_budget(gx *g) { return rbern(&g->r, 0.03) ? 65536 : 4096; }
+/* Structural sampling (a sampling choice, not contract).  Sizes come in tiers that someone who
+ * has debugged kernels tries first: tiny sizes, the neighbours of vector widths (7 8 9 15 16 17
+ * 31 32 33), powers of two and their neighbours, the chunk sizes of the built-in implementation
+ * and their neighbours (impl/src/runtime/ewise.h: blocks of 1024 elements, handed out by
+ * acl_parallel_for in grains of 16 blocks = 16384 elements; NSA rows along D in chunks of 256;
+ * softmax rows in grains of 16384/S2), the documented maximum where the file gives one
+ * (softmax S2 <= 4096), and uniform draws over the rest of the range.  A rare large tier (more
+ * than 2^20 elements) reaches the multi-chunk partitioning of every kernel: it is scheduled,
+ * not drawn -- valid case k of every stream is large when k % 1024 == 700 -- so its cost is
+ * known (about one large case per stream per 1000 cases; a default 60 s sweep reaches k = 700
+ * in every stream), the short `--cases N` sweeps of the tests never pay it, and a fixed case
+ * budget shows it (fz_case_is_large()).  Invalid cases are never large. */
+#define FZ_SMALL_BUDGET 4096
+#define FZ_MEDIUM_BUDGET 65536
+#define FZ_LARGE_ELEMS ((int64_t)1 << 20)
 
-static int64_t draw_dim(gx *g, int64_t budget)
+static const int64_t vec_nb[] = {7, 8, 9, 15, 16, 17, 31, 32, 33};
+static const int64_t chunk_sizes[] = {256, 1024, 16384};
+
+/* A size in [lo, hi] drawn from the tiers above (lo >= 0). */
+static int64_t tier_size(gx *g, int64_t lo, int64_t hi)
 {
-    double u = runif(&g->r);
-    if (u < 0.25) return 1;
-    if (u < 0.7) return rrange(&g->r, 2, 8);
-    return rrange(&g->r, 9, budget > 4096 ? 1024 : 64);
+    if (hi <= lo) return lo;
+    for (int tries = 0; tries < 8; tries++) {
+        double u = runif(&g->r);
+        int64_t v;
+        if (u < 0.28) v = rrange(&g->r, lo, lo + 4 < hi ? lo + 4 : hi); /* tiny */
+        else if (u < 0.50) v = vec_nb[rrange(&g->r, 0, 8)];
+        else if (u < 0.66) { /* a power of two or a neighbour */
+            int kmax = 1;
+            while (kmax < 40 && ((int64_t)1 << (kmax + 1)) <= hi + 1) kmax++;
+            v = ((int64_t)1 << rrange(&g->r, 1, kmax)) + rrange(&g->r, -1, 1);
+        } else if (u < 0.72) v = chunk_sizes[rrange(&g->r, 0, 2)] + rrange(&g->r, -1, 1);
+        else if (u < 0.78) v = hi - rrange(&g->r, 0, 1); /* the top of the range */
+        else { /* log-uniform over the range */
+            double span = (double)(hi - lo + 1);
+            v = lo + (int64_t)fz_exp(fz_log(span) * runif(&g->r)) - 1;
+        }
+        if (v >= lo && v <= hi) return v;
+    }
+    return rrange(&g->r, lo, hi);
+}
+
+/* Multiples of m in [lo, hi], the multiplier drawn from the tiers (so m*16 = 256 and its
+ * neighbours 240 and 272 come up). */
+static int64_t tier_multiple(gx *g, int64_t lo, int64_t hi, int64_t m)
+{
+    int64_t a = (lo + m - 1) / m, b = hi / m;
+    return m * (b <= a ? a : tier_size(g, a, b));
 }
 
 static void fit_budget(int64_t *dims, int n, int64_t budget)
@@ -355,17 +405,44 @@ static int draw_rank(gx *g, int lo, int hi)
     if (lo == hi) return lo;
     double u = runif(&g->r);
     if (lo == 0 && u < 0.08) return 0;
-    if (u < 0.75) return (int)rrange(&g->r, lo > 1 ? lo : 1, hi < 4 ? hi : 4);
+    if (u < 0.7) return (int)rrange(&g->r, lo > 1 ? lo : 1, hi < 4 ? hi : 4);
     return (int)rrange(&g->r, lo, hi);
+}
+
+/* dims[0..r) with product exactly n: n's prime factors spread over random dims. */
+static void split_numel(gx *g, int64_t n, int64_t *dims, int r)
+{
+    for (int i = 0; i < r; i++) dims[i] = 1;
+    if (r <= 0) return;
+    int64_t x = n;
+    for (int64_t p = 2; p * p <= x; p++)
+        while (x % p == 0) {
+            dims[rrange(&g->r, 0, r - 1)] *= p;
+            x /= p;
+        }
+    if (x > 1) dims[rrange(&g->r, 0, r - 1)] *= x;
 }
 
 static void draw_shape(gx *g, int rlo, int rhi, int64_t *dims, int *rank)
 {
-    int64_t budget = shape_budget(g);
     *rank = draw_rank(g, rlo, rhi);
-    for (int i = 0; i < *rank; i++) dims[i] = draw_dim(g, budget);
-    fit_budget(dims, *rank, budget);
-    if (*rank > 0 && rbern(&g->r, 0.06)) dims[rrange(&g->r, 0, *rank - 1)] = 0;
+    if (g->large && *rank == 0 && rhi > 0) *rank = rlo > 1 ? rlo : 1;
+    int r = *rank;
+    if (r == 0) return;
+    if (g->large) {
+        split_numel(g, FZ_LARGE_ELEMS + rrange(&g->r, 1, FZ_LARGE_ELEMS / 16), dims, r);
+        return;
+    }
+    double u = runif(&g->r);
+    if (u < 0.10) { /* an exact element count: a chunk size or a power of two, +-1 */
+        int64_t base = u < 0.05 ? chunk_sizes[rbern(&g->r, 0.7) ? 1 : 2] : (int64_t)1 << rrange(&g->r, 3, 15);
+        split_numel(g, base + rrange(&g->r, -1, 1), dims, r);
+    } else {
+        int64_t budget = rbern(&g->r, 0.04) ? FZ_MEDIUM_BUDGET : FZ_SMALL_BUDGET;
+        for (int i = 0; i < r; i++) dims[i] = tier_size(g, 1, budget > FZ_SMALL_BUDGET ? 1025 : 64);
+        fit_budget(dims, r, budget);
+    }
+    if (rbern(&g->r, 0.06)) dims[rrange(&g->r, 0, r - 1)] = 0;
 }
 
 static void set_shape(cf_tensor *t, int rank, const int64_t *dims)
@@ -418,29 +495,39 @@ static void shapes_broadcast(gx *g)
     set_shape(&g->c->tensors[m->bout], ro, o);
 }
 
+/* ScaledMaskedSoftmaxBackward: S2 over its whole documented range 0..max (the file's dims
+ * limit), B, N, S1 from the tiers within the case's element budget. */
 static void shapes_softmax(gx *g)
 {
     const cz_model *m = &g->cz->model;
     const cz_tensor *t0 = &g->cz->tensors[m->tensors[0]];
-    int64_t s2max = shape_budget(g); /* no limit in the file: only the sampling budget */
+    int64_t s2max = FZ_SMALL_BUDGET; /* no limit in the file: only the sampling budget */
     for (int k = 0; k < t0->ndims; k++)
         if (t0->dim_idx[k] == 3) s2max = t0->dim_max[k];
-    int64_t g4[4];
-    g4[0] = rrange(&g->r, 1, 4);
-    g4[1] = rrange(&g->r, 1, 4);
-    g4[2] = rrange(&g->r, 1, 16);
+    int64_t g4[4], S2;
     double u = runif(&g->r);
-    if (u < 0.03) {
-        g4[3] = s2max - rrange(&g->r, 0, 3);
-        g4[0] = g4[1] = 1;
-        g4[2] = rrange(&g->r, 1, 2);
-    } else if (u < 0.15)
-        g4[3] = rrange(&g->r, 65, 512 < s2max ? 512 : s2max);
-    else
-        g4[3] = rrange(&g->r, 1, 64 < s2max ? 64 : s2max);
-    int64_t bud = shape_budget(g) / (g4[3] ? g4[3] : 1);
-    fit_budget(g4, 3, bud > 0 ? bud : 1);
-    if (rbern(&g->r, 0.05)) g4[rrange(&g->r, 0, 3)] = 0;
+    if (u < 0.22) S2 = rrange(&g->r, 1, 64 < s2max ? 64 : s2max);
+    else if (u < 0.42) S2 = tier_size(g, 1, s2max);
+    else if (u < 0.54) S2 = rrange(&g->r, 65 < s2max ? 65 : 1, 512 < s2max ? 512 : s2max);
+    else if (u < 0.74) S2 = rrange(&g->r, 513 < s2max ? 513 : 1, s2max - 4 > 513 ? s2max - 4 : s2max);
+    else if (u < 0.84) S2 = s2max - rrange(&g->r, 0, 3 < s2max - 1 ? 3 : s2max - 1);
+    else {
+        int kmax = 1;
+        while (kmax < 40 && ((int64_t)1 << (kmax + 1)) <= s2max) kmax++;
+        S2 = ((int64_t)1 << rrange(&g->r, 1, kmax)) + rrange(&g->r, -1, 1);
+        if (S2 > s2max) S2 = s2max;
+    }
+    int64_t budget = g->large ? FZ_LARGE_ELEMS + rrange(&g->r, 1, FZ_LARGE_ELEMS / 16)
+                              : rbern(&g->r, 0.06) ? FZ_MEDIUM_BUDGET : FZ_SMALL_BUDGET;
+    g4[0] = rbern(&g->r, 0.25) ? tier_size(g, 1, 64) : rrange(&g->r, 1, 4);
+    g4[1] = rbern(&g->r, 0.25) ? tier_size(g, 1, 64) : rrange(&g->r, 1, 4);
+    g4[2] = rbern(&g->r, 0.25) ? tier_size(g, 1, 4096) : rrange(&g->r, 1, 16);
+    g4[3] = S2;
+    int64_t rows = budget / S2;
+    fit_budget(g4, 3, rows > 0 ? rows : 1);
+    if (g->large && g4[0] * g4[1] * g4[2] * S2 <= FZ_LARGE_ELEMS)
+        g4[2] = FZ_LARGE_ELEMS / (g4[0] * g4[1] * S2) + 1;
+    if (!g->large && rbern(&g->r, 0.05)) g4[rrange(&g->r, 0, 3)] = 0;
     for (int i = 0; i < m->ntensors; i++) set_shape(&g->c->tensors[m->tensors[i]], 4, g4);
     int64_t mk[4] = {g4[0], g4[1], g4[2], g4[3]};
     for (int d = 0; d < 2; d++)
@@ -454,49 +541,74 @@ static int64_t nblk(int64_t S, int64_t l, int64_t d) { return (l > 0 && d > 0 &&
 static void nsa_draw(gx *g)
 {
     const cz_model *m = &g->cz->model;
-    int64_t bm = m->block_multiple;
-    bool large = rbern(&g->r, 0.05); /* occasionally up to 8x the usual element budget */
-    for (int attempt = 0;; attempt++) {
-        int64_t llo = (m->l_range[0] + bm - 1) / bm, lhi = m->l_range[1] / bm;
-        int64_t dlo = (m->d_range[0] + bm - 1) / bm, dhi = m->d_range[1] / bm;
-        if (llo < dlo + 1) llo = dlo + 1; /* room for d < l */
-        if (lhi < llo) lhi = llo;
-        g->l = bm * rrange(&g->r, llo, lhi);
-        int64_t dmax = g->l / bm - 1 < dhi ? g->l / bm - 1 : dhi;
-        g->d = bm * rrange(&g->r, dlo, dmax >= dlo ? dmax : dlo);
-        g->D = m->D_multiple * rrange(&g->r, (m->D_range[0] + m->D_multiple - 1) / m->D_multiple, m->D_range[1] / m->D_multiple);
-        g->N = rrange(&g->r, m->N_range[0], m->N_range[1]);
-        g->seq_null = rbern(&g->r, m->null_seq_rate);
-        g->nb = g->seq_null ? 1 : rrange(&g->r, m->batches[0], m->batches[1]);
-        int64_t T = 0, C = 0;
-        for (int b = 0; b < g->nb; b++) {
-            double u = runif(&g->r);
-            int64_t S;
-            if (g->seq_null) u = 0.5 + 0.5 * u;
-            if (u < 0.15) S = 0;
-            else if (u < 0.35) S = rrange(&g->r, 1, g->l - 1);
-            else if (u < 0.5) S = g->l;
-            else if (u < 0.75) S = g->l + g->d * rrange(&g->r, 1, 4);
-            else S = g->l + g->d * rrange(&g->r, 0, 3) + rrange(&g->r, 1, g->d - 1);
-            g->S[b] = S;
-            T += S;
-            C += nblk(S, g->l, g->d);
+    int64_t bm = m->block_multiple, Dm = m->D_multiple;
+    int64_t llo = m->l_range[0] > m->d_range[0] + bm ? m->l_range[0] : m->d_range[0] + bm;
+    llo = (llo + bm - 1) / bm * bm;
+    g->l = tier_multiple(g, llo, m->l_range[1] > llo ? m->l_range[1] : llo, bm);
+    int64_t dhi = g->l - bm < m->d_range[1] ? g->l - bm : m->d_range[1];
+    double u = runif(&g->r);
+    if (u < 0.2) g->d = (m->d_range[0] + bm - 1) / bm * bm;     /* the smallest stride */
+    else if (u < 0.4) g->d = dhi / bm * bm;                        /* the largest: l - d minimal */
+    else g->d = tier_multiple(g, m->d_range[0], dhi, bm);
+    g->D = tier_multiple(g, m->D_range[0], m->D_range[1], Dm);
+    g->N = tier_size(g, m->N_range[0], m->N_range[1]);
+    g->seq_null = rbern(&g->r, m->null_seq_rate);
+    g->nb = g->seq_null ? 1 : rbern(&g->r, 0.85) ? rrange(&g->r, m->batches[0], m->batches[1] < 6 ? m->batches[1] : 6)
+                                              : tier_size(g, m->batches[0], m->batches[1]);
+    if (g->nb > FZ_NSA_MAX_BATCHES) g->nb = FZ_NSA_MAX_BATCHES;
+    double cu = runif(&g->r);
+    int64_t cap = g->large ? FZ_LARGE_ELEMS + FZ_LARGE_ELEMS / 16
+                  : cu < 0.015 ? 32 * m->max_elements
+                  : cu < 0.095 ? 8 * m->max_elements : m->max_elements;
+    int64_t Dmin = (m->D_range[0] + Dm - 1) / Dm * Dm;
+    bool many = g->nb > 6; /* many batches: short ones, small l, N, D, so that they fit */
+    if (many) {
+        if (cap < 8 * m->max_elements) cap = 8 * m->max_elements;
+        g->N = m->N_range[0];
+        g->D = Dmin;
+        if (g->nb * g->l > 2 * cap / (g->N * g->D)) {
+            g->l = llo;
+            g->d = (m->d_range[0] + bm - 1) / bm * bm;
         }
-        if (C == 0) {
-            int b = (int)rrange(&g->r, 0, g->nb - 1);
-            T += g->l - g->S[b];
-            g->S[b] = g->l;
+    }
+    while (cap / (g->N * g->D) < g->l) { /* room for one window: fewer heads, then a narrower D */
+        if (g->N > m->N_range[0]) g->N = (g->N + 1) / 2 > m->N_range[0] ? (g->N + 1) / 2 : m->N_range[0];
+        else if (g->D > Dmin) g->D = g->D / 2 / Dm * Dm > Dmin ? g->D / 2 / Dm * Dm : Dmin;
+        else break;
+    }
+    int64_t Tcap = cap / (g->N * g->D);
+    int64_t Tmin = g->large ? FZ_LARGE_ELEMS / (g->N * g->D) + 1 : cap > 8 * m->max_elements ? cap / 4 / (g->N * g->D) : 0;
+    if (Tcap < g->l) Tcap = g->l;
+    if (Tmin > Tcap) Tmin = Tcap;
+    int64_t T = 0, C = 0;
+    int nb = (int)g->nb;
+    for (int b = 0; b < nb; b++) {
+        double v = runif(&g->r);
+        int64_t S;
+        if (g->seq_null) v = 0.5 + 0.5 * v;
+        if (many && b != nb - 1) v *= 0.5;
+        if (v < 0.15) S = 0;
+        else if (v < 0.35) S = rrange(&g->r, 1, g->l - 1);
+        else if (v < 0.5) S = g->l;
+        else if (v < 0.75) S = g->l + g->d * tier_size(g, 1, 64);
+        else S = g->l + g->d * tier_size(g, 0, 16) + rrange(&g->r, 1, g->d - 1);
+        if (b == nb - 1 && T + S < Tmin) S = Tmin - T; /* the large tier: the last batch takes the rest */
+        if (T + S > Tcap) {                           /* the budget ends the batches here */
+            S = Tcap - T;
+            nb = b + 1;
         }
-        int64_t cap = large ? 8 * m->max_elements : m->max_elements;
-        if ((T * g->N * g->D <= cap) || attempt > 8) {
-            if (T * g->N * g->D > cap) { /* fall back: one window, small N, D */
-                g->nb = 1;
-                g->S[0] = g->l;
-                g->N = 1;
-                g->D = m->D_multiple * ((m->D_range[0] + m->D_multiple - 1) / m->D_multiple);
-            }
-            return;
-        }
+        g->S[b] = S;
+        T += S;
+        C += nblk(S, g->l, g->d);
+    }
+    g->nb = nb;
+    if (C == 0) { /* at least one window: one batch of length l (others emptied if needed) */
+        int b = (int)rrange(&g->r, 0, g->nb - 1);
+        T += g->l - g->S[b];
+        g->S[b] = g->l;
+        if (T > Tcap)
+            for (int i = 0; i < g->nb; i++)
+                if (i != b) g->S[i] = 0;
     }
 }
 
@@ -632,16 +744,27 @@ static double draw_dist(rng *r, const cz_dist *d)
     return 0;
 }
 
-static const cz_dist *pick_dist(rng *r, const cz_values *v)
+/* A dist of v that applies to dtype dt (weighted); dists restricted to other dtypes are
+ * skipped. */
+static bool dist_applies(const cz_dist *d, cf_dtype dt) { return !d->dtypes || (d->dtypes & (1u << dt)); }
+
+static const cz_dist *pick_dist(rng *r, const cz_values *v, cf_dtype dt)
 {
     double tot = 0;
-    for (int i = 0; i < v->ndists; i++) tot += v->dists[i].weight;
+    int last = -1;
+    for (int i = 0; i < v->ndists; i++)
+        if (dist_applies(&v->dists[i], dt)) {
+            tot += v->dists[i].weight;
+            last = i;
+        }
+    if (last < 0) return &v->dists[0];
     double u = runif(r) * tot;
-    for (int i = 0; i < v->ndists - 1; i++) {
+    for (int i = 0; i < last; i++) {
+        if (!dist_applies(&v->dists[i], dt)) continue;
         if (u < v->dists[i].weight) return &v->dists[i];
         u -= v->dists[i].weight;
     }
-    return &v->dists[v->ndists - 1];
+    return &v->dists[last];
 }
 
 static bool draw_edge(gx *g, const cz_values *v, cf_dtype dt, uint64_t *bits)
@@ -670,13 +793,13 @@ static void fill_input(gx *g, int ti)
     }
     double rate = v->edge_rate >= 0 ? v->edge_rate : 0.02;
     if (g->edge_rate > rate) rate = v->edge_rate >= 0 ? v->edge_rate * 8 : g->edge_rate;
-    const cz_dist *d = pick_dist(&g->r, v);
+    const cz_dist *d = pick_dist(&g->r, v, t->dtype);
     bool mixture = rbern(&g->r, 0.2);
     for (int64_t i = 0; i < n; i++) {
         uint64_t bits;
         if (t->dtype == CF_BOOL) bits = rnext(&g->r) & 1;
         else if (!(rbern(&g->r, rate) && draw_edge(g, v, t->dtype, &bits)))
-            bits = fz_bits_from_double(t->dtype, draw_dist(&g->r, mixture ? pick_dist(&g->r, v) : d));
+            bits = fz_bits_from_double(t->dtype, draw_dist(&g->r, mixture ? pick_dist(&g->r, v, t->dtype) : d));
         fz_store_bits(t->dtype, t->data, i, bits);
     }
     /* an edge case also gets one edge at a random viewed position */
@@ -768,12 +891,6 @@ static bool rule_values(const gx *g, const cz_rule **v)
     return (*v)->nvalues > 0;
 }
 
-static void bump_dim(gx *g, int64_t *d)
-{
-    if (*d >= 2 && rbern(&g->r, 0.5)) (*d)--;
-    else (*d) += rrange(&g->r, 1, 3);
-}
-
 /* Stage 1: properties decided before views (dtypes, shapes, params). */
 static int64_t nsa_C(const gx *g)
 {
@@ -790,6 +907,46 @@ static bool break_meta(gx *g)
     if (k == CZ_RULE_NSA_BLOCK_MULTIPLE || k == CZ_RULE_NSA_L_GT_D || k == CZ_RULE_NSA_D_MULTIPLE)
         return nsa_C(g) >= 1;
     return true;
+}
+
+/* Invalid case k = 0 and k = 1 of every rule take the rule's two canonical edge forms (the
+ * first invalid value, then the most plausible wrong input), so that even a sweep with two
+ * invalid cases per rule (the default) checks each rule at its edge; later k draw the form. */
+static bool edge_k(const gx *g) { return g->k < 2; }
+
+/* A near miss of one of a string param's valid values that is not itself valid: a case
+ * variant, surrounding or trailing spaces, a suffix, a prefix of it, the empty string. */
+static bool near_miss(gx *g, const cz_param *cp, char *out, size_t cap)
+{
+    for (int tries = 0; tries < 16; tries++) {
+        const char *v = cp->valid_str[rrange(&g->r, 0, cp->nvalid - 1)];
+        size_t n = strlen(v);
+        char buf[CZ_STR + 4];
+        int form = (int)rrange(&g->r, 0, 8);
+        snprintf(buf, sizeof buf, "%s", v);
+        switch (form) {
+        case 0: buf[0] = (char)(buf[0] >= 'a' && buf[0] <= 'z' ? buf[0] - 32 : buf[0] >= 'A' && buf[0] <= 'Z' ? buf[0] + 32 : buf[0]); break;
+        case 1:
+            for (size_t i = 0; i < n; i++)
+                buf[i] = (char)(buf[i] >= 'a' && buf[i] <= 'z' ? buf[i] - 32 : buf[i] >= 'A' && buf[i] <= 'Z' ? buf[i] + 32 : buf[i]);
+            break;
+        case 2: snprintf(buf, sizeof buf, " %s", v); break;
+        case 3: snprintf(buf, sizeof buf, "%s ", v); break;
+        case 4: snprintf(buf, sizeof buf, "%sx", v); break;
+        case 5:
+            if (n) buf[n - 1] = 0;
+            break;
+        case 6: buf[0] = 0; break;
+        case 7: snprintf(buf, sizeof buf, "%s\t", v); break;
+        default: snprintf(buf, sizeof buf, "%s%s", v, v); break;
+        }
+        bool valid = strlen(buf) >= cap;
+        for (int i = 0; i < cp->nvalid && !valid; i++) valid = !strcmp(buf, cp->valid_str[i]);
+        if (valid) continue;
+        snprintf(out, cap, "%s", buf);
+        return true;
+    }
+    return false;
 }
 
 static bool break_meta_kind(gx *g)
@@ -825,6 +982,23 @@ static bool break_meta_kind(gx *g)
         return true;
     }
     case CZ_RULE_RANK_OUT_OF_RANGE: {
+        /* the first invalid rank on each side: rank_min - 1 (leading dims dropped) or
+         * rank_max + 1 (leading 1-dims: every other property holds) */
+        bool can_below = true;
+        for (int k = 0; k < ru->ntargets; k++) {
+            const cf_tensor *t = &c->tensors[ru->targets[k]];
+            int lo = cz->tensors[ru->targets[k]].rank_min;
+            if (lo == 0 || t->ndim < lo) can_below = false;
+        }
+        if (can_below && (g->k == 1 || (g->k > 1 && rbern(&g->r, 0.5)))) {
+            for (int k = 0; k < ru->ntargets; k++) {
+                cf_tensor *t = &c->tensors[ru->targets[k]];
+                int drop = t->ndim - (cz->tensors[ru->targets[k]].rank_min - 1);
+                memmove(t->shape, t->shape + drop, sizeof(int64_t) * (size_t)(t->ndim - drop));
+                t->ndim -= drop;
+            }
+            return true;
+        }
         int delta = 0;
         for (int k = 0; k < ru->ntargets; k++) {
             int need = cz->tensors[ru->targets[k]].rank_max + 1 - c->tensors[ru->targets[k]].ndim;
@@ -840,53 +1014,136 @@ static bool break_meta_kind(gx *g)
         return true;
     }
     case CZ_RULE_SHAPE_EQUAL: {
+        /* equality required: a dim off by one, or a shape that broadcasts to the other one
+         * (a dim of 1, a leading 1 added, a leading dim dropped) -- what a kernel that
+         * broadcasts where it should not would accept */
         cf_tensor *t = &c->tensors[tgt];
+        const cz_tensor *ct = &cz->tensors[tgt];
+        int form = edge_k(g) ? g->k == 0 ? 0 : 1 : (int)rrange(&g->r, 0, 3);
         if (t->ndim == 0) {
-            if (cz->tensors[tgt].rank_max < 1) return false;
+            if (ct->rank_max < 1) return false;
             t->ndim = 1;
-            t->shape[0] = rrange(&g->r, 2, 4);
-        } else
-            bump_dim(g, &t->shape[rrange(&g->r, 0, t->ndim - 1)]);
+            t->shape[0] = form < 2 ? 1 : rrange(&g->r, 2, 4);
+            return true;
+        }
+        int big[CF_MAX_RANK], nb = 0;
+        for (int d = 0; d < t->ndim; d++)
+            if (t->shape[d] > 1) big[nb++] = d;
+        if (form == 1 && nb > 0) t->shape[big[rrange(&g->r, 0, nb - 1)]] = 1;
+        else if (form == 2 && t->ndim < ct->rank_max && t->ndim < CF_MAX_RANK) {
+            memmove(t->shape + 1, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+            t->shape[0] = 1;
+            t->ndim++;
+        } else if (form == 3 && t->ndim > ct->rank_min) {
+            memmove(t->shape, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
+            t->ndim--;
+        } else {
+            int64_t *d = &t->shape[rrange(&g->r, 0, t->ndim - 1)];
+            if (*d >= 2 && rbern(&g->r, 0.5)) (*d)--;
+            else (*d)++;
+        }
         return true;
     }
     case CZ_RULE_NOT_BROADCASTABLE: {
+        /* one right-aligned dim pair that fails: off by one (p, p +- 1), 0 against p > 1, or
+         * two unrelated sizes */
         cf_tensor *a = &c->tensors[ru->targets[0]], *b = &c->tensors[ru->targets[1]];
         if (a->ndim == 0) a->shape[a->ndim++] = 1;
         if (b->ndim == 0) b->shape[b->ndim++] = 1;
         int r = a->ndim < b->ndim ? a->ndim : b->ndim;
         int j = (int)rrange(&g->r, 0, r - 1); /* from the right */
-        int64_t p = rrange(&g->r, 2, 5), q = rrange(&g->r, 2, 4);
-        if (q >= p) q++;
-        a->shape[a->ndim - 1 - j] = p;
-        b->shape[b->ndim - 1 - j] = q;
+        int64_t *pa = &a->shape[a->ndim - 1 - j], *pb = &b->shape[b->ndim - 1 - j];
+        int64_t p = *pa > *pb ? *pa : *pb, q;
+        if (p < 2) p = rrange(&g->r, 2, 5);
+        double u = g->k == 0 ? 0.25 : g->k == 1 ? 0.6 : runif(&g->r);
+        if (u < 0.5) q = p >= 3 && rbern(&g->r, 0.5) ? p - 1 : p + 1;
+        else if (u < 0.7) q = 0;
+        else {
+            p = rrange(&g->r, 2, 5);
+            q = rrange(&g->r, 2, 4);
+            if (q >= p) q++;
+        }
+        if (rbern(&g->r, 0.5)) {
+            *pa = p;
+            *pb = q;
+        } else {
+            *pa = q;
+            *pb = p;
+        }
         return true;
     }
     case CZ_RULE_OUTPUT_SHAPE: {
+        /* the output is not the broadcast shape: a dim off by one, the shape of one of the
+         * inputs (what a kernel that sizes its output from one input accepts), a leading 1
+         * added or dropped, a broadcast dim left at 1 */
         cf_tensor *t = &c->tensors[tgt];
-        if (t->ndim < cz->tensors[tgt].rank_max && (t->ndim == 0 || rbern(&g->r, 0.3))) {
+        const cz_tensor *ct = &cz->tensors[tgt];
+        int form = edge_k(g) ? (int)g->k : (int)rrange(&g->r, 0, 3);
+        if (form == 1) { /* an input's shape, when it differs */
+            int cand[2], nc = 0;
+            for (int i = 0; i < 2; i++) {
+                const cf_tensor *in = &c->tensors[ru->bcast[i]];
+                bool same = in->ndim == t->ndim;
+                for (int d = 0; same && d < t->ndim; d++) same = in->shape[d] == t->shape[d];
+                if (!same) cand[nc++] = ru->bcast[i];
+            }
+            if (nc) {
+                const cf_tensor *in = &c->tensors[cand[rrange(&g->r, 0, nc - 1)]];
+                set_shape(t, in->ndim, in->shape);
+                return true;
+            }
+        }
+        if (form == 2 && t->ndim < ct->rank_max && (t->ndim == 0 || rbern(&g->r, 0.5))) {
             memmove(t->shape + 1, t->shape, sizeof(int64_t) * (size_t)t->ndim);
-            t->shape[0] = rrange(&g->r, 2, 3);
+            t->shape[0] = rbern(&g->r, 0.5) ? 1 : rrange(&g->r, 2, 3);
             t->ndim++;
-        } else if (t->ndim > 0)
-            bump_dim(g, &t->shape[rrange(&g->r, 0, t->ndim - 1)]);
-        else
-            return false;
+            return true;
+        }
+        if (form == 2 && t->ndim > ct->rank_min && t->ndim > 0) {
+            memmove(t->shape, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
+            t->ndim--;
+            return true;
+        }
+        if (t->ndim == 0) {
+            if (ct->rank_max < 1) return false;
+            t->shape[t->ndim++] = rrange(&g->r, 2, 3);
+            return true;
+        }
+        int64_t *d = &t->shape[rrange(&g->r, 0, t->ndim - 1)];
+        if (form == 3 && *d > 1) *d = 1;
+        else if (*d >= 2 && rbern(&g->r, 0.5)) (*d)--;
+        else (*d)++;
         return true;
     }
     case CZ_RULE_SHAPE_BROADCAST_DIMS: {
+        /* the mask broadcasts the wrong way: a dim that must be full left at 1 (numpy would
+         * accept it), a broadcast dim larger than gradOutput's 1, or a dim off by one */
         cf_tensor *mk = &c->tensors[tgt];
         const cf_tensor *to = &c->tensors[ru->to];
         if (mk->ndim != to->ndim || mk->ndim == 0) return false;
+        int form = edge_k(g) ? (g->k == 0 ? 0 : 2) : (int)rrange(&g->r, 0, 2);
+        int cand[CF_MAX_RANK], nc = 0;
+        for (int j = 0; j < mk->ndim; j++) {
+            bool bd = (ru->bdims >> j) & 1u;
+            if (form == 0 ? !bd && to->shape[j] > 1 : form == 1 ? bd && to->shape[j] == 1 : false) cand[nc++] = j;
+        }
+        if (nc) {
+            int j = cand[rrange(&g->r, 0, nc - 1)];
+            mk->shape[j] = form == 0 ? 1 : rrange(&g->r, 2, 4);
+            return true;
+        }
         int j = (int)rrange(&g->r, 0, mk->ndim - 1);
         int64_t gd = to->shape[j];
         if ((ru->bdims >> j) & 1u) mk->shape[j] = gd == 0 ? 2 : gd + 1;
-        else mk->shape[j] = gd >= 2 && rbern(&g->r, 0.5) ? gd - 1 : gd + 1;
+        else mk->shape[j] = gd >= 1 && rbern(&g->r, 0.5) ? gd - 1 : gd + 1;
         return true;
     }
     case CZ_RULE_DIM_OUT_OF_RANGE: {
+        /* mostly the first invalid value, max + 1 */
         const cz_tensor *ct = &cz->tensors[tgt];
         int k = (int)rrange(&g->r, 0, ct->ndims - 1), dim = ct->dim_idx[k];
-        int64_t v = ct->dim_max[k] + rrange(&g->r, 1, 64);
+        double u = g->k < 2 ? 0 : runif(&g->r);
+        int64_t v = ct->dim_max[k] + (u < 0.6 ? 1 : u < 0.85 ? rrange(&g->r, 2, 64) : ct->dim_max[k]);
         int rank = c->tensors[tgt].ndim;
         for (int i = 0; i < c->ntensors; i++) {
             cf_tensor *t = &c->tensors[i];
@@ -897,10 +1154,26 @@ static bool break_meta_kind(gx *g)
     }
     case CZ_RULE_PARAM_INVALID: {
         const cz_rule *v;
-        if (!rule_values(g, &v)) return false;
+        bool have = rule_values(g, &v);
         cf_param *p = &c->params[tgt];
-        int k = (int)rrange(&g->r, 0, v->nvalues - 1);
+        const cz_param *cp = &cz->params[tgt];
         p->is_null = false;
+        if (!have || g->k == 0 || (g->k > 1 && rbern(&g->r, 0.5))) { /* a near miss of a valid value */
+            if (p->kind == CF_PARAM_STRING && cp->nvalid > 0 && near_miss(g, cp, p->str, sizeof p->str)) return true;
+            if (p->kind == CF_PARAM_INT && cp->nvalid > 0) {
+                for (int tries = 0; tries < 8; tries++) {
+                    int64_t x = cp->valid_int[rrange(&g->r, 0, cp->nvalid - 1)] + (rbern(&g->r, 0.5) ? 1 : -1);
+                    bool ok = true;
+                    for (int i = 0; i < cp->nvalid; i++) ok &= cp->valid_int[i] != x;
+                    if (ok) {
+                        p->i = x;
+                        return true;
+                    }
+                }
+            }
+        }
+        if (!have) return false;
+        int k = (int)rrange(&g->r, 0, v->nvalues - 1);
         if (p->kind == CF_PARAM_STRING) snprintf(p->str, sizeof p->str, "%s", v->value_str[k]);
         else if (p->kind == CF_PARAM_BOOL) p->b = v->value_int[k] != 0;
         else p->i = v->value_int[k];
@@ -913,48 +1186,80 @@ static bool break_meta_kind(gx *g)
             t->shape[rrange(&g->r, 0, t->ndim - 1)] = 0;
             return true;
         }
-        if (rbern(&g->r, 0.5)) g->N = 0;
+        if (g->k == 1 || (g->k > 1 && rbern(&g->r, 0.5))) g->N = 0;
         else { /* every batch shorter than l: C = 0, only outputGrad is empty */
-            int64_t T = 0;
-            for (int b = 0; b < g->nb; b++) {
-                if (g->S[b] >= g->l) g->S[b] = rrange(&g->r, 1, g->l - 1);
-                T += g->S[b];
-            }
-            (void)T;
+            for (int b = 0; b < g->nb; b++)
+                if (g->S[b] >= g->l) g->S[b] = rbern(&g->r, 0.5) ? g->l - 1 : rrange(&g->r, 1, g->l - 1);
         }
         nsa_apply(g);
         return true;
-    case CZ_RULE_NSA_BLOCK_MULTIPLE:
-        if (rbern(&g->r, 0.5)) g->l += m->block_multiple / 2;
-        else g->d -= m->block_multiple / 2;
-        if (g->d <= 0 || g->l <= g->d) return false;
+    case CZ_RULE_NSA_BLOCK_MULTIPLE: {
+        /* l or d off the multiple by one or by half of it, or d = 0 / negative (kept l > d) */
+        int64_t bm = m->block_multiple;
+        int form = g->k == 0 ? 2 : g->k == 1 ? 5 : (int)rrange(&g->r, 0, 5);
+        if (form == 5) { /* d <= 0: the parameter only; shapes stay those of the valid d.  d = 0
+                            and d = -16 are multiples that are not positive: only where the
+                            profile keeps the rule's base status (cann-kernel's 561002 is a
+                            tiling check of the multiple); d = -1 breaks both */
+            nsa_apply(g);
+            bool base = g->pf->status[g->rule] == ru->status;
+            c->params[m->p_d].i = base && rbern(&g->r, 0.5) ? 0 : base && rbern(&g->r, 0.5) ? -bm : -1;
+            return true;
+        }
+        if (form == 0) g->l += 1;
+        else if (form == 1) g->l -= 1;
+        else if (form == 2) g->d += 1;
+        else if (form == 3) g->d -= 1;
+        else if (rbern(&g->r, 0.5)) g->l += bm / 2;
+        else g->d -= bm / 2;
+        if (g->d <= 0 || g->l <= g->d || (g->l % bm == 0 && g->d % bm == 0)) return false;
         nsa_apply(g);
         return true;
-    case CZ_RULE_NSA_L_GT_D:
-        g->d = g->l + m->block_multiple * rrange(&g->r, 0, 1);
+    }
+    case CZ_RULE_NSA_L_GT_D: {
+        double u = g->k == 0 ? 0.25 : g->k == 1 ? 0.6 : runif(&g->r);
+        if (u < 0.5) g->d = g->l;           /* the first invalid stride */
+        else if (u < 0.75) g->l = g->d;     /* or block */
+        else g->d = g->l + m->block_multiple;
         nsa_apply(g);
         return true;
-    case CZ_RULE_NSA_D_MULTIPLE:
-        g->D += m->D_multiple / 2 ? m->D_multiple / 2 : 1;
-        if (g->D % m->D_multiple == 0) return false;
+    }
+    case CZ_RULE_NSA_D_MULTIPLE: {
+        int64_t Dm = m->D_multiple, k = g->k < 2 ? g->k : rrange(&g->r, 0, 2);
+        int64_t delta = k == 0 ? 1 : k == 1 ? -1 : (Dm / 2 ? Dm / 2 : 1);
+        if (g->D + delta <= 0) delta = 1;
+        g->D += delta;
+        if (g->D % Dm == 0) return false;
         nsa_apply(g);
         return true;
+    }
     case CZ_RULE_NSA_ACTSEQLEN: {
+        /* from the valid cumulative array: empty, a negative entry, one step down by one, or
+         * the last entry T +- 1 */
         cf_param *ps = &c->params[m->p_seq];
         int64_t T = c->tensors[m->in].shape[0];
-        int64_t *arr = malloc(sizeof(int64_t) * (size_t)(ps->arr_len + 2));
+        int64_t n = ps->is_null ? 1 : ps->arr_len;
+        int64_t *arr = malloc(sizeof(int64_t) * (size_t)(n + 1));
         if (!arr) return false;
-        int form = (int)rrange(&g->r, 0, 3), n = 0;
-        if (form == 0) { /* empty (not NULL) */
-        } else if (form == 1) { /* decreasing, last = T */
-            arr[n++] = T + 1;
-            arr[n++] = T;
-        } else if (form == 2) { /* a negative entry */
-            arr[n++] = -1;
-            arr[n++] = T;
-        } else { /* last != T */
-            arr[n++] = T + rrange(&g->r, 1, 16);
-        }
+        if (ps->is_null) arr[0] = T;
+        else memcpy(arr, ps->arr, sizeof(int64_t) * (size_t)n);
+        int form = g->k == 0 ? 3 : g->k == 1 ? 2 : (int)rrange(&g->r, 0, 3);
+        if (form == 0) n = 0; /* empty (not NULL) */
+        else if (form == 1) arr[0] = -1;
+        else if (form == 2) { /* decreasing: arr[i] = arr[i-1] - 1 (or a leading T + 1) */
+            int64_t cand[FZ_NSA_MAX_BATCHES], nc = 0;
+            for (int64_t i = 1; i < n; i++)
+                if (arr[i - 1] >= 1) cand[nc++] = i;
+            if (nc) {
+                int64_t i = cand[rrange(&g->r, 0, nc - 1)];
+                arr[i] = arr[i - 1] - 1;
+            } else {
+                memmove(arr + 1, arr, sizeof(int64_t) * (size_t)n);
+                arr[0] = T + 1;
+                n++;
+            }
+        } else
+            arr[n - 1] = T >= 1 && (n < 2 || arr[n - 2] <= T - 1) && rbern(&g->r, 0.5) ? T - 1 : T + 1;
         free(ps->arr);
         ps->arr = arr;
         ps->arr_len = n;
@@ -962,25 +1267,51 @@ static bool break_meta_kind(gx *g)
         return true;
     }
     case CZ_RULE_NSA_C: {
+        /* C +- 1, or C by a plausible wrong window count: (S - l) / d without the + 1, with a
+         * partial tail window, or S / d */
         cf_tensor *og = &c->tensors[m->og];
-        if (og->shape[0] >= 2 && rbern(&g->r, 0.5)) og->shape[0]--;
-        else og->shape[0] += rrange(&g->r, 1, 2);
+        int64_t C = og->shape[0], alt[3] = {0, 0, 0};
+        for (int b = 0; b < g->nb; b++) {
+            int64_t S = g->S[b];
+            if (S >= g->l) {
+                alt[0] += (S - g->l) / g->d;
+                alt[1] += (S - g->l + g->d - 1) / g->d + 1;
+            }
+            alt[2] += S / g->d;
+        }
+        int64_t cand[3], nc = 0;
+        for (int i = 0; i < 3; i++)
+            if (alt[i] >= 1 && alt[i] != C) cand[nc++] = alt[i];
+        if (nc && (g->k == 1 || (g->k > 1 && rbern(&g->r, 0.5)))) og->shape[0] = cand[rrange(&g->r, 0, nc - 1)];
+        else if (C >= 2 && g->k > 1 && rbern(&g->r, 0.5)) og->shape[0] = C - 1;
+        else og->shape[0] = C + 1;
         return true;
     }
     case CZ_RULE_NSA_DIMS: {
+        /* outputGrad's N or D off (by one head, by one D step, or N = 1 that would
+         * broadcast), weight not [l, N]: l + 1 rows, N + 1 or 1 columns (broadcastable,
+         * as the CANN page's wording suggests), or transposed [N, l] */
         cf_tensor *og = &c->tensors[m->og], *w = &c->tensors[m->w], *wg = &c->tensors[m->wg];
-        switch (rrange(&g->r, 0, 3)) {
-        case 0: og->shape[1] += 1; break;
-        case 1: og->shape[2] += m->D_multiple; break;
-        case 2:
-            w->shape[0] += 1;
+        for (int tries = 0; tries < 8; tries++) {
+            int form = tries == 0 && g->k < 2 ? (g->k == 0 ? 6 : 0) : (int)rrange(&g->r, 0, 7);
+            if (form == 0) og->shape[1] += 1;
+            else if (form == 1 && og->shape[1] > 1) og->shape[1] = 1;
+            else if (form == 2) og->shape[2] += m->D_multiple;
+            else if (form == 3 && og->shape[2] > m->D_multiple) og->shape[2] -= m->D_multiple;
+            else if (form == 4) w->shape[0] += 1;
+            else if (form == 5) w->shape[1] += 1;
+            else if (form == 6 && w->shape[1] > 1) w->shape[1] = 1;
+            else if (form == 7 && w->shape[0] != w->shape[1]) {
+                int64_t x = w->shape[0];
+                w->shape[0] = w->shape[1];
+                w->shape[1] = x;
+            } else
+                continue;
             wg->shape[0] = w->shape[0];
-            break;
-        default:
-            w->shape[1] += 1;
             wg->shape[1] = w->shape[1];
-            break;
+            return true;
         }
+        og->shape[1] += 1;
         return true;
     }
     case CZ_RULE_KIND_COUNT: break;
@@ -999,7 +1330,20 @@ static bool break_view(gx *g)
     for (int d = 0; d < t->ndim; d++)
         if (t->shape[d] > 1) big[nb++] = d;
     if (nb == 0) return false;
-    if (nb >= 2 && rbern(&g->r, 0.5)) { /* two dims with one stride: (1,0) and (0,1) collide */
+    double u = g->k == 0 ? 0.1 : g->k == 1 ? 0.9 : runif(&g->r);
+    if (nb >= 2 && u < 0.35) { /* the edge: an outer stride one row short, so the last element
+                                  of a row is the first of the next */
+        int a = big[rrange(&g->r, 0, nb - 1)], b = big[rrange(&g->r, 0, nb - 1)];
+        if (a == b) b = a == big[0] ? big[1] : big[0];
+        if (t->strides[a] < t->strides[b]) {
+            int x = a;
+            a = b;
+            b = x;
+        }
+        int64_t sb = t->strides[b] > 0 ? t->strides[b] : 1;
+        t->strides[b] = sb;
+        t->strides[a] = sb * (t->shape[b] - 1);
+    } else if (nb >= 2 && u < 0.65) { /* two dims with one stride: (1,0) and (0,1) collide */
         int a = big[0], b = big[1];
         int64_t s = t->strides[a] > t->strides[b] ? t->strides[a] : t->strides[b];
         t->strides[a] = t->strides[b] = s > 0 ? s : 1;
@@ -1061,6 +1405,7 @@ static fz_status build(gx *g)
     fz_status st = choose_dtypes(g);
     if (st != FZ_OK) return st;
     choose_params(g);
+    g->large = g->rule < 0 && fz_case_is_large(g->k);
     choose_shapes(g);
     g->realistic_y = cz->model.kind == CZ_MODEL_SOFTMAX && rbern(&g->r, cz->model.realistic_y_rate);
     g->edge_rate = rbern(&g->r, 0.25) ? 0.25 : 0;
@@ -1072,6 +1417,10 @@ static fz_status build(gx *g)
     }
     if (g->rule >= 0 && cz->rules[g->rule].kind == CZ_RULE_OUTPUT_OVERLAP && !break_view(g)) return FZ_ERR_GENERATE;
     choose_formats(g);
+    /* values come from their own stream (from the case seed), so that a change in how
+     * structure is sampled does not move every value draw of a seed */
+    uint64_t vs = g->seed ^ 0x76616c7565730000ull;
+    rng_seed(&g->r, splitmix64(&vs));
     st = fill_data(g);
     if (st != FZ_OK) return st;
     if (g->rule >= 0) break_late(g);
@@ -1118,10 +1467,11 @@ fz_status fz_generate(const cz_constraints *cz, const char *profile, const fz_st
     if (!out) return FZ_ERR_ARG;
     memset(out, 0, sizeof *out);
     if (!cz || k < 0 || !stream_ok(cz, s)) return FZ_ERR_ARG;
-    gx g = {.cz = cz, .pf = cz_profile_get(cz, profile), .c = out, .s = s, .rule = -1};
+    gx g = {.cz = cz, .pf = cz_profile_get(cz, profile), .c = out, .s = s, .rule = -1, .k = k};
     if (!g.pf) return FZ_ERR_ARG;
     uint64_t seed = fz_case_seed(run_seed, cz->op, s->dtype, s->variant, k);
     rng_seed(&g.r, seed);
+    g.seed = seed;
     fz_status st = build(&g);
     if (st != FZ_OK) {
         cf_case_free(out);
@@ -1185,9 +1535,10 @@ fz_status fz_generate_invalid(const cz_constraints *cz, const char *profile, int
     if (ns > 64) ns = 64;
     uint64_t seed = fz_case_seed(run_seed, cz->op, CF_DTYPE_COUNT, cz->rules[r].name, k);
     for (int attempt = 0; attempt < 64; attempt++) {
-        gx g = {.cz = cz, .pf = pf, .c = out, .rule = r};
+        gx g = {.cz = cz, .pf = pf, .c = out, .rule = r, .k = k};
         uint64_t x = seed + (uint64_t)attempt;
-        rng_seed(&g.r, splitmix64(&x));
+        g.seed = splitmix64(&x);
+        rng_seed(&g.r, g.seed);
         g.s = &streams[rrange(&g.r, 0, ns - 1)];
         fz_status st = build(&g);
         if (st == FZ_OK) {

@@ -1,0 +1,495 @@
+/* Structural coverage bins (fuzz.h, "coverage bins"): where in each documented range the valid
+ * cases of one operator fell.  The bin set is derived from the constraint file -- rank range,
+ * shape model, dim limits, attribute domains, value dists, branch-boundary edges -- and holds
+ * only bins that a generator following the file reaches, so a bin with 0 hits is a gap.  Every
+ * bin is classified from the case itself (shapes, params, stored values), not from what the
+ * generator meant to do. */
+#include <cjson/cJSON.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "constraints.h"
+
+#define FZ_BINS_MAX 256
+
+typedef enum {
+    BK_RANGE,  /* lo <= v <= hi */
+    BK_VEC,    /* v in {7 8 9 15 16 17 31 32 33}: neighbours of vector widths */
+    BK_POW2,   /* v = 2^k - 1, 2^k or 2^k + 1 with k >= 6 */
+    BK_NAN,    /* v is NaN */
+    BK_ABS     /* lo <= |v| < hi (finite, non-zero), doubles */
+} bin_kind;
+
+typedef struct {
+    char group[24];
+    char name[64];
+    bin_kind kind;
+    double lo, hi;
+    int64_t hits;
+} bin;
+
+/* What a group of bins measures. */
+typedef enum {
+    G_RANK,      /* rank of the reference tensor */
+    G_NUMEL,     /* elements of the largest tensor */
+    G_DIM,       /* a dim of the reference tensor: arg = position from the right (1, 2), 3 = any further out */
+    G_SMS,       /* softmax dim arg (0 B, 1 N, 2 S1, 3 S2) */
+    G_NSA,       /* arg: 0 D, 1 l, 2 d, 3 N, 4 batches */
+    G_PARAM,     /* value of param arg */
+    G_PRODUCT,   /* per element: param pb * tensor t (z = beta * self) */
+    G_BRANCH,    /* per element: z > param pa (lo = 1) or z <= pa (lo = 0) */
+    G_BIGINT     /* an element of integer tensor t with |x| >= 2^31 */
+} group_kind;
+
+typedef struct {
+    group_kind kind;
+    int arg, t, pa, pb;
+    int first, n; /* bins [first, first + n) */
+} group;
+
+struct fz_bins {
+    const cz_constraints *cz;
+    int nbins, ngroups;
+    bin bins[FZ_BINS_MAX];
+    group groups[32];
+    int64_t cases, invalid;
+};
+
+static group *new_group(fz_bins *b, group_kind k, int arg)
+{
+    group *g = &b->groups[b->ngroups++];
+    memset(g, 0, sizeof *g);
+    g->kind = k;
+    g->arg = arg;
+    g->first = b->nbins;
+    return g;
+}
+
+static void add_bin(fz_bins *b, group *g, const char *gname, const char *name, bin_kind k, double lo, double hi)
+{
+    if (b->nbins >= FZ_BINS_MAX) return;
+    bin *x = &b->bins[b->nbins++];
+    memset(x, 0, sizeof *x);
+    snprintf(x->group, sizeof x->group, "%s", gname);
+    snprintf(x->name, sizeof x->name, "%s:%s", gname, name);
+    x->kind = k;
+    x->lo = lo;
+    x->hi = hi;
+    g->n++;
+}
+
+static void add_range(fz_bins *b, group *g, const char *gname, double lo, double hi)
+{
+    char nm[48];
+    if (lo == hi) snprintf(nm, sizeof nm, "%.0f", lo);
+    else if (isinf(hi)) snprintf(nm, sizeof nm, ">=%.0f", lo);
+    else snprintf(nm, sizeof nm, "%.0f-%.0f", lo, hi);
+    add_bin(b, g, gname, nm, BK_RANGE, lo, hi);
+}
+
+/* Size tiers of a dim in [lo, hi]: 0, 1, tiny, vector-width neighbours, powers of two +-1, other. */
+static void add_size_tiers(fz_bins *b, group *g, const char *gname, int64_t lo, int64_t hi, bool pow2)
+{
+    if (lo <= 0) add_range(b, g, gname, 0, 0);
+    if (lo <= 1 && hi >= 1) add_range(b, g, gname, 1, 1);
+    if (hi >= 2) add_range(b, g, gname, lo > 2 ? (double)lo : 2, hi < 6 ? (double)hi : 6);
+    if (hi >= 33) add_bin(b, g, gname, "vec+-1", BK_VEC, 0, 0);
+    if (pow2 && hi >= 65) add_bin(b, g, gname, "pow2+-1", BK_POW2, 0, 0);
+}
+
+static int64_t tensor_numel(const cf_tensor *t) { return t->present ? cf_tensor_numel(t) : 0; }
+
+/* Magnitude bands of a real attribute (domain-derived: only bands the domain reaches). */
+static const double bands[] = {0x1p-149, 1.1754943508222875e-38, 1e-30, 1e-22, 1e-14, 1e-7, 1e-5, 1e-3, 1e-1,
+                               1, 10, 100, 1e4, 1e8, INFINITY};
+#define NBANDS ((int)(sizeof bands / sizeof bands[0]) - 1)
+
+static void band_name(char *out, size_t cap, int i)
+{
+    if (i == 0) snprintf(out, cap, "|x|<f32min_normal");
+    else snprintf(out, cap, "|x|>=%.0e", bands[i]);
+}
+
+static bool domain_reaches(const cz_param *p, double lo, double hi, bool *zero, bool *neg, bool *nan, bool *inf)
+{
+    bool any = false;
+    for (int i = 0; i < p->ndomain; i++) {
+        const cz_domain_part *d = &p->domain[i];
+        if (d->is_range) {
+            double a = fabs(d->lo), c = fabs(d->hi), mn = a < c ? a : c, mx = a < c ? c : a;
+            if (d->lo <= 0 && d->hi >= 0) mn = 0;
+            if (d->lo < 0) *neg = true;
+            if (mn == 0) *zero = true;
+            if (mx > lo && mn < hi) any = true; /* more than a point of the band */
+        } else
+            for (int k = 0; k < d->nvalues; k++) {
+                double v = d->values[k];
+                if (isnan(v)) *nan = true;
+                else if (isinf(v)) *inf = true;
+                else if (v == 0) *zero = true;
+                else {
+                    if (v < 0) *neg = true;
+                    if (fabs(v) >= lo && fabs(v) < hi) any = true;
+                }
+            }
+    }
+    return any;
+}
+
+static void add_param_bins(fz_bins *b, int pi)
+{
+    const cz_param *p = &b->cz->params[pi];
+    group *g = new_group(b, G_PARAM, pi);
+    bool zero = false, neg = false, nan = false, inf = false;
+    for (int i = 0; i < NBANDS; i++) {
+        char nm[48];
+        if (!domain_reaches(p, bands[i], bands[i + 1], &zero, &neg, &nan, &inf)) continue;
+        band_name(nm, sizeof nm, i);
+        add_bin(b, g, p->name, nm, BK_ABS, i == 0 ? 0x1p-1074 : bands[i], bands[i + 1]);
+    }
+    if (zero) add_bin(b, g, p->name, "0", BK_RANGE, 0, 0);
+    if (neg) add_bin(b, g, p->name, "<0", BK_RANGE, -INFINITY, -0x1p-1074);
+    if (nan) add_bin(b, g, p->name, "nan", BK_NAN, 0, 0);
+    if (inf) add_bin(b, g, p->name, "inf", BK_ABS, INFINITY, INFINITY);
+}
+
+fz_bins *fz_bins_new(const cz_constraints *cz)
+{
+    if (!cz) return NULL;
+    fz_bins *b = calloc(1, sizeof *b);
+    if (!b) return NULL;
+    b->cz = cz;
+    const cz_model *m = &cz->model;
+    bool empty_ok = true; /* no empty_tensor rule: 0-element tensors are valid */
+    for (int r = 0; r < cz->nrules; r++)
+        if (cz->rules[r].kind == CZ_RULE_EMPTY_TENSOR) empty_ok = false;
+    int ref = m->kind == CZ_MODEL_BROADCAST ? m->bout : m->kind == CZ_MODEL_NSA ? m->in : m->tensors[0];
+    const cz_tensor *rt = &cz->tensors[ref];
+    group *g = new_group(b, G_RANK, ref);
+    for (int r = rt->rank_min; r <= rt->rank_max; r++) add_range(b, g, "rank", r, r);
+    g = new_group(b, G_NUMEL, 0);
+    if (m->kind == CZ_MODEL_SAME || m->kind == CZ_MODEL_BROADCAST) {
+        /* the element-wise driver: blocks of 1024, parallel grains of 16384 elements */
+        static const double t[][2] = {{1, 1}, {2, 63}, {64, 1022}, {1023, 1025}, {1026, 16382}, {16383, 16385},
+                                      {16386, 1048576}, {1048577, INFINITY}};
+        if (empty_ok) add_range(b, g, "numel", 0, 0);
+        for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) add_range(b, g, "numel", t[i][0], t[i][1]);
+        for (int pos = 1; pos <= 3; pos++) {
+            static const char *const nm[] = {"", "dim[-1]", "dim[-2]", "dim[outer]"};
+            if (rt->rank_max < pos) break;
+            g = new_group(b, G_DIM, pos);
+            g->t = ref;
+            add_size_tiers(b, g, nm[pos], empty_ok ? 0 : 1, 1025, true);
+            add_range(b, g, nm[pos], 7, 1025); /* any size of the sampled range beyond tiny */
+        }
+    } else if (m->kind == CZ_MODEL_SOFTMAX) {
+        static const double t[][2] = {{1, 63}, {64, 4095}, {4096, 16383}, {16384, 1048576}, {1048577, INFINITY}};
+        if (empty_ok) add_range(b, g, "numel", 0, 0);
+        for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) add_range(b, g, "numel", t[i][0], t[i][1]);
+        int64_t s2max = 0;
+        for (int k = 0; k < rt->ndims; k++)
+            if (rt->dim_idx[k] == 3) s2max = rt->dim_max[k];
+        static const char *const nm[] = {"B", "N", "S1", "S2"};
+        for (int d = 0; d < 3; d++) {
+            g = new_group(b, G_SMS, d);
+            if (empty_ok) add_range(b, g, nm[d], 0, 0);
+            add_range(b, g, nm[d], 1, 1);
+            add_range(b, g, nm[d], 2, d == 2 ? 16 : 4);
+            add_range(b, g, nm[d], d == 2 ? 17 : 5, INFINITY);
+        }
+        g = new_group(b, G_SMS, 3);
+        if (empty_ok) add_range(b, g, "S2", 0, 0);
+        if (s2max >= 4096) { /* the tiers of the documented range up to 4096 */
+            static const double s[][2] = {{1, 64}, {65, 512}, {513, 4092}, {4093, 4095}, {4096, 4096}};
+            for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) add_range(b, g, "S2", s[i][0], s[i][1]);
+        } else
+            add_range(b, g, "S2", 1, INFINITY);
+        add_bin(b, g, "S2", "vec+-1", BK_VEC, 0, 0);
+        add_bin(b, g, "S2", "pow2+-1", BK_POW2, 0, 0);
+        if (s2max > 0 && s2max != 4096) add_range(b, g, "S2", (double)s2max, (double)s2max);
+    } else { /* NSA */
+        static const double t[][2] = {{1, 4095}, {4096, 32767}, {32768, 1048576}, {1048577, INFINITY}};
+        for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) add_range(b, g, "numel", t[i][0], t[i][1]);
+        /* D: one NSA_CHUNK-sized row band, below, at and above 256, the maximum */
+        g = new_group(b, G_NSA, 0);
+        double Dm = (double)m->D_multiple, Dmin = ceil((double)m->D_range[0] / Dm) * Dm, Dmax = floor((double)m->D_range[1] / Dm) * Dm;
+        add_range(b, g, "D", Dmin, Dmin);
+        if (Dmax > 256) {
+            add_range(b, g, "D", Dmin + Dm, 256 - Dm);
+            add_range(b, g, "D", 256, 256);
+            add_range(b, g, "D", 256 + Dm, Dmax - Dm);
+        }
+        add_range(b, g, "D", Dmax, Dmax);
+        g = new_group(b, G_NSA, 1);
+        double bm = (double)m->block_multiple;
+        double lmin = ceil((double)(m->l_range[0] > m->d_range[0] + m->block_multiple ? m->l_range[0] : m->d_range[0] + m->block_multiple) / bm) * bm;
+        double lmax = floor((double)m->l_range[1] / bm) * bm;
+        add_range(b, g, "l", lmin, lmin);
+        if (lmax > 128) {
+            add_range(b, g, "l", lmin + bm, 128 - bm);
+            add_range(b, g, "l", 128, 128);
+            add_range(b, g, "l", 128 + bm, lmax - bm);
+        }
+        add_range(b, g, "l", lmax, lmax);
+        g = new_group(b, G_NSA, 2); /* d relative to l: the smallest, l - d minimal, between */
+        add_bin(b, g, "d", "min", BK_RANGE, 0, 0);
+        add_bin(b, g, "d", "l-multiple", BK_RANGE, 1, 1);
+        add_bin(b, g, "d", "between", BK_RANGE, 2, 2);
+        g = new_group(b, G_NSA, 3);
+        add_range(b, g, "N", 1, 1);
+        if (m->N_range[1] >= 4) add_range(b, g, "N", 2, 4);
+        if (m->N_range[1] >= 5) add_range(b, g, "N", 5, INFINITY);
+        g = new_group(b, G_NSA, 4);
+        add_range(b, g, "batches", 1, 1);
+        if (m->batches[1] >= 6) add_range(b, g, "batches", 2, 6);
+        if (m->batches[1] >= 7) add_range(b, g, "batches", 7, 64 < m->batches[1] ? 64 : (double)m->batches[1]);
+        if (m->batches[1] > 64) add_range(b, g, "batches", 65, INFINITY);
+    }
+    /* real attributes: magnitude bands, 0, negative, NaN, Inf as the domain reaches them */
+    for (int i = 0; i < cz->nparams; i++)
+        if (!cz->params[i].derived && (cz->params[i].kind == CF_PARAM_F64 || cz->params[i].kind == CF_PARAM_SCALAR))
+            add_param_bins(b, i);
+    /* a branch boundary x = P / Q on a tensor (Softplus: threshold / beta): bands of z = Q * x,
+     * and both sides of the branch z > P */
+    for (int v = 0; v < cz->nvalues; v++) {
+        const cz_values *cv = &cz->values[v];
+        for (int e = 0; e < cv->nedges; e++) {
+            if (cv->edges[e].kind != CZ_EDGE_DIV) continue;
+            char gn[24];
+            snprintf(gn, sizeof gn, "%s*%s", cz->params[cv->edges[e].pb].name, cz->tensors[cv->tensor].name);
+            g = new_group(b, G_PRODUCT, 0);
+            g->t = cv->tensor;
+            g->pb = cv->edges[e].pb;
+            for (int i = 0; i < NBANDS; i++) {
+                char nm[48];
+                band_name(nm, sizeof nm, i);
+                if (i > 0 && bands[i] < 1e-14) continue; /* z in [FLT_MIN, 1e-14): sigmoid(z) = 1/2 exactly */
+                add_bin(b, g, gn, nm, BK_ABS, i == 0 ? 0x1p-1074 : bands[i], bands[i + 1]);
+            }
+            add_bin(b, g, gn, "0", BK_RANGE, 0, 0);
+            add_bin(b, g, gn, "<0", BK_RANGE, -INFINITY, -0x1p-1074);
+            add_bin(b, g, gn, "nan", BK_NAN, 0, 0);
+            add_bin(b, g, gn, "inf", BK_ABS, INFINITY, INFINITY);
+            g = new_group(b, G_BRANCH, 0);
+            g->t = cv->tensor;
+            g->pa = cv->edges[e].pa;
+            g->pb = cv->edges[e].pb;
+            snprintf(gn, sizeof gn, "branch");
+            char nm[48];
+            snprintf(nm, sizeof nm, "z>%s", cz->params[g->pa].name);
+            add_bin(b, g, gn, nm, BK_RANGE, 1, 1);
+            snprintf(nm, sizeof nm, "z<=%s", cz->params[g->pa].name);
+            add_bin(b, g, gn, nm, BK_RANGE, 0, 0);
+            break;
+        }
+        /* integer values of magnitude >= 2^31 drawn by a dist of integer dtypes */
+        for (int d = 0; d < cv->ndists; d++)
+            if (cv->dists[d].dtypes && cv->dists[d].b >= 2147483648.0 && cv->dists[d].kind != CZ_DIST_NORMAL) {
+                char gn[24];
+                snprintf(gn, sizeof gn, "%s:int", cz->tensors[cv->tensor].name);
+                g = new_group(b, G_BIGINT, 0);
+                g->t = cv->tensor;
+                add_bin(b, g, gn, "|x|>=2^31", BK_RANGE, 1, 1);
+                break;
+            }
+    }
+    return b;
+}
+
+void fz_bins_free(fz_bins *b) { free(b); }
+
+static bool is_vec(double v)
+{
+    static const int vs[] = {7, 8, 9, 15, 16, 17, 31, 32, 33};
+    for (size_t i = 0; i < sizeof vs / sizeof vs[0]; i++)
+        if (v == vs[i]) return true;
+    return false;
+}
+
+static bool is_pow2nb(double v)
+{
+    for (int k = 6; k < 62; k++) {
+        double p = ldexp(1, k);
+        if (v == p - 1 || v == p || v == p + 1) return true;
+    }
+    return false;
+}
+
+static bool bin_has(const bin *x, double v)
+{
+    switch (x->kind) {
+    case BK_RANGE: return v >= x->lo && v <= x->hi;
+    case BK_VEC: return is_vec(v);
+    case BK_POW2: return is_pow2nb(v);
+    case BK_NAN: return isnan(v);
+    case BK_ABS: return fabs(v) >= x->lo && (fabs(v) < x->hi || (isinf(x->hi) && isinf(v) && isinf(x->lo)));
+    }
+    return false;
+}
+
+static void mark(const fz_bins *b, const group *g, double v, bool *seen)
+{
+    for (int i = g->first; i < g->first + g->n; i++)
+        if (bin_has(&b->bins[i], v)) seen[i] = true;
+}
+
+void fz_bins_add(fz_bins *b, const cf_case *c)
+{
+    if (!b || !c) return;
+    if (c->expect_status != 0 || c->op != b->cz->op) {
+        b->invalid++;
+        return;
+    }
+    bool seen[FZ_BINS_MAX] = {false};
+    const cz_constraints *cz = b->cz;
+    const cz_model *m = &cz->model;
+    for (int gi = 0; gi < b->ngroups; gi++) {
+        const group *g = &b->groups[gi];
+        switch (g->kind) {
+        case G_RANK: mark(b, g, c->tensors[g->arg].ndim, seen); break;
+        case G_NUMEL: {
+            int64_t mx = 0;
+            for (int i = 0; i < c->ntensors; i++)
+                if (tensor_numel(&c->tensors[i]) > mx) mx = tensor_numel(&c->tensors[i]);
+            mark(b, g, (double)mx, seen);
+            break;
+        }
+        case G_DIM: {
+            const cf_tensor *t = &c->tensors[g->t];
+            if (g->arg < 3) {
+                if (t->ndim >= g->arg) mark(b, g, (double)t->shape[t->ndim - g->arg], seen);
+            } else
+                for (int d = 0; d + 2 < t->ndim; d++) mark(b, g, (double)t->shape[d], seen);
+            break;
+        }
+        case G_SMS: {
+            const cf_tensor *t = &c->tensors[m->tensors[0]];
+            if (t->ndim == 4) mark(b, g, (double)t->shape[g->arg], seen);
+            break;
+        }
+        case G_NSA: {
+            const cf_tensor *in = &c->tensors[m->in];
+            int64_t l = c->params[m->p_l].i, d = c->params[m->p_d].i;
+            const cf_param *ps = &c->params[m->p_seq];
+            if (g->arg == 0 && in->ndim == 3) mark(b, g, (double)in->shape[2], seen);
+            else if (g->arg == 1) mark(b, g, (double)l, seen);
+            else if (g->arg == 2) {
+                int64_t bm = m->block_multiple, dmin = (m->d_range[0] + bm - 1) / bm * bm;
+                mark(b, g, d == dmin ? 0 : d == l - bm ? 1 : 2, seen);
+                if (d == dmin && d == l - bm) mark(b, g, 1, seen);
+            } else if (g->arg == 3 && in->ndim == 3) mark(b, g, (double)in->shape[1], seen);
+            else if (g->arg == 4) mark(b, g, ps->is_null ? 1 : (double)ps->arr_len, seen);
+            break;
+        }
+        case G_PARAM: {
+            const cf_param *p = &c->params[g->arg];
+            if (!p->is_null) mark(b, g, fz_param_value(p), seen);
+            break;
+        }
+        case G_PRODUCT:
+        case G_BRANCH:
+        case G_BIGINT: {
+            const cf_tensor *t = &c->tensors[g->t];
+            if (!t->present || !t->data) break;
+            if (g->kind == G_BIGINT && cf_dtype_is_float(t->dtype)) break;
+            double q = g->kind == G_BIGINT ? 0 : fz_param_value(&c->params[g->pb]);
+            double thr = g->kind == G_BRANCH ? fz_param_value(&c->params[g->pa]) : 0;
+            int64_t n = cf_tensor_numel(t);
+            bool done_pos = false, done_neg = false;
+            for (int64_t e = 0; e < n; e++) {
+                uint64_t bits = fz_load_bits(t->dtype, t->data, fz_view_index(t, e));
+                double x = fz_double_from_bits(t->dtype, bits);
+                if (g->kind == G_BIGINT) {
+                    if (fabs(x) >= 2147483648.0) {
+                        mark(b, g, 1, seen);
+                        break;
+                    }
+                    continue;
+                }
+                double z = q * x;
+                if (g->kind == G_PRODUCT) mark(b, g, z, seen);
+                else if (z > thr && !done_pos) {
+                    mark(b, g, 1, seen);
+                    done_pos = true;
+                } else if (!(z > thr) && !done_neg) {
+                    mark(b, g, 0, seen);
+                    done_neg = true;
+                }
+                if (g->kind == G_BRANCH && done_pos && done_neg) break;
+            }
+            break;
+        }
+        }
+    }
+    b->cases++;
+    for (int i = 0; i < b->nbins; i++) b->bins[i].hits += seen[i];
+}
+
+int fz_bins_count(const fz_bins *b) { return b ? b->nbins : 0; }
+const char *fz_bins_name(const fz_bins *b, int i) { return b && i >= 0 && i < b->nbins ? b->bins[i].name : NULL; }
+const char *fz_bins_group(const fz_bins *b, int i) { return b && i >= 0 && i < b->nbins ? b->bins[i].group : NULL; }
+int64_t fz_bins_hits(const fz_bins *b, int i) { return b && i >= 0 && i < b->nbins ? b->bins[i].hits : -1; }
+int64_t fz_bins_cases(const fz_bins *b) { return b ? b->cases : 0; }
+int64_t fz_bins_invalid(const fz_bins *b) { return b ? b->invalid : 0; }
+cf_op fz_bins_op(const fz_bins *b) { return b ? b->cz->op : CF_OP_COUNT; }
+
+int fz_bins_find(const fz_bins *b, const char *name)
+{
+    for (int i = 0; b && name && i < b->nbins; i++)
+        if (!strcmp(b->bins[i].name, name)) return i;
+    return -1;
+}
+
+int fz_bins_missing(const fz_bins *b)
+{
+    int n = 0;
+    for (int i = 0; b && i < b->nbins; i++) n += b->bins[i].hits == 0;
+    return n;
+}
+
+fz_status fz_bins_merge(fz_bins *dst, const fz_bins *src)
+{
+    if (!dst || !src || dst->cz->op != src->cz->op || dst->nbins != src->nbins) return FZ_ERR_ARG;
+    for (int i = 0; i < dst->nbins; i++)
+        if (strcmp(dst->bins[i].name, src->bins[i].name)) return FZ_ERR_ARG;
+    for (int i = 0; i < dst->nbins; i++) dst->bins[i].hits += src->bins[i].hits;
+    dst->cases += src->cases;
+    dst->invalid += src->invalid;
+    return FZ_OK;
+}
+
+struct cJSON *fz_bins_to_cjson(const fz_bins *b)
+{
+    if (!b) return NULL;
+    cJSON *o = cJSON_CreateObject(), *arr = cJSON_CreateArray(), *miss = cJSON_CreateArray();
+    if (!o || !arr || !miss) {
+        cJSON_Delete(o);
+        cJSON_Delete(arr);
+        cJSON_Delete(miss);
+        return NULL;
+    }
+    cJSON_AddStringToObject(o, "op", cf_op_name(b->cz->op));
+    cJSON_AddNumberToObject(o, "cases", (double)b->cases);
+    cJSON_AddNumberToObject(o, "invalid_cases", (double)b->invalid);
+    for (int i = 0; i < b->nbins; i++) {
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "group", b->bins[i].group);
+        cJSON_AddStringToObject(x, "name", b->bins[i].name);
+        cJSON_AddNumberToObject(x, "hits", (double)b->bins[i].hits);
+        cJSON_AddItemToArray(arr, x);
+        if (b->bins[i].hits == 0) cJSON_AddItemToArray(miss, cJSON_CreateString(b->bins[i].name));
+    }
+    cJSON_AddItemToObject(o, "bins", arr);
+    cJSON_AddItemToObject(o, "missing", miss);
+    return o;
+}
+
+char *fz_bins_json(const fz_bins *b)
+{
+    cJSON *o = fz_bins_to_cjson(b);
+    char *s = o ? cJSON_PrintUnformatted(o) : NULL;
+    cJSON_Delete(o);
+    return s;
+}
