@@ -23,7 +23,7 @@ enum {
 enum {
     O_OP = 256, O_DTYPE, O_SEED, O_CASES, O_TIME, O_INVALID, O_TARGET, O_PROFILE, O_SHARD, O_JOBS, O_OUT,
     O_CORPUS, O_CONSTRAINTS, O_EXHAUSTIVE, O_ALLF32, O_QUIET, O_JSON, O_STRICT0, O_NOSHRINK, O_NOSTORE,
-    O_PARTIAL, O_MAXBYTES, O_TIMEOUT, O_MAXEL, O_FORMAT, O_OUTPUT, O_MAXFAIL, O_ALL, O_JUNIT, O_GUARD, O_HELP
+    O_PARTIAL, O_MAXBYTES, O_TIMEOUT, O_MAXEL, O_FORMAT, O_OUTPUT, O_MAXFAIL, O_ALL, O_JUNIT, O_GUARD, O_COVERAGE, O_HELP
 };
 
 typedef struct {
@@ -69,6 +69,8 @@ static const optdef OPTS[] = {
     {"junit", O_JUNIT, "FILE", C_SWEEP, "write JUnit XML: one testcase per stream and per invalid-input rule"},
     {"guard-pages", O_GUARD, NULL, C_RUNS,
      "foreign targets: put each storage between PROT_NONE pages (a far write crashes the worker)"},
+    {"coverage", O_COVERAGE, NULL, C_SWEEP,
+     "print the structural coverage (cases per size/rank/attribute bin, op threads); always in the report"},
     {"help", O_HELP, NULL, ~0u, "this help"},
 };
 #define NOPTS (sizeof OPTS / sizeof OPTS[0])
@@ -427,6 +429,7 @@ cf_status cf_parse_opts(const char *cmd, int argc, char **argv, int first, cf_op
         case O_PARTIAL: o->partial = true; break;
         case O_ALL: o->all_lines = true; break;
         case O_GUARD: o->guard_pages = true; break;
+        case O_COVERAGE: o->coverage = true; break;
         default: st = cf_fail(e, CFE_INPUT, "unhandled flag"); break;
         }
     }

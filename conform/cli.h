@@ -39,6 +39,7 @@ typedef struct {
     bool guard_pages;    /* foreign targets: storages between PROT_NONE regions */
     const char *junit;   /* sweep --junit FILE */
     bool help;           /* --help / -h was given */
+    bool coverage;       /* sweep --coverage: print the structural bins */
     uint64_t max_bytes;  /* --max-bytes (0 = cf_max_bytes() default) */
     double timeout_s;    /* per case, foreign targets */
     int64_t max_elements; /* export: skip cases with more elements in all tensors (0 = no limit) */

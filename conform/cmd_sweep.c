@@ -59,6 +59,10 @@ typedef struct {
     int njobs;
     atomic_int next;
     double deadline; /* monotonic seconds; INFINITY with a case budget */
+    /* structural coverage (fuzz.h fz_bins), one per operator, under cov_mu; op threads used */
+    fz_bins *bins[CF_OP_COUNT];
+    pthread_mutex_t cov_mu;
+    int64_t op_threads_hits[5]; /* cases run with 1, 2, 3, 4 op threads; [0]: the default */
     /* the pool */
     pthread_mutex_t mu;
     pthread_cond_t go, done;
@@ -200,6 +204,12 @@ static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
         return;
     }
     snprintf(c.profile, sizeof c.profile, "%s", o->profile);
+    if (s && S->bins[op]) {
+        pthread_mutex_lock(&S->cov_mu);
+        fz_bins_add(S->bins[op], &c);
+        S->op_threads_hits[S->target->default_threads > 0 && S->target->default_threads <= 4 ? S->target->default_threads : 0]++;
+        pthread_mutex_unlock(&S->cov_mu);
+    }
     /* until stored, a case is named by how to regenerate it (never a path that does not exist) */
     char ref[200];
     snprintf(ref, sizeof ref, "(case %s#%lld of seed 0x%llx, not stored)", s ? cf_op_name(op) : c.rule, (long long)j->k,
@@ -327,6 +337,8 @@ static int thread_checks(sweep_ctx *S, int nj, int round)
         cf_status sa = cf_run_case(S->target, &c, o->timeout_s, &a, &e);
         c.op_threads = many;
         cf_status sb = sa ? sa : cf_run_case(S->target, &c, o->timeout_s, &b, &e);
+        S->op_threads_hits[1]++;
+        S->op_threads_hits[many]++;
         job_t *tj = &S->jobs[nj];
         result_t *r = &S->res[nj];
         memset(r, 0, sizeof *r);
@@ -632,6 +644,9 @@ int cmd_sweep(const cf_opts *o_in)
     if (foreign && !realpath(o->target, S.target_real)) snprintf(S.target_real, sizeof S.target_real, "%s", o->target);
     else if (!foreign) snprintf(S.target_real, sizeof S.target_real, "builtin");
     S.deadline = t0 + budget;
+    pthread_mutex_init(&S.cov_mu, NULL);
+    for (int op = 0; op < CF_OP_COUNT; op++)
+        if (n_op_streams[op]) S.bins[op] = fz_bins_new(cz[op]);
     pthread_mutex_init(&S.mu, NULL);
     pthread_cond_init(&S.go, NULL);
     pthread_cond_init(&S.done, NULL);
@@ -812,6 +827,20 @@ int cmd_sweep(const cf_opts *o_in)
         snprintf(jc[nstreams + i].name, sizeof jc[0].name, "status %s", srows[i].rule);
     }
     cJSON_AddItemToObject(rep, "failures", failures_json);
+    /* structural coverage: per operator, the generator's bins (fuzz.h) and the op thread counts
+     * cases ran with ("default" = the target's own choice) */
+    cJSON *cov = cJSON_AddObjectToObject(rep, "coverage");
+    cJSON *thr = cJSON_AddObjectToObject(cov, "op_threads");
+    static const char *const tn[5] = {"default", "1", "2", "3", "4"};
+    for (int i = 0; i < 5; i++) cJSON_AddNumberToObject(thr, tn[i], (double)S.op_threads_hits[i]);
+    cJSON *covops = cJSON_AddArrayToObject(cov, "ops");
+    int missing_bins = 0;
+    for (int op = 0; op < CF_OP_COUNT; op++)
+        if (S.bins[op]) {
+            cJSON *bj = fz_bins_to_cjson(S.bins[op]);
+            if (bj) cJSON_AddItemToArray(covops, bj);
+            missing_bins += fz_bins_missing(S.bins[op]);
+        }
     char path[2048];
     if (o->output) snprintf(path, sizeof path, "%s", o->output);
     else snprintf(path, sizeof path, "%s/%s.json", o->out_dir, run_id);
@@ -823,6 +852,27 @@ int cmd_sweep(const cf_opts *o_in)
         if (txt) printf("%s\n", txt);
         free(txt);
     } else {
+        if (!quiet && o->coverage) { /* one line per bin group: hits per bin, the empty ones marked */
+            printf("coverage (cases per structural bin; '!' = never reached):\n");
+            for (int op = 0; op < CF_OP_COUNT; op++) {
+                fz_bins *b = S.bins[op];
+                if (!b) continue;
+                const char *group = NULL;
+                for (int i = 0; i < fz_bins_count(b); i++) {
+                    if (!group || strcmp(group, fz_bins_group(b, i))) {
+                        group = fz_bins_group(b, i);
+                        printf("%s  %-31s %-12s", i ? "\n" : "", cf_op_name((cf_op)op), group);
+                    }
+                    const char *name = fz_bins_name(b, i), *colon = strchr(name, ':');
+                    int64_t h = fz_bins_hits(b, i);
+                    printf(" %s%s=%lld", h ? "" : "!", colon ? colon + 1 : name, (long long)h);
+                }
+                printf("\n");
+            }
+            printf("  op threads: default=%lld 1=%lld 2=%lld 3=%lld 4=%lld; %d bins never reached\n",
+                   (long long)S.op_threads_hits[0], (long long)S.op_threads_hits[1], (long long)S.op_threads_hits[2],
+                   (long long)S.op_threads_hits[3], (long long)S.op_threads_hits[4], missing_bins);
+        }
         if (!quiet) {
             for (int i = 0; i < ngroups; i++)
                 if (groups[i].count > groups[i].shown)
@@ -849,6 +899,8 @@ int cmd_sweep(const cf_opts *o_in)
     free(groups);
     cf_target_close(&target);
     pthread_mutex_destroy(&S.mu);
+    pthread_mutex_destroy(&S.cov_mu);
+    for (int op = 0; op < CF_OP_COUNT; op++) fz_bins_free(S.bins[op]);
     pthread_cond_destroy(&S.go);
     pthread_cond_destroy(&S.done);
     sigaction(SIGINT, &old_int, NULL);

@@ -553,6 +553,23 @@ static void outputs_must_not_depend_on_the_thread_count(void **state)
         if (!strcmp(field(row, "op")->valuestring, "gelu_backward_v2"))
             assert_true(field(field(row, "mismatches"), "nondeterministic")->valuedouble > 0);
     cJSON_Delete(r);
+    /* coverage: printed with --coverage, always in the report, op thread counts included */
+    {
+        char *o2;
+        assert_int_equal(run(&o2, TOOL " sweep --cases 8 --invalid-cases 0 --no-store --coverage --output %s/cov.json", tmp), 0);
+        assert_non_null(strstr(o2, "coverage (cases per structural bin"));
+        assert_non_null(strstr(o2, "  nsa_compress_grad               D "));
+        free(o2);
+        char p2[600];
+        snprintf(p2, sizeof p2, "%s/cov.json", tmp);
+        cJSON *cr = load_json(p2);
+        const cJSON *cov = field(cr, "coverage");
+        assert_int_equal(cJSON_GetArraySize(field(cov, "ops")), 5);
+        assert_true(field(field(cov, "op_threads"), "1")->valuedouble > 0);
+        assert_true(field(field(cov, "op_threads"), "2")->valuedouble + field(field(cov, "op_threads"), "3")->valuedouble +
+                        field(field(cov, "op_threads"), "4")->valuedouble > 0);
+        cJSON_Delete(cr);
+    }
     /* the built-in implementation, in process and as a library, is deterministic */
     assert_int_equal(run(NULL, TOOL " sweep --cases 8 --invalid-cases 0 --no-store --quiet --output %s/th2.json", tmp), 0);
     assert_int_equal(run(NULL, TOOL " sweep --target " IMPL_SO " --cases 8 --invalid-cases 0 --no-store --quiet --output %s/th3.json", tmp), 0);
