@@ -8,7 +8,7 @@
 #   --runs N        run each harness for N executions instead (e.g. 10000000)
 #   --build-dir DIR separate clang build (default build-fuzz/); the plain build is untouched
 #   --jobs J        make -j J (default 1)
-#   HARNESS         case npy report (default: all three)
+#   HARNESS         case npy report abi constraints (default: all five)
 #
 # Installs clang (and libomp-dev, which the project's OpenMP needs under clang) with apt-get when
 # missing.  Each harness's corpus grows in DIR/corpus/<harness> (seeded from
@@ -26,11 +26,11 @@ while [ $# -gt 0 ]; do
     --build-dir) bdir="$2"; shift 2 ;;
     --jobs) jobs="$2"; shift 2 ;;
     -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
-    case|npy|report) harnesses+=("$1"); shift ;;
+    case|npy|report|abi|constraints) harnesses+=("$1"); shift ;;
     *) echo "fuzz.sh: unknown argument '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(case npy report)
+[ ${#harnesses[@]} -gt 0 ] || harnesses=(case npy report abi constraints)
 
 SUDO=""
 [ "$(id -u)" = 0 ] || SUDO="sudo"
