@@ -31,7 +31,8 @@ static const struct { const char *name; size_t size; bool is_float; } dtypes[CF_
     [CF_F16] = {"f16", 2, true},  [CF_BF16] = {"bf16", 2, true}, [CF_F32] = {"f32", 4, true},
     [CF_F64] = {"f64", 8, true},  [CF_I8] = {"i8", 1, false},    [CF_I16] = {"i16", 2, false},
     [CF_I32] = {"i32", 4, false}, [CF_I64] = {"i64", 8, false},  [CF_U8] = {"u8", 1, false},
-    [CF_BOOL] = {"bool", 1, false},
+    [CF_BOOL] = {"bool", 1, false}, [CF_U16] = {"u16", 2, false},   [CF_U32] = {"u32", 4, false},
+    [CF_U64] = {"u64", 8, false},   [CF_C64] = {"c64", 8, false},    [CF_C128] = {"c128", 16, false},
 };
 
 const char *cf_dtype_name(cf_dtype dt) { return (unsigned)dt < CF_DTYPE_COUNT ? dtypes[dt].name : "?"; }

@@ -198,6 +198,7 @@ static bool dtype_alias(const char *s, cf_dtype *dt)
         {"fp16", CF_F16}, {"float16", CF_F16}, {"half", CF_F16}, {"bfloat16", CF_BF16}, {"fp32", CF_F32},
         {"float32", CF_F32}, {"float", CF_F32}, {"fp64", CF_F64}, {"float64", CF_F64}, {"double", CF_F64},
         {"int8", CF_I8}, {"int16", CF_I16}, {"int32", CF_I32}, {"int64", CF_I64}, {"uint8", CF_U8}, {"bool", CF_BOOL},
+        {"uint16", CF_U16}, {"uint32", CF_U32}, {"uint64", CF_U64}, {"complex64", CF_C64}, {"complex128", CF_C128},
     };
     char low[32];
     size_t n = strlen(s);

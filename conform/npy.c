@@ -13,7 +13,8 @@
 static const struct { cf_dtype dt; const char *descr; size_t size; } DESCRS[] = {
     {CF_F16, "<f2", 2}, {CF_BF16, "<u2", 2}, {CF_F32, "<f4", 4}, {CF_F64, "<f8", 8},
     {CF_I8, "|i1", 1},  {CF_I16, "<i2", 2},  {CF_I32, "<i4", 4}, {CF_I64, "<i8", 8},
-    {CF_U8, "|u1", 1},  {CF_BOOL, "|b1", 1},
+    {CF_U8, "|u1", 1},  {CF_BOOL, "|b1", 1}, {CF_U16, "<u2", 2}, {CF_U32, "<u4", 4}, {CF_U64, "<u8", 8},
+    {CF_C64, "<c8", 8}, {CF_C128, "<c16", 16},
 };
 
 const char *npy_descr_for(cf_dtype dt)
@@ -97,7 +98,7 @@ cf_status npy_parse(const char *path, const void *data, size_t len, npy_array *o
     if (out->descr[0] == '=') out->descr[0] = '<';
     out->itemsize = descr_size(out->descr);
     if (!out->itemsize) {
-        st = cf_fail(e, CFE_INPUT, "%s: header field 'descr': unsupported dtype '%s' (expected one of <f2 <u2 <f4 <f8 |i1 <i2 <i4 <i8 |u1 |b1)",
+        st = cf_fail(e, CFE_INPUT, "%s: header field 'descr': unsupported dtype '%s' (expected one of <f2 <u2 <f4 <f8 |i1 <i2 <i4 <i8 |u1 |b1 <u4 <u8 <c8 <c16)",
                      path, out->descr);
         goto done;
     }

@@ -30,7 +30,8 @@ static aclFormat format_of(const char *s)
 static const aclDataType ACL_DT[CF_DTYPE_COUNT] = {
     [CF_F16] = ACL_FLOAT16, [CF_BF16] = ACL_BF16, [CF_F32] = ACL_FLOAT, [CF_F64] = ACL_DOUBLE,
     [CF_I8] = ACL_INT8,     [CF_I16] = ACL_INT16, [CF_I32] = ACL_INT32, [CF_I64] = ACL_INT64,
-    [CF_U8] = ACL_UINT8,    [CF_BOOL] = ACL_BOOL,
+    [CF_U8] = ACL_UINT8,    [CF_BOOL] = ACL_BOOL, [CF_U16] = ACL_UINT16, [CF_U32] = ACL_UINT32,
+    [CF_U64] = ACL_UINT64,  [CF_C64] = ACL_COMPLEX64, [CF_C128] = ACL_COMPLEX128,
 };
 
 /* Storage offset of view element e (row-major), or -1 if the view does not fit. */

@@ -275,6 +275,11 @@ static void value_text(char *buf, size_t n, cf_dtype dt, const uint8_t *p)
     case CF_I64: memcpy(&iv, p, 8); break;
     case CF_U8:
     case CF_BOOL: iv = *p; break;
+    case CF_U16: { uint16_t v; memcpy(&v, p, 2); iv = v; } break;
+    case CF_U32: { uint32_t v; memcpy(&v, p, 4); iv = v; } break;
+    case CF_U64: { uint64_t v; memcpy(&v, p, 8); snprintf(buf, n, "u64:%llu (%s)", (unsigned long long)v, hex); return; }
+    case CF_C64:
+    case CF_C128: snprintf(buf, n, "%s:(%s)", cf_dtype_name(dt), hex); return;
     default: break;
     }
     snprintf(buf, n, "%s:%lld (%s)", cf_dtype_name(dt), (long long)iv, hex);

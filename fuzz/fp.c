@@ -136,7 +136,7 @@ uint64_t fz_load_bits(cf_dtype dt, const void *data, int64_t i)
     const unsigned char *p = (const unsigned char *)data;
     size_t s = cf_dtype_size(dt);
     uint64_t b = 0;
-    for (size_t k = 0; k < s; k++) b |= (uint64_t)p[(size_t)i * s + k] << (8 * k);
+    for (size_t k = 0; k < s && k < 8; k++) b |= (uint64_t)p[(size_t)i * s + k] << (8 * k);
     return b;
 }
 
@@ -144,7 +144,7 @@ void fz_store_bits(cf_dtype dt, void *data, int64_t i, uint64_t bits)
 {
     unsigned char *p = (unsigned char *)data;
     size_t s = cf_dtype_size(dt);
-    for (size_t k = 0; k < s; k++) p[(size_t)i * s + k] = (unsigned char)(bits >> (8 * k));
+    for (size_t k = 0; k < s; k++) p[(size_t)i * s + k] = k < 8 ? (unsigned char)(bits >> (8 * k)) : 0; /* c128: low 8 bytes */
 }
 
 double fz_class_value(cf_dtype dt, cz_cls cls)

@@ -660,6 +660,22 @@ static void a_corpus_symlink_is_not_followed(void **state)
     free(out);
 }
 
+static void invalid_dtype_rules_meet_every_acl_data_type(void **state)
+{
+    (void)state;
+    /* abi.md's aclDataTypes that no operator takes are generated, written, read back and
+     * rejected with the rule's status */
+    char *out;
+    assert_int_equal(run(&out, TOOL " export --op logit_grad --cases 1 --invalid-cases 200 --out %s/dt > /dev/null && "
+                               "for d in u16 u32 u64 c64 c128 bool i64; do grep -l \"\\\"dtype\\\":.*\\\"$d\\\"\" %s/dt/logit_grad/*/case.json > /dev/null || echo missing $d; done",
+                     tmp, tmp), 0);
+    assert_string_equal(out, "");
+    free(out);
+    assert_int_equal(run(&out, TOOL " replay %s/dt --target builtin", tmp), 0);
+    assert_non_null(strstr(out, " 0 failed"));
+    free(out);
+}
+
 static void per_command_help_and_names(void **state)
 {
     (void)state;
@@ -745,6 +761,7 @@ int main(void)
         cmocka_unit_test(outputs_must_not_depend_on_the_thread_count),
         cmocka_unit_test(sigint_finishes_the_batch_and_marks_the_report),
         cmocka_unit_test(per_command_help_and_names),
+        cmocka_unit_test(invalid_dtype_rules_meet_every_acl_data_type),
         cmocka_unit_test(a_corpus_symlink_is_not_followed),
         cmocka_unit_test(installed_tool_and_library_work_from_the_prefix),
     };

@@ -32,6 +32,8 @@ typedef enum {
     ACL_UINT64 = 10,
     ACL_DOUBLE = 11,
     ACL_BOOL = 12,
+    ACL_COMPLEX64 = 16,
+    ACL_COMPLEX128 = 17,
     ACL_BF16 = 27
 } aclDataType;
 

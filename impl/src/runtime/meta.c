@@ -12,7 +12,8 @@ size_t acl_dtype_size(aclDataType dt)
     case ACL_INT8: case ACL_UINT8: case ACL_BOOL: return 1;
     case ACL_FLOAT16: case ACL_BF16: case ACL_INT16: case ACL_UINT16: return 2;
     case ACL_FLOAT: case ACL_INT32: case ACL_UINT32: return 4;
-    case ACL_DOUBLE: case ACL_INT64: case ACL_UINT64: return 8;
+    case ACL_DOUBLE: case ACL_INT64: case ACL_UINT64: case ACL_COMPLEX64: return 8;
+    case ACL_COMPLEX128: return 16;
     default: return 0;
     }
 }
@@ -106,7 +107,9 @@ aclScalar *aclCreateScalar(void *value, aclDataType dataType)
     if (!value) return NULL;
     switch (dataType) {
     case ACL_FLOAT16: case ACL_BF16: case ACL_FLOAT: case ACL_DOUBLE: case ACL_INT8:
-    case ACL_INT16: case ACL_INT32: case ACL_INT64: case ACL_UINT8: case ACL_BOOL: break;
+    case ACL_INT16: case ACL_INT32: case ACL_INT64: case ACL_UINT8: case ACL_BOOL:
+    /* abi.md: every aclDataType is a scalar; an operator rejects the ones it does not list */
+    case ACL_UINT16: case ACL_UINT32: case ACL_UINT64: case ACL_COMPLEX64: case ACL_COMPLEX128: break;
     default: return NULL;
     }
     aclScalar *s = calloc(1, sizeof *s);

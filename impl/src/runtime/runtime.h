@@ -30,7 +30,7 @@ struct aclTensor {
 struct aclScalar {
     aclDataType dtype;
     union {
-        uint8_t raw[8];
+        uint8_t raw[16];
         uint16_t u16; /* f16 / bf16 bits */
         float f32;
         double f64;
