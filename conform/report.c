@@ -201,11 +201,13 @@ cf_status cf_report_read(const char *path, cJSON **root, cf_row **rows, int *nro
 
 /* ---- merge ---- */
 
-/* Set obj[key] = item, replacing or adding (a Replace of a missing key would leak item). */
+/* Set obj[key] = item, replacing or adding.  The lookup is case-sensitive like the replace:
+ * cJSON_HasObjectItem is not, so a report with "examplE" made the replace fail and leak item
+ * (found by the fuzz_report harness). */
 static void set_field(cJSON *obj, const char *key, cJSON *item)
 {
-    if (cJSON_HasObjectItem(obj, key)) cJSON_ReplaceItemInObjectCaseSensitive(obj, key, item);
-    else cJSON_AddItemToObject(obj, key, item);
+    if (!cJSON_GetObjectItemCaseSensitive(obj, key)) cJSON_AddItemToObject(obj, key, item);
+    else if (!cJSON_ReplaceItemInObjectCaseSensitive(obj, key, item)) cJSON_Delete(item);
 }
 
 #define SHARDS_MAX (1 << 20)
