@@ -730,7 +730,7 @@ static void installed_tool_and_library_work_from_the_prefix(void **state)
      * headers and library; the installed tool sweeps the installed library from elsewhere */
     int rc = run(NULL,
                  "cmake --install " ACLCONFORM_BINARY_DIR " --prefix %s/prefix > /dev/null && "
-                 "printf '#include <aclnnop/aclnn_logit_grad.h>\\nint main(void){aclIntArray *a = aclCreateIntArray(0, 0); return a ? 0 : 0;}\\n' > %s/use.c && "
+                 "printf '#include <aclnnop/aclnn_logit_grad.h>\\nint main(void){int64_t v[2] = {1, 2}; aclIntArray *a = aclCreateIntArray(v, 2); if (!a) return 1; return aclDestroyIntArray(a) != 0;}\\n' > %s/use.c && "
                  "PKG_CONFIG_PATH=%s/prefix/lib/pkgconfig cc " ACLCONFORM_TEST_CC_FLAGS " %s/use.c $(PKG_CONFIG_PATH=%s/prefix/lib/pkgconfig pkg-config --cflags --libs aclnn_impl) -o %s/use && "
                  "LD_LIBRARY_PATH=%s/prefix/lib %s/use && "
                  "cd / && %s/prefix/bin/aclnn-conform sweep --target %s/prefix/lib/libaclnn_impl.so --op logit_grad --cases 2 --quiet --no-store --output %s/inst.json",
