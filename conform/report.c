@@ -623,9 +623,17 @@ int cmd_report(const cf_opts *o)
             if (html) {
                 fprintf(f, "<tr><td class=l>%s</td><td class=l>", cf_dtype_name(r->dtype));
                 html_escape(f, r->variant);
-                fprintf(f, "</td><td>%.4g</td><td class=l><code>", r->max_ulp);
-                html_escape(f, r->worst_case);
-                fprintf(f, "</code></td><td class=l>");
+                fprintf(f, "</td><td>%.4g</td><td class=l>", r->max_ulp);
+                if (r->worst_case[0]) { /* a stored case: a link */
+                    fprintf(f, "<a href=\"");
+                    html_escape(f, r->worst_case);
+                    fprintf(f, "\"><code>");
+                    html_escape(f, r->worst_case);
+                    fprintf(f, "</code></a>");
+                } else {
+                    fprintf(f, "not stored (case index %lld)", (long long)r->worst_case_index);
+                }
+                fprintf(f, "</td><td class=l>");
                 html_escape(f, r->worst_index);
                 fprintf(f, "</td><td class=l><code>");
                 html_escape(f, r->worst_inputs);
@@ -636,7 +644,8 @@ int cmd_report(const cf_opts *o)
                 fprintf(f, "| %s | ", cf_dtype_name(r->dtype));
                 md_text(f, r->variant);
                 fprintf(f, " | %.4g | ", r->max_ulp);
-                md_code(f, r->worst_case);
+                if (r->worst_case[0]) md_code(f, r->worst_case);
+                else fprintf(f, "not stored (case index %lld)", (long long)r->worst_case_index); /* passing cases are not stored */
                 fprintf(f, " | ");
                 md_text(f, r->worst_index);
                 fprintf(f, " | ");
