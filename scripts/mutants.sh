@@ -115,7 +115,7 @@ run_one() {
     *) verdict=ERROR; detail="sweep exit $rc: $(tail -n1 "$d/sweep.log")" ;;
   esac
   detail=${detail//$'\t'/ }
-  printf '%s\t%s\t%s\n' "$verdict" "$(($(date +%s) - t0))" "${detail:0:160}" >"$d/result"
+  printf '%s\t%s\t%s\n' "$verdict" "$(($(date +%s) - t0))" "${detail:0:240}" >"$d/result"
   printf 'mutant %s: %s (%ss)\n' "$n" "$verdict" "$(($(date +%s) - t0))" >&2
 }
 
