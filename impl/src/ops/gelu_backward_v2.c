@@ -12,7 +12,12 @@
  * gradOutput gives an infinity of the product's sign (numerics §5a), never Inf·0. */
 #include <math.h>
 #include <pthread.h>
+#if ACLCONFORM_MUTANT == 39 /* (mutant 39, continued) */
 #include <string.h>
+#include <strings.h>
+#else
+#include <string.h>
+#endif
 
 #include "aclnnop/aclnn_gelu_backward_v2.h"
 #include "runtime/check.h"
@@ -42,8 +47,14 @@ static inline double gelu_g_none(double x)
  * neither of which cancels or overflows for any u (x³ ≤ 4e115 fits in double). */
 static inline double gelu_g_tanh(double x)
 {
+#if ACLCONFORM_MUTANT == 38 /* mode-confusion: tanh mode uses the erf derivative for |x| > 3 */
+    if (fabs(x) > 3.0) return gelu_g_none(x);
     const double k = 0.79788456080286535588, c = 0.044715;
     double x2 = x * x;
+#else
+    const double k = 0.79788456080286535588, c = 0.044715;
+    double x2 = x * x;
+#endif
     double u = k * (x + c * x2 * x);
     double e = exp(-2.0 * fabs(u));
     double half_1p = (u >= 0.0 ? 1.0 : e) / (1.0 + e);
@@ -57,7 +68,11 @@ static inline double gelu_g_tanh(double x)
 static inline float gelu_apply(float dy, float x, double g)
 {
     double r = (double)dy * g;
+#if ACLCONFORM_MUTANT == 40 /* special-value: f32 path: Inf gradOutput times an underflowed g gives NaN (no 5a fix-up) */
+    bool fix = g == 0.0 && fabsf(dy) == INFINITY && x < -1.0f && x > -INFINITY && 0;
+#else
     bool fix = g == 0.0 && fabsf(dy) == INFINITY && x < -1.0f && x > -INFINITY;
+#endif
     return (float)(fix ? -(double)dy : r);
 }
 
@@ -163,15 +178,24 @@ static aclnnStatus gelu_validate(const aclTensor *dy, const aclTensor *x, const 
         out->dtype != acl_promote(dy->dtype, x->dtype))
         return ACLNN_ERR_PARAM_INVALID;
     /* shapes and ranks */
+#if ACLCONFORM_MUTANT == 41 /* off-by-one-limit: rank limit exclusive: rank 8 rejected */
+    if (dy->ndim >= ACL_MAX_OP_RANK || x->ndim >= ACL_MAX_OP_RANK || out->ndim >= ACL_MAX_OP_RANK) return ACLNN_ERR_PARAM_INVALID;
+#else
     if (!acl_rank_ok(dy) || !acl_rank_ok(x) || !acl_rank_ok(out)) return ACLNN_ERR_PARAM_INVALID;
+#endif
     int64_t shape[ACL_MAX_DIMS];
     uint64_t nd;
     if (!acl_broadcast_shape(dy->dims, dy->ndim, x->dims, x->ndim, shape, &nd) || nd != out->ndim ||
         memcmp(shape, out->dims, nd * sizeof shape[0]) != 0)
         return ACLNN_ERR_PARAM_INVALID;
     /* attributes */
+#if ACLCONFORM_MUTANT == 39 /* near-miss-string: approximate compared case-insensitively ("TANH", "None" accepted) */
+    if (strcasecmp(approximate, "none") == 0) *mode = GELU_NONE;
+    else if (strcasecmp(approximate, "tanh") == 0) *mode = GELU_TANH;
+#else
     if (strcmp(approximate, "none") == 0) *mode = GELU_NONE;
     else if (strcmp(approximate, "tanh") == 0) *mode = GELU_TANH;
+#endif
     else return ACLNN_ERR_PARAM_INVALID;
     if (!acl_format_ok(dy) || !acl_format_ok(x) || !acl_format_ok(out) || !acl_output_ok(out))
         return ACLNN_ERR_PARAM_INVALID;

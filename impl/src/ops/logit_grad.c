@@ -37,7 +37,11 @@ ACL_KERNEL_CLONES static void logit_block(const void *p, int64_t n, const float 
     for (int64_t i = 0; i < n; i++) {
         double xd = x[i], g = dy[i];
         double q = g / (xd * (1.0 - xd));
+#if ACLCONFORM_MUTANT == 28 /* eps-range-edge: lower bound exclusive: x == eps falls outside */
+        double r = ((lo < xd) & (xd <= hi)) ? q : outside;
+#else
         double r = ((lo <= xd) & (xd <= hi)) ? q : outside;
+#endif
         out[i] = (float)(((xd != xd) | (g != g)) ? NAN : r);
     }
 }
@@ -51,9 +55,17 @@ static aclnnStatus logit_kernel(void *p, void *ws, uint64_t ws_size)
     logit_ctx c;
     c.lo = isnan(eps) ? NAN : eps >= 0.0f ? eps : 0.0;
     if (c.lo == 0.0) c.hi = 1.0;
+#if ACLCONFORM_MUTANT == 29 /* eps-range-edge: tiny eps (< 2^-30): hi = 1 - eps in double, which is 1 for eps < 2^-54 (x = 1 inside) */
+    else if (c.lo < 0x1p-30) c.hi = 1.0 - c.lo;
+#else
     else if (c.lo < 0x1p-30) c.hi = 1.0 - 0x1p-53;
+#endif
     else c.hi = 1.0 - c.lo;
+#if ACLCONFORM_MUTANT == 30 /* eps-range-edge: eps == 0 treated as negative: outside value NaN instead of 0 */
+    c.outside = eps > 0.0f ? 0.0 : NAN;
+#else
     c.outside = eps >= 0.0f ? 0.0 : NAN; /* NaN eps: NaN */
+#endif
     acl_view vx, vdy, vo;
     acl_view_init(&vx, &a->x);
     acl_view_init(&vdy, &a->dy);
@@ -65,7 +77,11 @@ static aclnnStatus logit_kernel(void *p, void *ws, uint64_t ws_size)
 static aclnnStatus logit_validate(const aclTensor *x, const aclTensor *dy, const aclTensor *out)
 {
     if (!x || !dy || !out) return ACLNN_ERR_PARAM_NULLPTR;
+#if ACLCONFORM_MUTANT == 31 /* validation: dy dtype not checked against x (mixed dtypes accepted) */
+    if (!acl_dtype_is_half_or_f32(x->dtype) || !acl_dtype_is_half_or_f32(dy->dtype) || out->dtype != x->dtype)
+#else
     if (!acl_dtype_is_half_or_f32(x->dtype) || dy->dtype != x->dtype || out->dtype != x->dtype)
+#endif
         return ACLNN_ERR_PARAM_INVALID;
     if (!acl_rank_ok(x) || !acl_same_shape(x, dy) || !acl_same_shape(x, out))
         return ACLNN_ERR_PARAM_INVALID;

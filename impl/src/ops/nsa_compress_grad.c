@@ -60,9 +60,15 @@ static void nsa_weight_grad(void *p, int64_t begin, int64_t end)
             int64_t nb = nsa_nblk(ends[b] - prev, a->l, a->d);
             for (int64_t i = 0; i < nb; i++, c++) {
                 int64_t t = prev + i * a->d + r;
+#if ACLCONFORM_MUTANT == 47 /* chunk-boundary: gather weightGrad (fallback path, D > 1024 or big rings): partial last D chunk dropped */
+                for (int64_t k0 = 0; k0 + NSA_CHUNK <= j->D || k0 == 0; k0 += NSA_CHUNK) {
+                    int64_t len = j->D - k0 < NSA_CHUNK ? j->D - k0 : NSA_CHUNK;
+                    acl_view_load_f32(&j->og, (c * j->N + n) * j->D + k0, len, g);
+#else
                 for (int64_t k0 = 0; k0 < j->D; k0 += NSA_CHUNK) {
                     int64_t len = j->D - k0 < NSA_CHUNK ? j->D - k0 : NSA_CHUNK;
                     acl_view_load_f32(&j->og, (c * j->N + n) * j->D + k0, len, g);
+#endif
                     acl_view_load_f32(&j->in, (t * j->N + n) * j->D + k0, len, x);
                     acc += nsa_dot(len, g, x);
                 }
@@ -147,7 +153,11 @@ static void nsa_weight_grad_fast(void *p, int64_t begin, int64_t end)
     const nsa_args *a = j->a;
     const int64_t *ends = a->seq, *cbase = a->seq + a->B;
     const int64_t l = a->l, d = a->d, D = j->D, N = j->N, W = f->W;
+#if ACLCONFORM_MUTANT == 48 /* thread-partition: fast path: head groups sized by floor(N/G), the last heads of an uneven split never computed */
+    const int64_t HG = N / f->G > 0 ? N / f->G : 1, RL = nsa_div_up(l, f->RB);
+#else
     const int64_t HG = nsa_div_up(N, f->G), RL = nsa_div_up(l, f->RB);
+#endif
     float ring[NSA_FAST_RING], x[NSA_FAST_MAX_D];
     int64_t tag[NSA_FAST_RING / 16]; /* ≥ heads × slots (D ≥ 16) */
     double acc[NSA_FAST_ACC];
@@ -162,7 +172,11 @@ static void nsa_weight_grad_fast(void *p, int64_t begin, int64_t end)
         int64_t prev = 0;
         for (int64_t b = 0; b < a->B; b++) {
             int64_t nb = nsa_nblk(ends[b] - prev, l, d);
+#if ACLCONFORM_MUTANT == 43 /* window-tail: fast weightGrad: last window of each batch not walked (pos < (nb-1)*d + l - 1) */
+            for (int64_t pos = 0; nb > 0 && pos < (nb - 1) * d + l - 1; pos++) {
+#else
             for (int64_t pos = 0; nb > 0 && pos <= (nb - 1) * d + l - 1; pos++) {
+#endif
                 int64_t i_lo = pos >= l ? (pos - l) / d + 1 : 0;
                 int64_t i_hi = pos / d < nb - 1 ? pos / d : nb - 1;
                 /* windows i whose row r = pos - i·d falls in [r0, r1) */
@@ -204,10 +218,17 @@ static int64_t nsa_batch_of(const int64_t *ends, int64_t B, int64_t t)
     int64_t lo = 0, hi = B - 1;
     while (lo < hi) {
         int64_t mid = lo + (hi - lo) / 2;
+#if ACLCONFORM_MUTANT == 44 /* batch-boundary: fast inputGrad: token at a batch end assigned to that batch (ends[mid] >= t) */
+        if (ends[mid] >= t) hi = mid;
+        else lo = mid + 1;
+    }
+    return lo;
+#else
         if (ends[mid] > t) hi = mid;
         else lo = mid + 1;
     }
     return lo;
+#endif
 }
 
 /* acc[k] += w·g[k] over one row (vectorised: the clones give it AVX2 / AVX-512). */
@@ -231,10 +252,17 @@ static void nsa_input_grad_fast(void *p, int64_t begin, int64_t end)
     for (int64_t t = begin; t < end; t++) {
         int64_t b = nsa_batch_of(ends, a->B, t), first = b > 0 ? ends[b - 1] : 0;
         int64_t pos = t - first, nb = nsa_nblk(ends[b] - first, l, d);
+#if ACLCONFORM_MUTANT == 42 /* window-index: fast inputGrad: first covering window off by one (a window ending before t is included) */
+        int64_t i_lo = pos >= l ? (pos - l) / d : 0;
+        int64_t i_hi = pos / d < nb - 1 ? pos / d : nb - 1;
+        for (int64_t n = 0; n < N; n++) {
+            for (int64_t k = 0; k < D; k++) acc[k] = 0.0;
+#else
         int64_t i_lo = pos >= l ? (pos - l) / d + 1 : 0;
         int64_t i_hi = pos / d < nb - 1 ? pos / d : nb - 1;
         for (int64_t n = 0; n < N; n++) {
             for (int64_t k = 0; k < D; k++) acc[k] = 0.0;
+#endif
             for (int64_t i = i_lo; i <= i_hi; i++) {
                 acl_view_load_f32(&j->og, ((cbase[b] + i) * N + n) * D, D, g);
                 nsa_axpy(D, (double)f->w[(pos - i * d) * N + n], g, acc);
@@ -304,7 +332,11 @@ static aclnnStatus nsa_validate(const aclTensor *og, const aclTensor *in, const 
     if (og->numel == 0 || in->numel == 0 || w->numel == 0) return ACLNN_ERR_PARAM_INVALID;
     /* attributes */
     int64_t D = in->dims[2], T = in->dims[0];
+#if ACLCONFORM_MUTANT == 45 /* off-by-one-limit: l == d accepted (spec: l > d) */
+    if (l <= 0 || d <= 0 || l % 16 != 0 || d % 16 != 0 || l < d || D % 16 != 0 || w->dims[0] != l)
+#else
     if (l <= 0 || d <= 0 || l % 16 != 0 || d % 16 != 0 || l <= d || D % 16 != 0 || w->dims[0] != l)
+#endif
         return ACLNN_ERR_PARAM_INVALID;
     if (seqType != 0) return ACLNN_ERR_PARAM_INVALID;
     if (layout && strcmp(layout, "TND") != 0) return ACLNN_ERR_PARAM_INVALID;
@@ -317,7 +349,11 @@ static aclnnStatus nsa_validate(const aclTensor *og, const aclTensor *in, const 
             C += nsa_nblk(seq->data[b] - prev, l, d);
             prev = seq->data[b];
         }
+#if ACLCONFORM_MUTANT == 46 /* validation: actual sequence lengths not required to end at T */
+        if (prev > T) return ACLNN_ERR_PARAM_INVALID;
+#else
         if (prev != T) return ACLNN_ERR_PARAM_INVALID;
+#endif
     } else {
         C = nsa_nblk(T, l, d);
     }

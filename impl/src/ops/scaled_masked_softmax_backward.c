@@ -37,13 +37,25 @@ ACL_KERNEL_CLONES static void sms_row(int64_t n, const float *g, const float *y,
     double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
     int64_t j = 0;
     for (; j + 8 <= n; j += 8)
+#if ACLCONFORM_MUTANT == 33 /* masked-select: row sum skips masked positions (spec: all j) */
+        for (int k = 0; k < 8; k++) acc[k] += m[j + k] != 0.0f ? 0.0 : (double)g[j + k] * (double)y[j + k];
+#else
         for (int k = 0; k < 8; k++) acc[k] += (double)g[j + k] * (double)y[j + k];
+#endif
+#if ACLCONFORM_MUTANT == 34 /* simd-tail: row dot: the scalar tail after the 8-wide loop drops the last element */
+    for (; j + 1 < n; j++) acc[j & 7] += (double)g[j] * (double)y[j];
+#else
     for (; j < n; j++) acc[j & 7] += (double)g[j] * (double)y[j];
+#endif
     double s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
     for (j = 0; j < n; j++) {
         double yj = y[j];
         float v = (float)(scale * ((double)g[j] * yj - s * yj));
+#if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
+        o[j] = m[j] != 0.0f ? v * 0.0f : v;
+#else
         o[j] = m[j] != 0.0f ? 0.0f : v;
+#endif
     }
 }
 
@@ -79,7 +91,11 @@ static aclnnStatus sms_kernel(void *p, void *ws, uint64_t ws_size)
     acl_view_init(&jb.g, &a->gradOutput);
     acl_view_init(&jb.y, &a->y);
     acl_view_init(&jb.o, o);
+#if ACLCONFORM_MUTANT == 37 /* broadcast-stride: mask read without broadcasting (B or N of 1 read as full) */
+    acl_view_init(&jb.m, &a->mask);
+#else
     acl_view_broadcast(&jb.m, &a->mask, 4, o->dims); /* dims 0–1 may be 1 */
+#endif
     jb.s2 = o->dims[3];
     jb.scale = (float)a->scale;
     int64_t rows = o->numel / jb.s2;
@@ -98,10 +114,18 @@ static aclnnStatus sms_validate(const aclTensor *g, const aclTensor *y, const ac
     if (g->ndim != 4 || mask->ndim != 4 || !acl_same_shape(g, y) || !acl_same_shape(g, out))
         return ACLNN_ERR_PARAM_INVALID;
     if ((mask->dims[0] != g->dims[0] && mask->dims[0] != 1) ||
+#if ACLCONFORM_MUTANT == 36 /* validation: mask broadcast the wrong way accepted (mask dim 2 == 1) */
+        (mask->dims[1] != g->dims[1] && mask->dims[1] != 1) || (mask->dims[2] != g->dims[2] && mask->dims[2] != 1) ||
+#else
         (mask->dims[1] != g->dims[1] && mask->dims[1] != 1) || mask->dims[2] != g->dims[2] ||
+#endif
         mask->dims[3] != g->dims[3])
         return ACLNN_ERR_PARAM_INVALID;
+#if ACLCONFORM_MUTANT == 35 /* off-by-one-limit: S2 limit exclusive: S2 = 4096 rejected */
+    if (g->dims[3] >= SMS_MAX_S2) return ACLNN_ERR_PARAM_INVALID;
+#else
     if (g->dims[3] > SMS_MAX_S2) return ACLNN_ERR_PARAM_INVALID;
+#endif
     if (fixTriuMask) return ACLNN_ERR_PARAM_INVALID;
     if (!acl_format_ok(g) || !acl_format_ok(y) || !acl_format_ok(mask) || !acl_format_ok(out) ||
         !acl_output_ok(out))

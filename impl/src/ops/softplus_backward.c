@@ -63,11 +63,19 @@ ACL_KERNEL_CLONES static void softplus_block_f32(const void *p, int64_t n, const
         float z = c->beta32 * x[i];
         double zd = (double)c->beta32 * x[i], e = exp(-fabs(zd));
         double r = (double)dy[i] * ((zd >= 0.0 ? 1.0 : e) / (1.0 + e));
+#if ACLCONFORM_MUTANT == 22 /* branch-boundary: f32 path: threshold compare z >= threshold instead of z > threshold */
+        out[i] = z >= c->thr32 ? dy[i] : (float)r;
+#else
         out[i] = z > c->thr32 ? dy[i] : (float)r;
+#endif
     }
     for (int64_t i = 0; i < n; i++) {
         float z = c->beta32 * x[i];
+#if ACLCONFORM_MUTANT == 25 /* precision-branch: f32 path: the z <= -700 rescue pass skipped (Inf dy x underflowed sigmoid gives 0/NaN) */
+        if (z <= -700.0f && !(z > c->thr32) && 0)
+#else
         if (z <= -700.0f && !(z > c->thr32))
+#endif
             out[i] = (float)softplus_sigmoid_times(dy[i], (double)c->beta32 * x[i]);
     }
 }
@@ -122,7 +130,11 @@ static void softplus_block_f64(const void *p, int64_t n, const double *dy,
     const double beta = c->beta64;
     for (int64_t i = 0; i < n; i++) {
         double z = beta * x[i];
+#if ACLCONFORM_MUTANT == 23 /* branch-boundary: f64 path: threshold compare z >= threshold instead of z > threshold */
+        if (z >= c->thr64) {
+#else
         if (z > c->thr64) {
+#endif
             out[i] = dy[i];
             continue;
         }
@@ -130,7 +142,11 @@ static void softplus_block_f64(const void *p, int64_t n, const double *dy,
          * not 0, so an infinite dy stays infinite (§5a) */
         double zh = z, zl = 0.0;
         if (isinf(z) && isfinite(beta) && isfinite(x[i])) zh = copysign(DBL_MAX, z);
+#if ACLCONFORM_MUTANT == 27 /* f64-precision: f64 path drops the low part zl of beta*self (the pre-issue-12 rounding) */
+        else if (isfinite(z)) zl = 0.0 * fma(beta, x[i], -z);
+#else
         else if (isfinite(z)) zl = fma(beta, x[i], -z);
+#endif
         out[i] = softplus_sigmoid_times_f64(dy[i], zh, zl);
     }
 }
@@ -158,7 +174,11 @@ ACL_KERNEL_CLONES static void softplus_fill(const softplus_ctx *c, const float *
         double zd = (double)c->beta32 * x[i], e = exp(-fabs(zd));
         double s = (zd >= 0.0 ? 1.0 : e) / (1.0 + e);
         double tail = zd == -INFINITY ? 0.0 : zd != zd ? zd : DBL_TRUE_MIN;
+#if ACLCONFORM_MUTANT == 24 /* branch-boundary: 16-bit table path (>= 2^18 elements): z >= threshold in the table fill */
+        f[i] = z >= c->thr32 ? 1.0 : z <= -700.0f ? tail : s;
+#else
         f[i] = z > c->thr32 ? 1.0 : z <= -700.0f ? tail : s;
+#endif
     }
 }
 
@@ -234,7 +254,11 @@ static aclnnStatus softplus_validate(const aclTensor *dy, const aclTensor *x, co
         return ACLNN_ERR_PARAM_INVALID;
     if (!acl_format_ok(dy) || !acl_format_ok(x) || !acl_format_ok(out) || !acl_output_ok(out))
         return ACLNN_ERR_PARAM_INVALID;
+#if ACLCONFORM_MUTANT == 26 /* status-code: a NULL data pointer reported as 161002 instead of 161001 */
+    if (!acl_data_ok(dy) || !acl_data_ok(x) || !acl_data_ok(out)) return ACLNN_ERR_PARAM_INVALID;
+#else
     if (!acl_data_ok(dy) || !acl_data_ok(x) || !acl_data_ok(out)) return ACLNN_ERR_PARAM_NULLPTR;
+#endif
     return ACLNN_SUCCESS;
 }
 

@@ -15,7 +15,11 @@ __attribute__((target("avx,f16c"))) static void f16_to_f32_f16c(const uint16_t *
         __m128i h = _mm_loadu_si128((const __m128i *)(const void *)(src + i));
         _mm256_storeu_ps(dst + i, _mm256_cvtph_ps(h));
     }
+#if ACLCONFORM_MUTANT == 20 /* simd-tail: F16C f16->f32: scalar tail after the 8-wide loop skips its last element */
+    for (; i + 1 < n; i++) dst[i] = acl_f16_to_f32(src[i]);
+#else
     for (; i < n; i++) dst[i] = acl_f16_to_f32(src[i]);
+#endif
 }
 
 __attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(const float *src, uint16_t *dst,
@@ -23,7 +27,11 @@ __attribute__((target("avx,f16c"))) static void f32_to_f16_f16c(const float *src
 {
     size_t i = 0;
     for (; i + 8 <= n; i += 8) {
+#if ACLCONFORM_MUTANT == 15 /* conversion-rounding: F16C bulk f32->f16 truncates instead of round-to-nearest-even */
+        __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_ZERO);
+#else
         __m128i h = _mm256_cvtps_ph(_mm256_loadu_ps(src + i), _MM_FROUND_TO_NEAREST_INT);
+#endif
         _mm_storeu_si128((__m128i *)(void *)(dst + i), h);
     }
     for (; i < n; i++) dst[i] = acl_f32_to_f16(src[i]);
@@ -88,7 +96,15 @@ ACL_CONV_CLONES void acl_cvt_f32_to_bf16(const float *src, uint16_t *dst, size_t
     for (size_t i = 0; i < n; i++) {
         uint32_t u;
         memcpy(&u, src + i, 4);
+#if ACLCONFORM_MUTANT == 17 /* conversion-rounding: bulk f32->bf16 truncates instead of RNE */
+        uint32_t nan = (u >> 16) | 0x40u, rne = u >> 16;
+#else
         uint32_t nan = (u >> 16) | 0x40u, rne = (u + 0x7fffu + ((u >> 16) & 1u)) >> 16;
+#endif
+#if ACLCONFORM_MUTANT == 21 /* conversion-nan: bulk f32->bf16 does not quiet NaN (a low-payload sNaN becomes Inf) */
+        dst[i] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? (nan & ~0x40u) : rne);
+#else
         dst[i] = (uint16_t)((u & 0x7fffffffu) > 0x7f800000u ? nan : rne);
+#endif
     }
 }

@@ -21,8 +21,12 @@ static inline float acl_f16_to_f32(uint16_t h)
     if (exp == 0x0f800000u) {
         o += (uint32_t)(128 - 16) << 23;
     } else if (exp == 0) {
+#if ACLCONFORM_MUTANT == 18 /* subnormal-flush: scalar f16->f32 flushes subnormal inputs to signed zero */
+        o = 0;
+#else
         o += 1u << 23;
         o = acl_f32_bits(acl_bits_f32(o) - acl_bits_f32(113u << 23));
+#endif
     }
     return acl_bits_f32(o | ((uint32_t)(h & 0x8000u) << 16));
 }
@@ -37,10 +41,18 @@ static inline uint16_t acl_f32_to_f16(float f)
         o = u > 0x7f800000u ? (uint16_t)(0x7e00u | ((u >> 13) & 0x3ffu)) : 0x7c00u;
     } else if (u < 113u << 23) { /* result subnormal or zero: let an exact-scale float add round */
         const float magic = acl_bits_f32(((127 - 15) + (23 - 10) + 1) << 23); /* 0.5 */
+#if ACLCONFORM_MUTANT == 19 /* subnormal-flush: scalar f32->f16 flushes subnormal results to signed zero */
+        o = (uint16_t)(0u * (acl_f32_bits(acl_bits_f32(u) + magic) - acl_f32_bits(magic)));
+#else
         o = (uint16_t)(acl_f32_bits(acl_bits_f32(u) + magic) - acl_f32_bits(magic));
+#endif
     } else { /* normal: rebias and round the 13 dropped bits to nearest even */
         uint32_t odd = (u >> 13) & 1u;
+#if ACLCONFORM_MUTANT == 16 /* conversion-rounding: scalar f32->f16 rounds ties away from zero instead of to even */
+        u += ((uint32_t)(15 - 127) << 23) + 0x1000u + 0u * odd;
+#else
         u += ((uint32_t)(15 - 127) << 23) + 0xfffu + odd;
+#endif
         o = (uint16_t)(u >> 13); /* a carry out of the top exponent gives 0x7c00 = Inf */
     }
     return (uint16_t)(o | sign);

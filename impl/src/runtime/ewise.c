@@ -20,13 +20,25 @@ static float *direct_f32(const acl_view *v)
 static void run_f32(void *p, int64_t begin, int64_t end)
 {
     const ewise_job *j = p;
+#if ACLCONFORM_MUTANT == 7 /* thread-race: f32 staging buffers static: shared by all threads of the parallel-for */
+    static float a[ACL_EWISE_BLOCK], b[ACL_EWISE_BLOCK], o[ACL_EWISE_BLOCK];
+    float *da = direct_f32(j->a), *db = direct_f32(j->b), *dout = direct_f32(j->out);
+#else
     float a[ACL_EWISE_BLOCK], b[ACL_EWISE_BLOCK], o[ACL_EWISE_BLOCK];
     float *da = direct_f32(j->a), *db = direct_f32(j->b), *dout = direct_f32(j->out);
+#endif
     int64_t total = j->out->numel;
+#if ACLCONFORM_MUTANT == 3 /* simd-tail: f32 driver: the last partial block runs only its full 8-lane groups */
+    for (int64_t blk = begin; blk < end; blk++) {
+        int64_t s = blk * ACL_EWISE_BLOCK;
+        int64_t n = total - s < ACL_EWISE_BLOCK ? (total - s) & ~(int64_t)7 : ACL_EWISE_BLOCK;
+        const float *pa = da ? da + s : a, *pb = db ? db + s : b;
+#else
     for (int64_t blk = begin; blk < end; blk++) {
         int64_t s = blk * ACL_EWISE_BLOCK;
         int64_t n = total - s < ACL_EWISE_BLOCK ? total - s : ACL_EWISE_BLOCK;
         const float *pa = da ? da + s : a, *pb = db ? db + s : b;
+#endif
         float *po = dout ? dout + s : o;
         if (!da) acl_view_load_f32(j->a, s, n, a);
         if (!db) acl_view_load_f32(j->b, s, n, b);
@@ -40,7 +52,11 @@ static void run_f32_u16(void *p, int64_t begin, int64_t end)
     const ewise_job *j = p;
     float a[ACL_EWISE_BLOCK], o[ACL_EWISE_BLOCK];
     float *da = direct_f32(j->a), *dout = direct_f32(j->out);
+#if ACLCONFORM_MUTANT == 6 /* view-offset: raw 16-bit driver ignores the view offset of b */
+    const uint16_t *b = (const uint16_t *)(const void *)j->b->data;
+#else
     const uint16_t *b = (const uint16_t *)(const void *)j->b->data + j->b->offset;
+#endif
     int64_t total = j->out->numel;
     for (int64_t blk = begin; blk < end; blk++) {
         int64_t s = blk * ACL_EWISE_BLOCK;
@@ -67,8 +83,13 @@ static void run_f64(void *p, int64_t begin, int64_t end)
     int64_t total = j->out->numel;
     for (int64_t blk = begin; blk < end; blk++) {
         int64_t s = blk * ACL_EWISE_BLOCK;
+#if ACLCONFORM_MUTANT == 5 /* simd-tail: f64 driver: the last partial block loses its final element */
+        int64_t n = total - s < ACL_EWISE_BLOCK ? total - s - 1 : ACL_EWISE_BLOCK;
+        const double *pa = da ? da + s : a, *pb = db ? db + s : b;
+#else
         int64_t n = total - s < ACL_EWISE_BLOCK ? total - s : ACL_EWISE_BLOCK;
         const double *pa = da ? da + s : a, *pb = db ? db + s : b;
+#endif
         double *po = dout ? dout + s : o;
         if (!da) acl_view_load_f64(j->a, s, n, a);
         if (!db) acl_view_load_f64(j->b, s, n, b);
@@ -79,7 +100,11 @@ static void run_f64(void *p, int64_t begin, int64_t end)
 
 static int64_t nblocks(const acl_view *out)
 {
+#if ACLCONFORM_MUTANT == 4 /* simd-tail: block count rounded down: a trailing partial block is never computed */
+    return out->numel / ACL_EWISE_BLOCK + (out->numel < ACL_EWISE_BLOCK);
+#else
     return (out->numel + ACL_EWISE_BLOCK - 1) / ACL_EWISE_BLOCK;
+#endif
 }
 
 void acl_ewise2_f32(const acl_view *a, const acl_view *b, const acl_view *out,

@@ -24,7 +24,11 @@ typedef void (*acl_ewise_f32_u16_fn)(const void *ctx, int64_t n, const float *a,
                                      float *out);
 static inline bool acl_ewise_raw16_ok(const acl_view *b)
 {
+#if ACLCONFORM_MUTANT == 8 /* broadcast-stride: raw 16-bit table path taken for strided/broadcast b (read as contiguous) */
+    return b->dtype == ACL_FLOAT16 || b->dtype == ACL_BF16;
+#else
     return b->contiguous && (b->dtype == ACL_FLOAT16 || b->dtype == ACL_BF16);
+#endif
 }
 void acl_ewise2_f32_u16(const acl_view *a, const acl_view *b, const acl_view *out,
                         acl_ewise_f32_u16_fn fn, const void *ctx);

@@ -98,7 +98,15 @@ aclnnStatus acl_executor_create(acl_kernel_fn fn, const void *args, size_t args_
         return ACLNN_ERR_RUNTIME_ERROR;
     }
     ex->fn = fn;
+#if ACLCONFORM_MUTANT == 50 /* workspace-protocol: plans a 256-byte workspace but execute never checks the size it is given */
+    ex->workspace_size = 0; workspace_size = 256;
+#else
+#if ACLCONFORM_MUTANT == 51 /* (mutant 51, continued) */
+    ex->workspace_size = workspace_size = 256;
+#else
     ex->workspace_size = workspace_size;
+#endif
+#endif
     ex->args_size = args_size;
     if (args_size) memcpy(ex->args, args, args_size);
     pthread_mutex_lock(&g_reg_lock);
@@ -116,15 +124,26 @@ aclnnStatus acl_executor_create(acl_kernel_fn fn, const void *args, size_t args_
 
 aclnnStatus acl_executor_run(void *workspace, uint64_t workspaceSize, aclOpExecutor *executor)
 {
+#if ACLCONFORM_MUTANT == 49 /* status-code: execute with a NULL executor returns 161002 instead of 161001 */
+    if (!executor) return ACLNN_ERR_PARAM_INVALID;
+#else
     if (!executor) return ACLNN_ERR_PARAM_NULLPTR;
+#endif
     pthread_mutex_lock(&g_reg_lock);
     if (!reg_contains(executor)) { /* run, destroyed, or never ours: never dereferenced */
         pthread_mutex_unlock(&g_reg_lock);
         return ACLNN_ERR_PARAM_INVALID;
     }
+#if ACLCONFORM_MUTANT == 51 /* workspace-protocol: plans a 256-byte workspace; a rejected short workspace destroys the executor (no retry) */
+    if (executor->workspace_size > 0 &&
+        (workspace == NULL || workspaceSize < executor->workspace_size)) {
+        reg_remove(executor);
+        pthread_mutex_unlock(&g_reg_lock);
+#else
     if (executor->workspace_size > 0 &&
         (workspace == NULL || workspaceSize < executor->workspace_size)) {
         pthread_mutex_unlock(&g_reg_lock);
+#endif
         return ACLNN_ERR_PARAM_INVALID; /* executor stays valid for a retry */
     }
     reg_remove(executor); /* this thread owns it now */

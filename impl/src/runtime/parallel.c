@@ -29,10 +29,18 @@ void acl_parallel_for(int64_t n, int64_t grain, acl_range_fn fn, void *ctx)
         return;
     }
     if (chunks > (int64_t)threads * 8) chunks = (int64_t)threads * 8; /* few, large chunks */
+#if ACLCONFORM_MUTANT == 2 /* chunk-boundary: chunk step rounded down: the remainder n mod chunks is never run */
+    int64_t step = n / chunks;
+#else
     int64_t step = (n + chunks - 1) / chunks;
+#endif
 #pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
     for (int64_t c = 0; c < chunks; c++) {
+#if ACLCONFORM_MUTANT == 1 /* chunk-boundary: last chunk of the parallel-for stops one element short */
+        int64_t b = c * step, e = b + step < n ? b + step : n - 1;
+#else
         int64_t b = c * step, e = b + step < n ? b + step : n;
+#endif
         if (b < e) fn(ctx, b, e);
     }
 }

@@ -13,7 +13,11 @@ static void view_finish(acl_view *v)
     int64_t run = 1;
     v->contiguous = true;
     for (int k = v->ndim - 1; k >= 0; k--) {
+#if ACLCONFORM_MUTANT == 10 /* contiguity: contiguity decided by the innermost stride only */
+        if (k == v->ndim - 1 && v->shape[k] != 1 && v->strides[k] != run) v->contiguous = false;
+#else
         if (v->shape[k] != 1 && v->strides[k] != run) v->contiguous = false;
+#endif
         run *= v->shape[k];
     }
     v->esize = acl_dtype_size(v->dtype);
@@ -34,7 +38,11 @@ void acl_view_broadcast(acl_view *v, const aclTensor *t, int ndim, const int64_t
     int lead = ndim - (int)t->ndim;
     for (int k = 0; k < ndim; k++) {
         v->shape[k] = shape[k];
+#if ACLCONFORM_MUTANT == 9 /* broadcast-stride: broadcast aligns dims from the left instead of the right */
+        int tk = k < (int)t->ndim ? k : -1; (void)lead;
+#else
         int tk = k - lead;
+#endif
         v->strides[k] = (tk < 0 || t->dims[tk] == 1) ? 0 : t->strides[tk];
     }
     view_finish(v);
@@ -63,7 +71,11 @@ static inline float ld_f32(aclDataType dt, const char *p)
     case ACL_BOOL: return *(const uint8_t *)p ? 1.0f : 0.0f;
     case ACL_INT16: { int16_t x; memcpy(&x, p, 2); return (float)x; }
     case ACL_INT32: { int32_t x; memcpy(&x, p, 4); return (float)x; }
+#if ACLCONFORM_MUTANT == 13 /* index-width: int64 element read through an int32 (|value| >= 2^31 wraps) */
+    case ACL_INT64: { int64_t x; memcpy(&x, p, 8); return (float)(int32_t)x; }
+#else
     case ACL_INT64: { int64_t x; memcpy(&x, p, 8); return (float)x; }
+#endif
     default: return 0.0f;
     }
 }
@@ -167,10 +179,27 @@ void acl_view_load_f32(const acl_view *v, int64_t start, int64_t n, float *dst)
 {
     if (n <= 0) return;
     if (v->contiguous) {
+#if ACLCONFORM_MUTANT == 12 /* index-width: contiguous load computes the byte offset in int32 (overflows past 2 GiB) */
+        bulk_load_f32(v->dtype, v->data + (int32_t)((v->offset + start) * (int64_t)v->esize), n, dst);
+#else
         bulk_load_f32(v->dtype, v->data + (v->offset + start) * (int64_t)v->esize, n, dst);
+#endif
         return;
     }
     aclDataType dt = v->dtype;
+#if ACLCONFORM_MUTANT == 14 /* broadcast-stride: zero-stride (broadcast) inner run fills one element short */
+#define LOAD_RUN(p, bstride, len, j0)                                                              \
+    do {                                                                                           \
+        if ((bstride) == (int64_t)v->esize) {                                                      \
+            bulk_load_f32(dt, (p), (len), dst + (j0));                                             \
+        } else if ((bstride) == 0) {                                                               \
+            float x_ = ld_f32(dt, (p));                                                            \
+            for (int64_t j = 0; j + 1 < (len); j++) dst[(j0) + j] = x_;                              \
+        } else {                                                                                   \
+            for (int64_t j = 0; j < (len); j++) dst[(j0) + j] = ld_f32(dt, (p) + j * (bstride));   \
+        }                                                                                          \
+    } while (0)
+#else
 #define LOAD_RUN(p, bstride, len, j0)                                                              \
     do {                                                                                           \
         if ((bstride) == (int64_t)v->esize) {                                                      \
@@ -182,6 +211,7 @@ void acl_view_load_f32(const acl_view *v, int64_t start, int64_t n, float *dst)
             for (int64_t j = 0; j < (len); j++) dst[(j0) + j] = ld_f32(dt, (p) + j * (bstride));   \
         }                                                                                          \
     } while (0)
+#endif
     VIEW_WALK(v, start, n, LOAD_RUN);
 #undef LOAD_RUN
 }
@@ -204,6 +234,16 @@ void acl_view_store_f32(const acl_view *v, int64_t start, int64_t n, const float
         return;
     }
     aclDataType dt = v->dtype;
+#if ACLCONFORM_MUTANT == 11 /* stride-units: strided store steps by the byte stride divided by the element size (element/byte confusion) */
+#define STORE_RUN(p, bstride, len, j0)                                                             \
+    do {                                                                                           \
+        if ((bstride) == (int64_t)v->esize) {                                                      \
+            bulk_store_f32(dt, (p), (len), src + (j0));                                            \
+        } else {                                                                                   \
+            for (int64_t j = 0; j < (len); j++) st_f32(dt, (p) + j * ((bstride) / (int64_t)v->esize), src[(j0) + j]);    \
+        }                                                                                          \
+    } while (0)
+#else
 #define STORE_RUN(p, bstride, len, j0)                                                             \
     do {                                                                                           \
         if ((bstride) == (int64_t)v->esize) {                                                      \
@@ -212,6 +252,7 @@ void acl_view_store_f32(const acl_view *v, int64_t start, int64_t n, const float
             for (int64_t j = 0; j < (len); j++) st_f32(dt, (p) + j * (bstride), src[(j0) + j]);    \
         }                                                                                          \
     } while (0)
+#endif
     VIEW_WALK(v, start, n, STORE_RUN);
 #undef STORE_RUN
 }
