@@ -40,7 +40,7 @@ static const optdef OPTS[] = {
     {"seed", O_SEED, "N", C_GEN, "run seed (default 0x5eed); every case derives its own from it"},
     {"cases", O_CASES, "N", C_GEN, "cases per (operator, dtype, variant) stream (instead of --time)"},
     {"time", O_TIME, "S", C_SWEEP, "time budget in seconds (default 60); no case starts after it"},
-    {"invalid-cases", O_INVALID, "N", C_GEN, "cases per invalid-input rule (default 2)"},
+    {"invalid-cases", O_INVALID, "N", C_GEN, "cases per invalid-input rule and protocol check (default 8)"},
     {"target", O_TARGET, "builtin|LIB.so", C_RUNS,
      "implementation under test (default builtin; replay/shrink: the target the case records)"},
     {"profile", O_PROFILE, "spec|cann-kernel", C_GEN | C_REPLAY | C_SCORE | C_LIST, "constraint profile (default spec)"},
@@ -275,7 +275,7 @@ cf_status cf_parse_opts(const char *cmd, int argc, char **argv, int first, cf_op
     for (int i = 0; i < CF_OP_COUNT; i++) o->op_on[i] = true;
     for (int i = 0; i < CF_DTYPE_COUNT; i++) o->dtype_on[i] = true;
     o->seed = 0x5eed;
-    o->invalid_cases = 2;
+    o->invalid_cases = 8;
     o->shard_n = 1;
     o->jobs = (int)sysconf(_SC_NPROCESSORS_ONLN);
     if (o->jobs < 1) o->jobs = 1;
