@@ -81,13 +81,6 @@ static void on_signal(int sig)
     g_signal = sig;
 }
 
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 /* Store a failing case (shrunk unless it cannot be), run it again and score it under its stored
  * path: res->v becomes that verdict.  A stored case that passes on its rerun (a target that is
  * not deterministic) is replaced by the unshrunk one; if that passes too, the line says so. */
@@ -104,7 +97,7 @@ static void store_failure(sweep_ctx *S, const job_t *j, cf_case *c, cf_expected 
                       !strcmp(res->v.kind, "inf_expected") || !strcmp(res->v.kind, "unexpected_nan") ||
                       !strcmp(res->v.kind, "unexpected_inf") || !strcmp(res->v.kind, "signed_zero") ||
                       !strcmp(res->v.kind, "mask_not_zero");
-    double left = S->deadline - now_s();
+    double left = S->deadline - cf_now_s();
     double budget = left < 5.0 ? left : 5.0;
     if (!strcmp(res->v.kind, "timeout")) { /* stored as generated, not run again (another timeout) */
         if (!st) st = cf_case_write(o->corpus, c, x, CF_TOOL_NAME " " CF_TOOL_VERSION, res->stored, sizeof res->stored, &e);
@@ -173,7 +166,7 @@ static void store_failure(sweep_ctx *S, const job_t *j, cf_case *c, cf_expected 
 static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
 {
     const cf_opts *o = S->o;
-    if (g_signal || now_s() > S->deadline) {
+    if (g_signal || cf_now_s() > S->deadline) {
         res->skipped = true;
         return;
     }
@@ -611,7 +604,7 @@ int cmd_sweep(const cf_opts *o_in)
         fprintf(stderr, "aclnn-conform sweep: seed 0x%llx, target %s, profile %s, shard %d/%d, %d streams, %s, %d jobs, corpus %s\n",
                 (unsigned long long)o->seed, o->target, o->profile, o->shard_k, o->shard_n, nstreams,
                 o->cases ? "case budget" : "time budget", o->jobs, o->no_store ? "(not stored)" : o->corpus);
-    double t0 = now_s();
+    double t0 = cf_now_s();
     double budget = o->cases ? INFINITY : (o->time_s > 0 ? o->time_s : 60);
     int64_t total_cases = 0, failures = 0, internal = 0, skipped = 0, thread_checked = 0;
     cJSON *failures_json = cJSON_CreateArray();
@@ -762,7 +755,7 @@ int cmd_sweep(const cf_opts *o_in)
             }
             fflush(lines);
         }
-        double el = now_s() - t0;
+        double el = cf_now_s() - t0;
         bool last = !more || el >= budget || g_signal;
         if (tty && (last || el - last_draw >= 0.2)) { /* cases done / total, elapsed, ETA, failures so far */
             last_draw = el;
@@ -791,7 +784,7 @@ int cmd_sweep(const cf_opts *o_in)
     pthread_cond_broadcast(&S.go);
     pthread_mutex_unlock(&S.mu);
     for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
-    double seconds = now_s() - t0;
+    double seconds = cf_now_s() - t0;
 
     cJSON *rep = cf_report_new("sweep", o, seconds, total_cases, started);
     cJSON *runj = cJSON_GetObjectItemCaseSensitive(rep, "run");

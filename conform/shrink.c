@@ -14,7 +14,6 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "adapters.h"
 #include "ulp.h"
@@ -211,9 +210,7 @@ cf_status cf_shrink(const cf_target *target, const cf_case *c, const cf_expected
                     cz_constraints *const *cz, const char *variant, cf_case *out, double budget_s)
 {
     (void)x;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    double t0 = (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec; /* wall clock: a foreign target's time is spent in its worker */
+    double t0 = cf_now_s(); /* wall clock: a foreign target's time is spent in its worker */
     signature want;
     if (!evaluate(target, c, o, cz, variant, &want)) return CFE_FAIL; /* does not fail (flaky?) */
     if (want.status_fail || c->expect_status != 0) return CFE_FAIL;  /* status failures are small already */
@@ -226,8 +223,7 @@ cf_status cf_shrink(const cf_target *target, const cf_case *c, const cf_expected
         if (!first_failing(target, &cur, o, cz, variant, want.kind, out_name, &el)) break;
         bool progressed = false;
         for (int step = 0; step < 16 && !progressed; step++) {
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            if ((double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec - t0 > budget_s) break;
+            if (cf_now_s() - t0 > budget_s) break;
             cf_case cand;
             if (!candidate(&cur, out_name, el, step, &cand)) {
                 if (step >= 2 && !(cf_adapters[cur.op]->shrink_step)) break;

@@ -36,6 +36,8 @@ cf_status cf_mkdirs(const char *path, cf_err *e);
 void cf_rmtree(const char *path);
 bool cf_is_dir(const char *path);
 bool cf_is_file(const char *path);
+/* Monotonic wall-clock seconds (budgets, timeouts: never CPU time). */
+double cf_now_s(void);
 
 /* Is path (after resolving every symlink, realpath(3)) root itself or inside root (resolved
  * too)?  false when either does not exist.  The case reader uses it so that a case's files stay

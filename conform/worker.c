@@ -14,7 +14,6 @@
 #include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -29,13 +28,6 @@ static int64_t input_bytes(const cf_tensor *t)
 {
     if (!t->present || t->output || !t->data) return 0;
     return cf_tensor_storage_numel(t) * (int64_t)cf_dtype_size(t->dtype);
-}
-
-static double now_s(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
 /* Move len bytes over fd (non-blocking) before the deadline (INFINITY: none).  0 on success,
@@ -53,7 +45,7 @@ static int io_all(int fd, void *buf, size_t len, double deadline, bool out)
         if (k == 0) return -1;
         if (errno == EINTR) continue;
         if (errno != EAGAIN && errno != EWOULDBLOCK) return -1;
-        double left = deadline - now_s();
+        double left = deadline - cf_now_s();
         if (left <= 0) return 1;
         struct pollfd pf = {fd, out ? POLLOUT : POLLIN, 0};
         int ms = isfinite(left) ? (int)(left * 1000) + 1 : 1000;
@@ -286,7 +278,7 @@ static cf_status spawn(const cf_target *t, wstate *w, cf_err *e)
     fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
     *w = (wstate){pid, sv[0], out, t, t->guard_pages, t->one_thread};
     hello_t h;
-    int io = io_all(w->sock, &h, sizeof h, now_s() + 60, false);
+    int io = io_all(w->sock, &h, sizeof h, cf_now_s() + 60, false);
     if (io == 0 && h.status == 0) {
         tl_has_threads = h.has_threads != 0;
         return CFE_OK;
@@ -379,7 +371,7 @@ cf_status cf_worker_run(const cf_target *t, const cf_case *c, double timeout_s, 
         if (st) return st;
     }
     if (lseek(tl.out, 0, SEEK_END) > (1 << 20)) ftruncate(tl.out, 0); /* a chatty target */
-    double deadline = now_s() + timeout_s;
+    double deadline = cf_now_s() + timeout_s;
     int io = 0;
     bool ok = send_case(tl.sock, c, deadline, &io) && recv_result(tl.sock, c, deadline, r, &io);
     if (ok) return CFE_OK;
