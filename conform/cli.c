@@ -213,52 +213,63 @@ static bool dtype_alias(const char *s, cf_dtype *dt)
     return false;
 }
 
-static cf_status set_ops(const char *val, cf_opts *o, cf_err *e)
+/* One item of a comma list: set it in o, or fail naming it (with a did-you-mean). */
+typedef cf_status (*list_item_fn)(const char *item, cf_opts *o, cf_err *e);
+
+static cf_status op_item(const char *s, cf_opts *o, cf_err *e)
 {
-    for (int k = 0; k < CF_OP_COUNT; k++) o->op_on[k] = false;
+    cf_op op;
+    if (op_alias(s, &op)) {
+        o->op_on[op] = true;
+        return CFE_OK;
+    }
+    const char *names[2 * CF_OP_COUNT];
+    for (int i = 0; i < CF_OP_COUNT; i++) names[2 * i] = cf_op_name((cf_op)i), names[2 * i + 1] = cf_op_camel((cf_op)i);
+    const char *near = cf_did_you_mean(strncasecmp(s, "aclnn", 5) == 0 ? s + 5 : s, names, 2 * CF_OP_COUNT);
+    return cf_fail(e, CFE_INPUT, "--op: unknown operator '%s'%s%s%s (see 'aclnn-conform list')", s,
+                   near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+}
+
+static cf_status dtype_item(const char *s, cf_opts *o, cf_err *e)
+{
+    cf_dtype dt;
+    if (dtype_alias(s, &dt)) {
+        o->dtype_on[dt] = true;
+        return CFE_OK;
+    }
+    static const char *const names[] = {"f16", "bf16", "f32", "f64", "fp16", "float16", "bfloat16", "fp32", "float32", "fp64", "float64"};
+    const char *near = cf_did_you_mean(s, names, (int)(sizeof names / sizeof names[0]));
+    return cf_fail(e, CFE_INPUT, "--dtype: unknown dtype '%s'%s%s%s (f16 bf16 f32 f64)", s, near ? "; did you mean '" : "",
+                   near ? near : "", near ? "'?" : "");
+}
+
+/* --flag A,B,...: each item through fn; at least one item. */
+static cf_status each_item(const char *flag, const char *what, const char *val, size_t max_len, list_item_fn fn, cf_opts *o,
+                           cf_err *e)
+{
     char buf[512];
-    if (strlen(val) >= sizeof buf) return cf_fail(e, CFE_INPUT, "--op: value too long");
+    if (strlen(val) >= max_len || strlen(val) >= sizeof buf) return cf_fail(e, CFE_INPUT, "--%s: value too long", flag);
     snprintf(buf, sizeof buf, "%s", val);
     char *save = NULL;
     int n = 0;
     for (char *s = strtok_r(buf, ",", &save); s; s = strtok_r(NULL, ",", &save), n++) {
-        cf_op op;
-        if (op_alias(s, &op)) {
-            o->op_on[op] = true;
-            continue;
-        }
-        const char *names[2 * CF_OP_COUNT];
-        for (int i = 0; i < CF_OP_COUNT; i++) names[2 * i] = cf_op_name((cf_op)i), names[2 * i + 1] = cf_op_camel((cf_op)i);
-        const char *near = cf_did_you_mean(strncasecmp(s, "aclnn", 5) == 0 ? s + 5 : s, names, 2 * CF_OP_COUNT);
-        return cf_fail(e, CFE_INPUT, "--op: unknown operator '%s'%s%s%s (see 'aclnn-conform list')", s,
-                       near ? "; did you mean '" : "", near ? near : "", near ? "'?" : "");
+        cf_status st = fn(s, o, e);
+        if (st) return st;
     }
-    if (!n) return cf_fail(e, CFE_INPUT, "--op: expected at least one operator");
-    return CFE_OK;
+    return n ? CFE_OK : cf_fail(e, CFE_INPUT, "--%s: expected at least one %s", flag, what);
+}
+
+static cf_status set_ops(const char *val, cf_opts *o, cf_err *e)
+{
+    for (int k = 0; k < CF_OP_COUNT; k++) o->op_on[k] = false;
+    return each_item("op", "operator", val, 512, op_item, o, e);
 }
 
 static cf_status set_dtypes(const char *val, cf_opts *o, cf_err *e)
 {
     for (int k = 0; k < CF_DTYPE_COUNT; k++) o->dtype_on[k] = false;
-    char buf[256];
-    if (strlen(val) >= sizeof buf) return cf_fail(e, CFE_INPUT, "--dtype: value too long");
-    snprintf(buf, sizeof buf, "%s", val);
-    char *save = NULL;
-    int n = 0;
-    for (char *s = strtok_r(buf, ",", &save); s; s = strtok_r(NULL, ",", &save), n++) {
-        cf_dtype dt;
-        if (dtype_alias(s, &dt)) {
-            o->dtype_on[dt] = true;
-            continue;
-        }
-        static const char *const names[] = {"f16", "bf16", "f32", "f64", "fp16", "float16", "bfloat16", "fp32", "float32", "fp64", "float64"};
-        const char *near = cf_did_you_mean(s, names, (int)(sizeof names / sizeof names[0]));
-        return cf_fail(e, CFE_INPUT, "--dtype: unknown dtype '%s'%s%s%s (f16 bf16 f32 f64)", s, near ? "; did you mean '" : "",
-                       near ? near : "", near ? "'?" : "");
-    }
-    if (!n) return cf_fail(e, CFE_INPUT, "--dtype: expected at least one dtype");
     o->dtype_given = true;
-    return CFE_OK;
+    return each_item("dtype", "dtype", val, 256, dtype_item, o, e);
 }
 
 static cf_status copy_path(const char *flag, char *dst, size_t n, const char *val, cf_err *e)
