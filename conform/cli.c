@@ -500,12 +500,8 @@ cf_status cf_load_constraints(const cf_opts *o, cz_constraints *cz[CF_OP_COUNT],
 cf_status cf_tolerance_for(cz_constraints *const *cz, const cf_case *c, const char *profile,
                            const char *variant, bool strict_zero, cf_tol *tol, cf_err *e)
 {
-    cf_dtype dt = CF_F32;
-    for (int i = 0; i < c->ntensors; i++)
-        if (c->tensors[i].output && c->tensors[i].present) {
-            dt = c->tensors[i].dtype;
-            break;
-        }
+    cf_dtype dt;
+    if (!cf_case_out_dtype(c, &dt)) dt = CF_F32;
     tol->strict_zero = strict_zero;
     if (cz_tolerance(cz[c->op], profile, dt, variant, &tol->max_ulp, &tol->max_scaled_ulp) != FZ_OK)
         return cf_fail(e, CFE_INPUT, "%s: no tolerance for %s %s (profile %s)", cz_path(cz[c->op]),

@@ -225,13 +225,9 @@ static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
     }
     cf_score_case(&c, &x, &r, &tol, j->k, ref, s ? &res->row : NULL, &res->v, NULL, NULL, 0);
     if (!res->v.pass) {
-        char variant[96];
-        cf_case_variant_text(&c, variant, sizeof variant);
-        const cf_tensor *out0 = NULL;
-        for (int i = 0; i < c.ntensors && !out0; i++)
-            if (c.tensors[i].output && c.tensors[i].present) out0 = &c.tensors[i];
-        snprintf(res->group, sizeof res->group, "%s %s %s %s", cf_op_name(op), out0 ? cf_dtype_name(out0->dtype) : "-",
-                 variant, res->v.kind);
+        char key[160];
+        cf_case_key(&c, key, sizeof key);
+        snprintf(res->group, sizeof res->group, "%s %s", key, res->v.kind);
         if (!o->no_store) store_failure(S, j, &c, &x, res, s ? s->variant : "", ref);
         /* the row links the stored case, or nothing */
         if (s) {
@@ -363,15 +359,14 @@ static int thread_checks(sweep_ctx *S, int nj, int round)
         if (!sa) cf_run_result_free(&a);
         if (!sa && !sb) cf_run_result_free(&b);
         if (diff[0]) {
-            char variant[96];
-            cf_case_variant_text(&c, variant, sizeof variant);
+            char key[160];
+            cf_case_key(&c, key, sizeof key);
             r->v.pass = false;
             snprintf(r->v.kind, sizeof r->v.kind, "nondeterministic");
             snprintf(r->v.first_failure, sizeof r->v.first_failure,
-                     "FAIL %s %s %s (case %s#%lld of seed 0x%llx, not stored: replay runs one thread count): nondeterministic: %s",
-                     cf_op_name(s->op), cf_dtype_name(s->dtype), variant, cf_op_name(s->op), (long long)j->k,
-                     (unsigned long long)o->seed, diff);
-            snprintf(r->group, sizeof r->group, "%s %s %s nondeterministic", cf_op_name(s->op), cf_dtype_name(s->dtype), variant);
+                     "FAIL %s (case %s#%lld of seed 0x%llx, not stored: replay runs one thread count): nondeterministic: %s", key,
+                     cf_op_name(s->op), (long long)j->k, (unsigned long long)o->seed, diff);
+            snprintf(r->group, sizeof r->group, "%s nondeterministic", key);
             r->row.failed_cases = 1;
             r->row.mismatches[CF_MM_nondeterministic] = 1;
         }

@@ -356,16 +356,31 @@ static void params_text(const cf_case *c, char *buf, size_t n)
     }
 }
 
+bool cf_case_out_dtype(const cf_case *c, cf_dtype *dt)
+{
+    for (int i = 0; i < c->ntensors; i++)
+        if (c->tensors[i].output && c->tensors[i].present) {
+            *dt = c->tensors[i].dtype;
+            return true;
+        }
+    return false;
+}
+
+void cf_case_key(const cf_case *c, char *buf, size_t n)
+{
+    cf_dtype dt;
+    bool found = cf_case_out_dtype(c, &dt);
+    char variant[96];
+    cf_case_variant_text(c, variant, sizeof variant);
+    snprintf(buf, n, "%s %s %s", cf_op_name(c->op), found ? cf_dtype_name(dt) : "-", variant);
+}
+
 /* "FAIL <op> <out dtype> <variant> <case>" */
 static void case_head(const cf_case *c, const char *case_ref, char *buf, size_t n)
 {
-    cf_dtype dt = CF_F32;
-    bool found = false;
-    for (int i = 0; i < c->ntensors && !found; i++)
-        if (c->tensors[i].output && c->tensors[i].present) dt = c->tensors[i].dtype, found = true;
-    char variant[96];
-    cf_case_variant_text(c, variant, sizeof variant);
-    snprintf(buf, n, "FAIL %s %s %s %s", cf_op_name(c->op), found ? cf_dtype_name(dt) : "-", variant, case_ref);
+    char key[200];
+    cf_case_key(c, key, sizeof key);
+    snprintf(buf, n, "FAIL %s %s", key, case_ref);
 }
 
 /* A case-level failure (status, crash, guard zones): counted once, one line. */
@@ -504,12 +519,7 @@ done:
 void cf_case_row_key(const cf_case *c, const char *const *variants, int nvariants, cf_dtype *dt,
                      const char **variant)
 {
-    *dt = CF_F32;
-    for (int i = 0; i < c->ntensors; i++)
-        if (c->tensors[i].output && c->tensors[i].present) {
-            *dt = c->tensors[i].dtype;
-            break;
-        }
+    if (!cf_case_out_dtype(c, dt)) *dt = CF_F32;
     *variant = "";
     for (int i = 0; i < nvariants; i++) {
         const char *eq = strchr(variants[i], '=');

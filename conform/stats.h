@@ -85,6 +85,11 @@ void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *
 
 /* The report row key of a case: (op, output dtype, variant) — variant strings come from the
  * constraint streams ("name=value" of a string param) and are matched against the case. */
+/* The dtype of the case's first present output (false when it has none). */
+bool cf_case_out_dtype(const cf_case *c, cf_dtype *dt);
+/* "<op> <out dtype> <variant>": the head of the case's FAIL lines, and the key of its group. */
+void cf_case_key(const cf_case *c, char *buf, size_t n);
+
 /* "name=value,..." of the case's string parameters (the stream variant; "-" when none). */
 void cf_case_variant_text(const cf_case *c, char *buf, size_t n);
 
