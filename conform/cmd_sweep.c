@@ -93,10 +93,9 @@ static void store_failure(sweep_ctx *S, const job_t *j, cf_case *c, cf_expected 
     if (c->expect_status == 0 && x->nout == 0) st = cf_oracle_expected(c, o->profile, x, &e);
     snprintf(c->target_path, sizeof c->target_path, "%s", S->target_real);
     snprintf(c->target_sha256, sizeof c->target_sha256, "%s", S->target->sha256);
-    bool shrinkable = !strcmp(res->v.kind, "over_tolerance") || !strcmp(res->v.kind, "nan_expected") ||
-                      !strcmp(res->v.kind, "inf_expected") || !strcmp(res->v.kind, "unexpected_nan") ||
-                      !strcmp(res->v.kind, "unexpected_inf") || !strcmp(res->v.kind, "signed_zero") ||
-                      !strcmp(res->v.kind, "mask_not_zero");
+    /* only an element mismatch shrinks (the kinds before wrote_outside); a status, crash, timeout
+     * or guard-zone failure is stored as generated */
+    bool shrinkable = res->v.first_kind < CF_MM_wrote_outside && !strcmp(res->v.kind, cf_mismatch_name(res->v.first_kind));
     double left = S->deadline - cf_now_s();
     double budget = left < 5.0 ? left : 5.0;
     if (!strcmp(res->v.kind, "timeout")) { /* stored as generated, not run again (another timeout) */

@@ -28,6 +28,8 @@ double cf_ulp(const cf_fmt *f, double v);
 /* Decode the stored bits of a floating element to double (exact). */
 double cf_decode(cf_dtype dt, const void *p);
 
+/* Element mismatch kinds first (up to over_tolerance), then the target's conduct (guard zones,
+ * thread determinism): the sweep shrinks only the former. */
 #define CF_MISMATCH_KINDS(X) \
     X(nan_expected)          \
     X(inf_expected)          \
