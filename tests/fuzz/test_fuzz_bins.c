@@ -19,42 +19,12 @@
 #include <cmocka.h>
 
 #include "fuzz.h"
-#include "validator.h"
+#include "constraints_fixture.h"
 
-#define CDIR ACLCONFORM_SOURCE_DIR "/constraints"
 #define FZ_TEST_SEED 0x5eed
 #define FZ_TEST_CASES 384
 #define FZ_TEST_LARGE_K 700
 #define FZ_TEST_INVALID 4
-
-static cz_constraints *cz[CF_OP_COUNT];
-static cJSON *js[CF_OP_COUNT];
-
-static int setup(void **state)
-{
-    (void)state;
-    char err[512];
-    if (cz_load_dir(CDIR, cz, err, sizeof err) != FZ_OK) {
-        fprintf(stderr, "%s\n", err);
-        return -1;
-    }
-    for (int o = 0; o < CF_OP_COUNT; o++) {
-        char path[512];
-        snprintf(path, sizeof path, "%s/%s.json", CDIR, cf_op_name((cf_op)o));
-        if (!(js[o] = v_load(path))) return -1;
-    }
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    (void)state;
-    for (int o = 0; o < CF_OP_COUNT; o++) {
-        cz_free(cz[o]);
-        cJSON_Delete(js[o]);
-    }
-    return 0;
-}
 
 static void default_sweep_case_set_hits_every_bin(void **state)
 {
