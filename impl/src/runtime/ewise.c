@@ -28,17 +28,14 @@ static void run_f32(void *p, int64_t begin, int64_t end)
     float *da = direct_f32(j->a), *db = direct_f32(j->b), *dout = direct_f32(j->out);
 #endif
     int64_t total = j->out->numel;
+    for (int64_t blk = begin; blk < end; blk++) {
+        int64_t s = blk * ACL_EWISE_BLOCK;
 #if ACLCONFORM_MUTANT == 3 /* simd-tail: f32 driver: the last partial block runs only its full 8-lane groups */
-    for (int64_t blk = begin; blk < end; blk++) {
-        int64_t s = blk * ACL_EWISE_BLOCK;
         int64_t n = total - s < ACL_EWISE_BLOCK ? (total - s) & ~(int64_t)7 : ACL_EWISE_BLOCK;
-        const float *pa = da ? da + s : a, *pb = db ? db + s : b;
 #else
-    for (int64_t blk = begin; blk < end; blk++) {
-        int64_t s = blk * ACL_EWISE_BLOCK;
         int64_t n = total - s < ACL_EWISE_BLOCK ? total - s : ACL_EWISE_BLOCK;
-        const float *pa = da ? da + s : a, *pb = db ? db + s : b;
 #endif
+        const float *pa = da ? da + s : a, *pb = db ? db + s : b;
         float *po = dout ? dout + s : o;
         if (!da) acl_view_load_f32(j->a, s, n, a);
         if (!db) acl_view_load_f32(j->b, s, n, b);
@@ -85,11 +82,10 @@ static void run_f64(void *p, int64_t begin, int64_t end)
         int64_t s = blk * ACL_EWISE_BLOCK;
 #if ACLCONFORM_MUTANT == 5 /* simd-tail: f64 driver: the last partial block loses its final element */
         int64_t n = total - s < ACL_EWISE_BLOCK ? total - s - 1 : ACL_EWISE_BLOCK;
-        const double *pa = da ? da + s : a, *pb = db ? db + s : b;
 #else
         int64_t n = total - s < ACL_EWISE_BLOCK ? total - s : ACL_EWISE_BLOCK;
-        const double *pa = da ? da + s : a, *pb = db ? db + s : b;
 #endif
+        const double *pa = da ? da + s : a, *pb = db ? db + s : b;
         double *po = dout ? dout + s : o;
         if (!da) acl_view_load_f64(j->a, s, n, a);
         if (!db) acl_view_load_f64(j->b, s, n, b);

@@ -188,32 +188,24 @@ void acl_view_load_f32(const acl_view *v, int64_t start, int64_t n, float *dst)
     }
     aclDataType dt = v->dtype;
 #if ACLCONFORM_MUTANT == 14 /* broadcast-stride: zero-stride (broadcast) inner run fills one element short */
-#define LOAD_RUN(p, bstride, len, j0)                                                              \
-    do {                                                                                           \
-        if ((bstride) == (int64_t)v->esize) {                                                      \
-            bulk_load_f32(dt, (p), (len), dst + (j0));                                             \
-        } else if ((bstride) == 0) {                                                               \
-            float x_ = ld_f32(dt, (p));                                                            \
-            for (int64_t j = 0; j + 1 < (len); j++) dst[(j0) + j] = x_;                              \
-        } else {                                                                                   \
-            for (int64_t j = 0; j < (len); j++) dst[(j0) + j] = ld_f32(dt, (p) + j * (bstride));   \
-        }                                                                                          \
-    } while (0)
+#define BCAST_SHORT 1
 #else
+#define BCAST_SHORT 0
+#endif
 #define LOAD_RUN(p, bstride, len, j0)                                                              \
     do {                                                                                           \
         if ((bstride) == (int64_t)v->esize) {                                                      \
             bulk_load_f32(dt, (p), (len), dst + (j0));                                             \
         } else if ((bstride) == 0) {                                                               \
             float x_ = ld_f32(dt, (p));                                                            \
-            for (int64_t j = 0; j < (len); j++) dst[(j0) + j] = x_;                                \
+            for (int64_t j = 0; j + BCAST_SHORT < (len); j++) dst[(j0) + j] = x_;                  \
         } else {                                                                                   \
             for (int64_t j = 0; j < (len); j++) dst[(j0) + j] = ld_f32(dt, (p) + j * (bstride));   \
         }                                                                                          \
     } while (0)
-#endif
     VIEW_WALK(v, start, n, LOAD_RUN);
 #undef LOAD_RUN
+#undef BCAST_SHORT
 }
 
 void acl_view_load_f64(const acl_view *v, int64_t start, int64_t n, double *dst)
@@ -235,26 +227,21 @@ void acl_view_store_f32(const acl_view *v, int64_t start, int64_t n, const float
     }
     aclDataType dt = v->dtype;
 #if ACLCONFORM_MUTANT == 11 /* stride-units: strided store steps by the byte stride divided by the element size (element/byte confusion) */
-#define STORE_RUN(p, bstride, len, j0)                                                             \
-    do {                                                                                           \
-        if ((bstride) == (int64_t)v->esize) {                                                      \
-            bulk_store_f32(dt, (p), (len), src + (j0));                                            \
-        } else {                                                                                   \
-            for (int64_t j = 0; j < (len); j++) st_f32(dt, (p) + j * ((bstride) / (int64_t)v->esize), src[(j0) + j]);    \
-        }                                                                                          \
-    } while (0)
+#define STRIDE_UNIT ((int64_t)v->esize)
 #else
+#define STRIDE_UNIT 1
+#endif
 #define STORE_RUN(p, bstride, len, j0)                                                             \
     do {                                                                                           \
         if ((bstride) == (int64_t)v->esize) {                                                      \
             bulk_store_f32(dt, (p), (len), src + (j0));                                            \
         } else {                                                                                   \
-            for (int64_t j = 0; j < (len); j++) st_f32(dt, (p) + j * (bstride), src[(j0) + j]);    \
+            for (int64_t j = 0; j < (len); j++) st_f32(dt, (p) + j * ((bstride) / STRIDE_UNIT), src[(j0) + j]); \
         }                                                                                          \
     } while (0)
-#endif
     VIEW_WALK(v, start, n, STORE_RUN);
 #undef STORE_RUN
+#undef STRIDE_UNIT
 }
 
 void acl_view_store_f64(const acl_view *v, int64_t start, int64_t n, const double *src)
