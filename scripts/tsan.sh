@@ -17,16 +17,8 @@ cd "$(dirname "$0")/.."
 CC="${CC:-gcc}"
 PACKAGES=(libomp-dev libtsan2 build-essential cmake pkg-config libgsl-dev libcjson-dev libcmocka-dev libmpfr-dev)
 [ "$CC" = clang ] && PACKAGES+=(clang)
-missing=()
-for p in "${PACKAGES[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "tsan: installing ${missing[*]}" >&2
-  SUDO=""; [ "$(id -u)" -eq 0 ] || SUDO="sudo"
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+. scripts/apt.sh
+apt_install_missing tsan "${PACKAGES[@]}"
 
 BUILD_DIR="${1:-build-tsan}"
 JOBS="${JOBS:-$(nproc)}"
