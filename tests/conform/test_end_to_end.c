@@ -79,6 +79,15 @@ static char *last_stderr(void)
     return text;
 }
 
+/* The stderr of the last run() contains text (freed either way; the text is named on failure). */
+static void assert_stderr_has(const char *text)
+{
+    char *err = last_stderr();
+    bool has = strstr(err, text) != NULL;
+    free(err);
+    if (!has) fail_msg("the command's stderr lacks '%s'", text);
+}
+
 static cJSON *load_json(const char *path)
 {
     char *text;
@@ -322,11 +331,8 @@ static void three_shards_merge_to_the_unsharded_run(void **state)
 static void bad_flags_and_files_exit_2_naming_them(void **state)
 {
     (void)state;
-    char *err;
     assert_int_equal(run(NULL, TOOL " sweep --shard 3/3"), 2);
-    err = last_stderr();
-    assert_non_null(strstr(err, "--shard"));
-    free(err);
+    assert_stderr_has("--shard");
     assert_int_equal(run(NULL, TOOL " sweep --op not_an_op"), 2);
     assert_int_equal(run(NULL, TOOL " sweep --cases -4"), 2);
     assert_int_equal(run(NULL, TOOL " sweep --frobnicate"), 2);
@@ -334,9 +340,7 @@ static void bad_flags_and_files_exit_2_naming_them(void **state)
     assert_int_equal(run(NULL, TOOL " replay %s/does-not-exist", tmp), 2);
     assert_int_equal(run(NULL, TOOL " sweep --target %s/nothing.so --cases 1", tmp), 2);
     assert_int_equal(run(NULL, "echo '{\"schema\": 1, \"run\": {}, \"results\": [{\"op\": 1}]}' > %s/bad.json && " TOOL " report %s/bad.json --format md", tmp, tmp), 2);
-    err = last_stderr();
-    assert_non_null(strstr(err, "results[0].op"));
-    free(err);
+    assert_stderr_has("results[0].op");
     assert_int_equal(run(NULL, TOOL " merge %s/bad.json -o %s/m.json", tmp, tmp), 2);
     assert_false(cf_is_file(ACLCONFORM_BINARY_DIR "/m.json"));
 }
@@ -590,9 +594,7 @@ static void ci_output_junit_github_quiet_and_exit_codes(void **state)
     /* an empty selection is exit 2, never a pass */
     assert_int_equal(run(&out, TOOL " sweep --op logit_grad --dtype f64 --cases 2"), 2);
     free(out);
-    char *err = last_stderr();
-    assert_non_null(strstr(err, "nothing to run"));
-    free(err);
+    assert_stderr_has("nothing to run");
     /* JUnit XML and GitHub annotations */
     int rc = run(&out, "GITHUB_ACTIONS=true " TOOL " sweep --target " WRONG_TARGET " --op logit_grad,softplus_backward --cases 3 --seed 5 --no-store --junit %s/j/junit.xml --output %s/j.json", tmp, tmp);
     assert_int_equal(rc, 1);
@@ -612,10 +614,8 @@ static void ci_output_junit_github_quiet_and_exit_codes(void **state)
     /* the heartbeat, off a terminal (interval shortened for the test) */
     assert_int_equal(run(&out, "ACLNN_CONFORM_HEARTBEAT=0.05 " TOOL " sweep --op nsa_compress_grad --time 1 --no-store --output %s/h.json", tmp), 0);
     free(out);
-    err = last_stderr();
-    assert_non_null(strstr(err, "aclnn-conform: "));
-    assert_non_null(strstr(err, " cases, "));
-    free(err);
+    assert_stderr_has("aclnn-conform: ");
+    assert_stderr_has(" cases, ");
     /* two runs in the same second get two reports */
     assert_int_equal(run(NULL, "cd %s && " TOOL " sweep --op logit_grad --cases 1 --no-store --quiet && " TOOL " sweep --op logit_grad --cases 1 --no-store --quiet && test $(ls reports | wc -l) = 2", tmp), 0);
 }
@@ -692,24 +692,16 @@ static void per_command_help_and_names(void **state)
     assert_null(strstr(out, "--partial"));
     free(out);
     assert_int_equal(run(NULL, TOOL " sweep --casess 3"), 2);
-    char *err = last_stderr();
-    assert_non_null(strstr(err, "did you mean '--cases'"));
-    free(err);
+    assert_stderr_has("did you mean '--cases'");
     assert_int_equal(run(NULL, TOOL " sweep --cases 3 --frobnicate"), 2);
-    err = last_stderr();
-    assert_non_null(strstr(err, "unknown flag '--frobnicate'"));
-    free(err);
+    assert_stderr_has("unknown flag '--frobnicate'");
     assert_int_equal(run(NULL, TOOL " sweep --format md"), 2);
-    err = last_stderr();
-    assert_non_null(strstr(err, "not an option of 'sweep'"));
-    free(err);
+    assert_stderr_has("not an option of 'sweep'");
     assert_int_equal(run(NULL, TOOL " sweep --seed 99999999999999999999999"), 2);
     assert_int_equal(run(NULL, TOOL " sweep --jobs 100000000000"), 2);
     assert_int_equal(run(NULL, TOOL " shrink a b"), 2);
     assert_int_equal(run(NULL, TOOL " sweep --quiet=3"), 2);
-    err = last_stderr();
-    assert_non_null(strstr(err, "takes no value"));
-    free(err);
+    assert_stderr_has("takes no value");
     assert_int_equal(run(NULL, TOOL " sweep --cases 16 --time 1"), 2); /* alternatives */
     assert_int_equal(run(NULL, TOOL " sweep stray"), 2);
     assert_int_equal(run(NULL, TOOL " sweep --shard 0/99999999999"), 2);
@@ -718,9 +710,7 @@ static void per_command_help_and_names(void **state)
     assert_int_equal(run(NULL, TOOL " sweep --op logit_grad --invalid-cases 1000000000 --time 1 --quiet --no-store --output %s/ic.json", tmp), 0);
     assert_int_equal(run(NULL, TOOL " sweep --op aclnnGeluBackwardV2,LogitGrad --dtype fp16,bfloat16,float32 --cases 1 --invalid-cases 0 --no-store --output %s/n.json", tmp), 0);
     assert_int_equal(run(NULL, TOOL " sweep --op GeluBackwardV3"), 2);
-    err = last_stderr();
-    assert_non_null(strstr(err, "did you mean 'GeluBackwardV2'"));
-    free(err);
+    assert_stderr_has("did you mean 'GeluBackwardV2'");
 }
 
 static void installed_tool_and_library_work_from_the_prefix(void **state)
