@@ -89,6 +89,19 @@ static void add_range(fz_bins *b, group *g, const char *gname, double lo, double
     add_bin(b, g, gname, nm, BK_RANGE, lo, hi);
 }
 
+/* A multiple-of-step attribute in [lo, hi] around a pivot: lo, below the pivot, the pivot, above
+ * it, hi (the middle three only when hi passes the pivot). */
+static void add_pivot_band(fz_bins *b, group *g, const char *gname, double lo, double step, double pivot, double hi)
+{
+    add_range(b, g, gname, lo, lo);
+    if (hi > pivot) {
+        add_range(b, g, gname, lo + step, pivot - step);
+        add_range(b, g, gname, pivot, pivot);
+        add_range(b, g, gname, pivot + step, hi - step);
+    }
+    add_range(b, g, gname, hi, hi);
+}
+
 /* Size tiers of a dim in [lo, hi]: 0, 1, tiny, vector-width neighbours, powers of two +-1, other. */
 static void add_size_tiers(fz_bins *b, group *g, const char *gname, int64_t lo, int64_t hi, bool pow2)
 {
@@ -215,24 +228,12 @@ fz_bins *fz_bins_new(const cz_constraints *cz)
         /* D: one NSA_CHUNK-sized row band, below, at and above 256, the maximum */
         g = new_group(b, G_NSA, 0);
         double Dm = (double)m->D_multiple, Dmin = ceil((double)m->D_range[0] / Dm) * Dm, Dmax = floor((double)m->D_range[1] / Dm) * Dm;
-        add_range(b, g, "D", Dmin, Dmin);
-        if (Dmax > 256) {
-            add_range(b, g, "D", Dmin + Dm, 256 - Dm);
-            add_range(b, g, "D", 256, 256);
-            add_range(b, g, "D", 256 + Dm, Dmax - Dm);
-        }
-        add_range(b, g, "D", Dmax, Dmax);
+        add_pivot_band(b, g, "D", Dmin, Dm, 256, Dmax);
         g = new_group(b, G_NSA, 1);
         double bm = (double)m->block_multiple;
         double lmin = ceil((double)(m->l_range[0] > m->d_range[0] + m->block_multiple ? m->l_range[0] : m->d_range[0] + m->block_multiple) / bm) * bm;
         double lmax = floor((double)m->l_range[1] / bm) * bm;
-        add_range(b, g, "l", lmin, lmin);
-        if (lmax > 128) {
-            add_range(b, g, "l", lmin + bm, 128 - bm);
-            add_range(b, g, "l", 128, 128);
-            add_range(b, g, "l", 128 + bm, lmax - bm);
-        }
-        add_range(b, g, "l", lmax, lmax);
+        add_pivot_band(b, g, "l", lmin, bm, 128, lmax);
         g = new_group(b, G_NSA, 2); /* d relative to l: the smallest, l - d minimal, between */
         add_bin(b, g, "d", "min", BK_RANGE, 0, 0);
         add_bin(b, g, "d", "l-multiple", BK_RANGE, 1, 1);
