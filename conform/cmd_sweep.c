@@ -62,7 +62,8 @@ typedef struct {
     /* structural coverage (fuzz.h fz_bins), one per operator, under cov_mu; op threads used */
     fz_bins *bins[CF_OP_COUNT];
     pthread_mutex_t cov_mu;
-    int64_t op_threads_hits[5]; /* cases run with 1, 2, 3, 4 op threads; [0]: the default */
+    int64_t op_threads_hits[5]; /* thread-check runs with 1, 2, 3, 4 op threads (the sweep's own
+                                 * cases are added at the end: they all run at default_threads) */
     /* the pool */
     pthread_mutex_t mu;
     pthread_cond_t go, done;
@@ -199,7 +200,6 @@ static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
     if (s && S->bins[op]) {
         pthread_mutex_lock(&S->cov_mu);
         fz_bins_add(S->bins[op], &c);
-        S->op_threads_hits[S->target->default_threads > 0 && S->target->default_threads <= 4 ? S->target->default_threads : 0]++;
         pthread_mutex_unlock(&S->cov_mu);
     }
     /* until stored, a case is named by how to regenerate it (never a path that does not exist) */
@@ -819,6 +819,9 @@ int cmd_sweep(const cf_opts *o_in)
     cJSON *cov = cJSON_AddObjectToObject(rep, "coverage");
     cJSON *thr = cJSON_AddObjectToObject(cov, "op_threads");
     static const char *const tn[5] = {"default", "1", "2", "3", "4"};
+    int dt = target.default_threads > 0 && target.default_threads <= 4 ? target.default_threads : 0;
+    for (int op = 0; op < CF_OP_COUNT; op++) /* every valid case ran at the target's default */
+        if (S.bins[op]) S.op_threads_hits[dt] += fz_bins_cases(S.bins[op]);
     for (int i = 0; i < 5; i++) cJSON_AddNumberToObject(thr, tn[i], (double)S.op_threads_hits[i]);
     cJSON *covops = cJSON_AddArrayToObject(cov, "ops");
     int missing_bins = 0;
