@@ -298,7 +298,7 @@ static void run_batch(sweep_ctx *S, int nthreads)
 static int thread_checks(sweep_ctx *S, int nj, int round)
 {
     const cf_opts *o = S->o;
-    if (!S->target->set_threads || o->exhaustive) return nj;
+    if (!S->target->has_set_threads || o->exhaustive) return nj;
     int tried[256] = {0};
     int n0 = nj;
     for (int i = 0; i < n0; i++) {

@@ -15,8 +15,6 @@ static cf_fnptr sym(void *h, const char *name)
     return f;
 }
 
-static void remote_threads(int n) { (void)n; }
-
 bool cf_file_sha256(const char *path, char hex[65])
 {
     FILE *f = fopen(path, "rb");
@@ -43,8 +41,7 @@ cf_status cf_target_open(const char *spec, cf_target *t, cf_err *e)
     if (!cf_file_sha256(spec, t->sha256)) return cf_fail(e, CFE_INPUT, "--target %s: cannot read it", spec);
     t->isolate = true;
     cf_status st = cf_worker_probe(t, e);
-    /* the worker applies a case's op_threads; here the hook only says the library has one */
-    if (!st && cf_worker_has_threads()) t->set_threads = remote_threads;
+    t->has_set_threads = !st && cf_worker_has_threads(); /* the worker applies a case's op_threads */
     return st;
 }
 
@@ -61,6 +58,7 @@ cf_status cf_target_load(const char *spec, cf_target *t, cf_err *e)
         t->destroy_int_array = aclDestroyIntArray;
         t->destroy_executor = aclDestroyAclOpExecutor;
         t->set_threads = aclconformSetNumThreads;
+        t->has_set_threads = true;
         for (int op = 0; op < CF_OP_COUNT; op++) {
             t->get_ws[op] = cf_adapters[op]->builtin_get_ws;
             t->exec[op] = cf_adapters[op]->builtin_exec;
@@ -103,6 +101,7 @@ cf_status cf_target_load(const char *spec, cf_target *t, cf_err *e)
     memcpy(&t->destroy_executor, &d, sizeof d);
     cf_fnptr th = sym(t->handle, "aclconformSetNumThreads");
     memcpy(&t->set_threads, &th, sizeof th);
+    t->has_set_threads = t->set_threads != NULL;
     static const char *const hooks[5] = {"aclconformDeviceAlloc", "aclconformDeviceFree", "aclconformCopyToDevice",
                                          "aclconformCopyToHost", "aclconformSync"};
     cf_fnptr h[5];

@@ -34,7 +34,8 @@ typedef struct {
     int (*dev_sync)(void *stream);
     /* optional: aclconformSetNumThreads(n) (0 = default); the sweep runs sampled cases at several
      * op thread counts and requires bit-identical outputs (ops.md: deterministic) */
-    void (*set_threads)(int n);
+    void (*set_threads)(int n);  /* in this process (builtin, or a worker's loaded library) */
+    bool has_set_threads;        /* the target has the hook (for a foreign one: in its worker) */
     int default_threads; /* what set_threads is restored to after a case (0 = the default) */
     cf_fnptr get_ws[CF_OP_COUNT];                      /* aclnn<Op>GetWorkspaceSize */
     cf_exec_fn exec[CF_OP_COUNT];                      /* aclnn<Op> */

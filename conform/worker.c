@@ -115,7 +115,7 @@ int cf_worker_main(int argc, char **argv)
     cf_err e = {{0}};
     hello_t h = {0, 0, ""};
     h.status = (int32_t)cf_target_load(argv[2], &t, &e);
-    h.has_threads = !h.status && t.set_threads != NULL;
+    h.has_threads = !h.status && t.has_set_threads;
     snprintf(h.msg, sizeof h.msg, "%s", e.msg);
     if (io_all(fd, &h, sizeof h, INFINITY, true) || h.status) _exit(h.status ? h.status : CFE_IO);
     t.isolate = false;
