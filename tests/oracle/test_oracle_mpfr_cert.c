@@ -303,6 +303,20 @@ static void gelu_certified(void **state)
 static orc_scalar sc_f32(float v) { uint32_t b; memcpy(&b, &v, 4); return (orc_scalar){CF_F32, b}; }
 static orc_scalar sc_f64(double v) { uint64_t b; memcpy(&b, &v, 8); return (orc_scalar){CF_F64, b}; }
 
+/* The oracle's SoftplusBackward (spec profile) on n-element 1-D arrays: gradOutput of dy_dt, self
+ * of x_dt, outputs of out_dt in o (the caller frees it with tt_out_free). */
+static orc_out *softplus_1d(tt_out *o, int64_t n, cf_dtype dy_dt, const void *dys, cf_dtype x_dt, const void *xs,
+                            orc_scalar beta, orc_scalar t, cf_dtype out_dt)
+{
+    tt_tensor td, tx;
+    int64_t sh[1] = {n};
+    orc_out *out = tt_out_alloc(o, n);
+    assert_int_equal(orc_softplus_backward(tt_make(&td, dy_dt, 1, sh, dys), tt_make(&tx, x_dt, 1, sh, xs), beta, t, out_dt,
+                                           ORC_PROFILE_SPEC, out),
+                     ORC_OK);
+    return out;
+}
+
 /* exact dy·σ(z) (or dy) with z = beta·x exact; returns the exact branch (1: threshold) */
 static int softplus_exact(double beta, double x, double t, double dy, mpfr_t ex, double *mref)
 {
@@ -374,13 +388,8 @@ static void softplus_certified(void **state)
                 if (i % 67 == 3) xs[i] = INFINITY;
                 if (i % 71 == 4) xs[i] = NAN;
             }
-            tt_tensor td, tx;
-            int64_t sh[1] = {n};
             tt_out o;
-            orc_out *out = tt_out_alloc(&o, n);
-            assert_int_equal(orc_softplus_backward(tt_make(&td, CF_F32, 1, sh, dys), tt_make(&tx, CF_F32, 1, sh, xs),
-                                                   sc_f32(beta), sc_f32(t), CF_F32, ORC_PROFILE_SPEC, out),
-                             ORC_OK);
+            orc_out *out = softplus_1d(&o, n, CF_F32, dys, CF_F32, xs, sc_f32(beta), sc_f32(t), CF_F32);
             mpfr_t ex;
             mpfr_init2(ex, PREC);
             for (int i = 0; i < n; i++) {
@@ -418,13 +427,8 @@ static void softplus_certified(void **state)
             dys[i] = (rnd() & 1 ? 1 : -1) * exp2(-100 + 200 * unif());
             if (i % 101 == 3) dys[i] = 1e300;
         }
-        tt_tensor td, tx;
-        int64_t sh[1] = {n};
         tt_out o;
-        orc_out *out = tt_out_alloc(&o, n);
-        assert_int_equal(orc_softplus_backward(tt_make(&td, CF_F64, 1, sh, dys), tt_make(&tx, CF_F64, 1, sh, xs),
-                                               sc_f64(beta), sc_f64(t), CF_F64, ORC_PROFILE_SPEC, out),
-                         ORC_OK);
+        orc_out *out = softplus_1d(&o, n, CF_F64, dys, CF_F64, xs, sc_f64(beta), sc_f64(t), CF_F64);
         mpfr_t ex;
         mpfr_init2(ex, PREC);
         for (int i = 0; i < n; i++) {
@@ -454,13 +458,8 @@ static void softplus_certified(void **state)
             xs[i] = base + (int64_t)(rnd() % 7) - 3;
             dys[i] = logu(-10, 10);
         }
-        tt_tensor td, tx;
-        int64_t sh[1] = {n};
         tt_out o;
-        orc_out *out = tt_out_alloc(&o, n);
-        assert_int_equal(orc_softplus_backward(tt_make(&td, CF_F32, 1, sh, dys), tt_make(&tx, CF_I64, 1, sh, xs),
-                                               sc_f32(beta), sc_f32(t), CF_F32, ORC_PROFILE_SPEC, out),
-                         ORC_OK);
+        orc_out *out = softplus_1d(&o, n, CF_F32, dys, CF_I64, xs, sc_f32(beta), sc_f32(t), CF_F32);
         mpfr_t ex, z;
         mpfr_inits2(PREC, ex, z, (mpfr_ptr)0);
         for (int i = 0; i < n; i++) {
@@ -515,13 +514,8 @@ static void softplus_certified(void **state)
             if (i % 7 == 0) xs[i] = ((int64_t)1 << 53) + 1;
             dys[i] = (rnd() & 1 ? 1 : -1) * exp2(-20 + 40 * unif());
         }
-        tt_tensor td, tx;
-        int64_t sh[1] = {n};
         tt_out o;
-        orc_out *out = tt_out_alloc(&o, n);
-        assert_int_equal(orc_softplus_backward(tt_make(&td, CF_F64, 1, sh, dys), tt_make(&tx, CF_I64, 1, sh, xs),
-                                               sc_f64(beta), sc_f64(t), CF_F64, ORC_PROFILE_SPEC, out),
-                         ORC_OK);
+        orc_out *out = softplus_1d(&o, n, CF_F64, dys, CF_I64, xs, sc_f64(beta), sc_f64(t), CF_F64);
         mpfr_t ex;
         mpfr_init2(ex, PREC);
         for (int i = 0; i < n; i++) {
