@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "adapters.h"
@@ -62,7 +63,7 @@ static const optdef OPTS[] = {
     {"max-bytes", O_MAXBYTES, "N", C_RUNS, "largest case the harness allocates (default a quarter of memory)"},
     {"timeout", O_TIMEOUT, "S", C_RUNS, "per-case limit for a foreign target's worker (default 20 s)"},
     {"max-elements", O_MAXEL, "N", C_EXPORT, "skip cases with more than N elements in all tensors"},
-    {"format", O_FORMAT, "md|html", C_REPORT, "published form (default md)"},
+    {"format", O_FORMAT, "md|html|csv", C_REPORT, "published form (default md; csv: one line per result row)"},
     {"output", O_OUTPUT, "FILE", C_SWEEP | C_REPORT | C_MERGE | C_SCORE, "output file (also -o FILE)"},
     {"max-fail-lines", O_MAXFAIL, "N", C_SWEEP, "FAIL lines printed per (op, dtype, variant, kind) group (default 3)"},
     {"all", O_ALL, NULL, C_SWEEP, "print every FAIL line"},
@@ -84,7 +85,7 @@ static const struct {
     {"sweep", C_SWEEP, 0, 0, "sweep [options]", "generate cases, run target and oracle, score, report, store failures"},
     {"replay", C_REPLAY, 1, 1 << 20, "replay PATH... [options]", "rerun stored cases (case, operator or corpus dirs); no oracle"},
     {"shrink", C_SHRINK, 1, 1, "shrink CASE [options]", "reduce a failing case; store it with origin.shrunk_from"},
-    {"report", C_REPORT, 1, 1, "report RUN.json [--format md|html] [-o FILE]", "publish a report"},
+    {"report", C_REPORT, 1, 1, "report RUN.json [--format md|html|csv] [-o FILE]", "publish a report"},
     {"merge", C_MERGE, 1, 1 << 20, "merge A.json B.json... -o OUT.json", "combine shard reports exactly"},
     {"export", C_EXPORT, 0, 0, "export --out DIR [options]", "write cases (.npy inputs + manifests) for an out-of-process target"},
     {"score", C_SCORE, 1, 1, "score DIR [options]", "score the outputs another program wrote beside exported cases"},
@@ -413,7 +414,8 @@ cf_status cf_parse_opts(const char *cmd, int argc, char **argv, int first, cf_op
             break;
         case O_CONSTRAINTS: st = copy_path("constraints", o->constraints, sizeof o->constraints, val, e); break;
         case O_FORMAT:
-            if (strcmp(val, "md") && strcmp(val, "html")) st = cf_fail(e, CFE_INPUT, "--format: expected md or html, got '%s'", val);
+            if (strcmp(val, "md") && strcmp(val, "html") && strcmp(val, "csv"))
+                st = cf_fail(e, CFE_INPUT, "--format: expected md, html or csv, got '%s'", val);
             else o->format = val;
             break;
         case O_OUTPUT:
@@ -509,6 +511,23 @@ cf_status cf_tolerance_for(cz_constraints *const *cz, const cf_case *c, const ch
     return CFE_OK;
 }
 
+void cf_row_describe(cf_row *row, const cz_constraints *cz)
+{
+    const cz_report *r = cz_report_of(cz);
+    cf_plot_spec *ps = &row->plot_spec;
+    memset(ps, 0, sizeof *ps);
+    snprintf(ps->x, sizeof ps->x, "%s", r->x);
+    snprintf(ps->scale, sizeof ps->scale, "%s", r->scale);
+    snprintf(ps->label, sizeof ps->label, "%s", r->label[0] ? r->label : r->x);
+    ps->nmarks = r->nmarks < CF_MAX_MARKS ? r->nmarks : CF_MAX_MARKS;
+    for (int i = 0; i < ps->nmarks; i++) {
+        ps->mark_at[i] = r->mark_at[i];
+        snprintf(ps->mark_label[i], sizeof ps->mark_label[i], "%s", r->mark_label[i]);
+    }
+    snprintf(ps->scaled_reason, sizeof ps->scaled_reason, "%s", r->scaled_reason);
+    row->has_plot = ps->x[0] != 0;
+}
+
 cf_status cf_fill_masked(const cf_case *c, cf_expected *x, cf_err *e)
 {
     if (!cf_adapters[c->op]->masked) return CFE_OK;
@@ -569,6 +588,33 @@ cf_status cf_write_report(const char *path, cJSON *report, cf_err *e)
     return st;
 }
 
+/* The machine a run ran on, for the report's words: CPU model, cores, OS and architecture. */
+static cJSON *host_json(void)
+{
+    cJSON *h = cJSON_CreateObject();
+    char cpu[160] = "unknown", line[512];
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof line, f))
+        if (!strncmp(line, "model name", 10) && strchr(line, ':')) {
+            const char *v = strchr(line, ':') + 1;
+            while (*v == ' ' || *v == '\t') v++;
+            snprintf(cpu, sizeof cpu, "%.*s", (int)strcspn(v, "\n"), v);
+            break;
+        }
+    if (f) fclose(f);
+    cJSON_AddStringToObject(h, "cpu", cpu);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    cJSON_AddNumberToObject(h, "cores", n > 0 ? (double)n : 0);
+    struct utsname u;
+    if (uname(&u) == 0) {
+        char os[200];
+        snprintf(os, sizeof os, "%s %s", u.sysname, u.release);
+        cJSON_AddStringToObject(h, "os", os);
+        cJSON_AddStringToObject(h, "arch", u.machine);
+    }
+    return h;
+}
+
 cJSON *cf_report_new(const char *command, const cf_opts *o, double seconds, int64_t cases, const char *started)
 {
     cJSON *r = cJSON_CreateObject();
@@ -588,6 +634,7 @@ cJSON *cf_report_new(const char *command, const cf_opts *o, double seconds, int6
     cJSON_AddStringToObject(run, "started", started);
     cJSON_AddNumberToObject(run, "seconds", round(seconds * 10) / 10);
     cJSON_AddNumberToObject(run, "cases", (double)cases);
+    cJSON_AddItemToObject(run, "host", host_json());
     return r;
 }
 

@@ -162,6 +162,13 @@ static void store_failure(sweep_ctx *S, const job_t *j, cf_case *c, cf_expected 
     }
 }
 
+/* A worst element scored under the case's temporary name names its stored path instead ("" when
+ * the case was not stored). */
+static void relink_worst(cf_worst *w, const char *ref, const char *stored)
+{
+    if (w->has && !strcmp(w->case_ref, ref)) snprintf(w->case_ref, sizeof w->case_ref, "%s", stored);
+}
+
 /* Evaluate one job: generate, run, oracle, score, store on failure. */
 static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
 {
@@ -217,7 +224,10 @@ static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
         snprintf(res->errmsg, sizeof res->errmsg, "%s", e.msg);
         goto done;
     }
-    if (s) cf_row_init(&res->row, cf_op_name(op), s->dtype, s->variant, &tol);
+    if (s) {
+        cf_row_init(&res->row, cf_op_name(op), s->dtype, s->variant, &tol);
+        cf_row_describe(&res->row, S->cz[op]);
+    }
     if (r.not_applicable) { /* a protocol check with nothing to check (planned workspace 0) */
         res->not_applicable = true;
         goto done;
@@ -232,10 +242,12 @@ static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
         if (s) {
             res->row.nfailed_ids = 0;
             if (res->stored[0]) cf_row_add_failed(&res->row, res->stored);
-            if (!strcmp(res->row.worst_case, ref)) snprintf(res->row.worst_case, sizeof res->row.worst_case, "%s", res->stored);
+            relink_worst(&res->row.worst, ref, res->stored);
+            relink_worst(&res->row.worst_finite, ref, res->stored);
         }
-    } else if (s && !strcmp(res->row.worst_case, ref)) {
-        res->row.worst_case[0] = '\0'; /* a passing case is not stored: the row keeps case_index */
+    } else if (s) { /* a passing case is not stored: the row keeps case_index */
+        relink_worst(&res->row.worst, ref, "");
+        relink_worst(&res->row.worst_finite, ref, "");
     }
 done:
     cf_expected_free(&x);
@@ -514,7 +526,12 @@ int cmd_sweep(const cf_opts *o_in)
 
     /* streams and status rows */
     fz_stream streams[256];
-    cf_row rows[256];
+    cf_row *rows = calloc(256, sizeof(cf_row)); /* ~0.1 MB each (the error plot): not on the stack */
+    if (!rows) {
+        fprintf(stderr, "aclnn-conform: out of memory\n");
+        for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
+        return CFE_IO;
+    }
     int nstreams = 0;
     for (int op = 0; op < CF_OP_COUNT; op++) {
         if (!o->op_on[op]) continue;
@@ -527,6 +544,7 @@ int cmd_sweep(const cf_opts *o_in)
             cf_tol tol = {0};
             cz_tolerance(cz[op], o->profile, tmp[i].dtype, tmp[i].variant, &tol.max_ulp, &tol.max_scaled_ulp);
             cf_row_init(&rows[nstreams], cf_op_name((cf_op)op), tmp[i].dtype, tmp[i].variant, &tol);
+            cf_row_describe(&rows[nstreams], cz[op]);
             nstreams++;
         }
     }
@@ -540,11 +558,13 @@ int cmd_sweep(const cf_opts *o_in)
                         "(see 'aclnn-conform list' for each operator's dtypes)\n",
                 ops, dts, o->exhaustive ? " --exhaustive" : "", o->profile);
         for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
+        free(rows);
         return CFE_INPUT;
     }
     if ((st = cf_target_open(o->target, &target, &e))) {
         fprintf(stderr, "aclnn-conform: %s\n", e.msg);
         for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
+        free(rows);
         return st;
     }
     target.guard_pages = o->guard_pages;
@@ -730,6 +750,7 @@ int cmd_sweep(const cf_opts *o_in)
             }
             if (r->v.pass) continue;
             failures++;
+            if (!status_job) cf_row_add_example(&rows[j->stream], r->v.kind, j->k, r->v.max_ulp, r->stored, r->v.first_failure);
             if (!tc->failures++) snprintf(tc->first, sizeof tc->first, "%s", r->v.first_failure);
             if (r->stored[0]) cJSON_AddItemToArray(failures_json, cJSON_CreateString(r->stored));
             group_t *g = group_of(&groups, &ngroups, &gcap, r->group);
@@ -887,6 +908,7 @@ int cmd_sweep(const cf_opts *o_in)
     free(res);
     free(jc);
     free(groups);
+    free(rows);
     cf_target_close(&target);
     pthread_mutex_destroy(&S.mu);
     pthread_mutex_destroy(&S.cov_mu);

@@ -418,284 +418,6 @@ int cmd_merge(const cf_opts *o)
     return rc;
 }
 
-/* ---- publishing ---- */
-
-/* Every string a report carries is data from a file (a target path, a variant, a case path, a
- * hex text): in HTML it is escaped for both text and attribute contexts, control characters
- * dropped; in Markdown it is backslash-escaped (or put in a code span that it cannot close) and a
- * '|' cannot split a table cell. */
-static void html_escape(FILE *f, const char *s)
-{
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '<') fputs("&lt;", f);
-        else if (ch == '>') fputs("&gt;", f);
-        else if (ch == '&') fputs("&amp;", f);
-        else if (ch == '"') fputs("&quot;", f);
-        else if (ch == '\'') fputs("&#39;", f);
-        else if (ch < 0x20 || ch == 0x7f) fputc(' ', f);
-        else fputc(ch, f);
-    }
-}
-
-static void md_text(FILE *f, const char *s)
-{
-    if (!*s) fputc('-', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch < 0x20 || ch == 0x7f) fputc(' ', f);
-        else {
-            /* "](" / "][" would make a link: escaping that ']' is enough (a plain [0,3] stays) */
-            if (strchr("\\`<>|&", ch) || (ch == ']' && (s[1] == '(' || s[1] == '['))) fputc('\\', f);
-            fputc(ch, f);
-        }
-    }
-}
-
-/* A code span with a fence longer than any run of backticks in s (CommonMark), '|' escaped for
- * GFM tables (the one escape a table cell honours inside code), control characters as spaces. */
-static void md_code(FILE *f, const char *s)
-{
-    int run = 0, longest = 0;
-    for (const char *p = s; *p; p++) {
-        run = *p == '`' ? run + 1 : 0;
-        if (run > longest) longest = run;
-    }
-    for (int k = 0; k <= longest; k++) fputc('`', f);
-    if (longest) fputc(' ', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch < 0x20 || ch == 0x7f) fputc(' ', f);
-        else if (ch == '|') fputs("\\|", f);
-        else fputc(ch, f);
-    }
-    if (longest) fputc(' ', f);
-    for (int k = 0; k <= longest; k++) fputc('`', f);
-}
-
-static void svg_histogram(FILE *f, const cf_row *r)
-{
-    static const char *labels[CF_HIST_BINS] = {"≤0.5", "≤1", "≤2", "≤4", "≤16", "≤256", "≤65536", ">65536"};
-    int64_t mx = 1;
-    for (int i = 0; i < CF_HIST_BINS; i++) if (r->hist[i] > mx) mx = r->hist[i];
-    const int W = 420, H = 150, bw = 46;
-    fprintf(f, "<svg class=\"hist\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"ULP histogram ", W, H + 40);
-    html_escape(f, r->op);
-    fprintf(f, " %s\">\n", cf_dtype_name(r->dtype));
-    for (int i = 0; i < CF_HIST_BINS; i++) {
-        /* log scale so that rare large errors stay visible */
-        double h = r->hist[i] ? (log10((double)r->hist[i]) + 1) / (log10((double)mx) + 1) * H : 0;
-        int x = 10 + i * (bw + 5);
-        const char *color = i < 2 ? "#2e7d32" : (i < 4 ? "#f9a825" : "#c62828");
-        fprintf(f, "<rect x=\"%d\" y=\"%.1f\" width=\"%d\" height=\"%.1f\" fill=\"%s\"><title>%s ULP: %lld</title></rect>\n", x, H - h + 10, bw, h, color, labels[i], (long long)r->hist[i]);
-        fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">%s</text>\n", x + bw / 2, H + 24, labels[i]);
-        fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"9\" text-anchor=\"middle\">%lld</text>\n", x + bw / 2, H - h + 7, (long long)r->hist[i]);
-    }
-    fprintf(f, "</svg>\n");
-}
-
-int cmd_report(const cf_opts *o)
-{
-    cf_err e = {{0}};
-    if (o->npos != 1) {
-        fprintf(stderr, "aclnn-conform report: usage: report RUN.json --format md|html [-o FILE]\n");
-        return CFE_INPUT;
-    }
-    cJSON *root;
-    cf_row *rows;
-    int n;
-    cf_status st = cf_report_read(o->pos[0], &root, &rows, &n, &e);
-    if (st) {
-        fprintf(stderr, "aclnn-conform report: %s\n", e.msg);
-        return st;
-    }
-    bool html = o->format && !strcmp(o->format, "html");
-    char *buf = NULL;
-    size_t blen = 0;
-    FILE *f = open_memstream(&buf, &blen);
-    if (!f) {
-        cJSON_Delete(root);
-        free(rows);
-        return CFE_IO;
-    }
-    const cJSON *run = cJSON_GetObjectItemCaseSensitive(root, "run");
-    char *runtxt = cJSON_PrintUnformatted(run);
-    const cJSON *tgt = cJSON_GetObjectItemCaseSensitive(run, "target"), *prof = cJSON_GetObjectItemCaseSensitive(run, "profile");
-    const char *target = cJSON_IsString(tgt) ? tgt->valuestring : "?", *profile = cJSON_IsString(prof) ? prof->valuestring : "?";
-    if (html) {
-        fprintf(f, "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\"><title>aclnn-conform report: ");
-        html_escape(f, target);
-        fprintf(f, "</title>\n<style>body{font-family:sans-serif;margin:2em;max-width:1200px}table{border-collapse:collapse;margin:1em 0}"
-                   "td,th{border:1px solid #bbb;padding:3px 8px;text-align:right;font-size:13px}th{background:#eee}"
-                   "td.l{text-align:left}.pass{color:#2e7d32;font-weight:bold}.fail{color:#c62828;font-weight:bold}"
-                   ".no-data{color:#777}code{font-size:12px}.hists{display:flex;flex-wrap:wrap;gap:1em}"
-                   ".hists figure{margin:0}</style></head><body>\n");
-        fprintf(f, "<h1>aclnn-conform tolerance report</h1>\n<p>target <b>");
-        html_escape(f, target);
-        fprintf(f, "</b>, profile <b>");
-        html_escape(f, profile);
-        fprintf(f, "</b></p>\n<p><code>");
-        html_escape(f, runtxt ? runtxt : "");
-        fprintf(f, "</code></p>\n");
-    } else {
-        fprintf(f, "# aclnn-conform tolerance report\n\ntarget ");
-        md_code(f, target);
-        fprintf(f, ", profile ");
-        md_code(f, profile);
-        fprintf(f, "\n\nrun: ");
-        md_code(f, runtxt ? runtxt : "");
-        fprintf(f, "\n\n");
-        fprintf(f, "ULP error is |got − exact| / ulp(exact) in the output dtype; scaled ULP divides by ulp(m), the\n"
-                   "conditioning magnitude (spec numerics.md). p99 is the upper edge of the histogram bin holding the\n"
-                   "99th percentile. single_bm: mean/max relative error against the Ascend thresholds.\n\n");
-    }
-    free(runtxt);
-    /* a merge of an incomplete shard set, or an interrupted run, says so before any verdict */
-    const cJSON *partial = cJSON_GetObjectItemCaseSensitive(root, "partial"), *missing = cJSON_GetObjectItemCaseSensitive(root, "missing_shards");
-    const char *miss = cJSON_IsString(missing) ? missing->valuestring : "";
-    if (cJSON_IsTrue(partial)) {
-        if (html) {
-            fprintf(f, "<p class=\"fail\">PARTIAL: not every shard of the run is in this report");
-            if (miss[0]) fprintf(f, " (missing ");
-            html_escape(f, miss);
-            fprintf(f, "%s</p>\n", miss[0] ? ")" : "");
-        } else {
-            fprintf(f, "**PARTIAL**: not every shard of the run is in this report");
-            if (miss[0]) fprintf(f, " (missing ");
-            if (miss[0]) md_text(f, miss);
-            fprintf(f, "%s\n\n", miss[0] ? ")" : "");
-        }
-    }
-    if (cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "interrupted")))
-        fprintf(f, html ? "<p class=\"fail\">INTERRUPTED: the run was stopped before its budget</p>\n" : "**INTERRUPTED**: the run was stopped before its budget\n\n");
-    for (int op = 0; op < CF_OP_COUNT; op++) {
-        const char *opn = cf_op_name((cf_op)op);
-        bool any = false;
-        for (int i = 0; i < n; i++) any |= !strcmp(rows[i].op, opn);
-        if (!any) continue;
-        if (html) fprintf(f, "<h2>%s</h2>\n<table><tr><th>dtype</th><th>variant</th><th>cases</th><th>elements</th><th>uncertain</th><th>max ULP</th><th>mean ULP</th><th>p99 ULP</th><th>max scaled</th><th>mismatches</th><th>MERE</th><th>MARE</th><th>single_bm</th><th>tolerance</th><th>verdict</th></tr>\n", opn);
-        else fprintf(f, "## %s\n\n| dtype | variant | cases | elements | uncertain | max ULP | mean ULP | p99 ULP | max scaled | mismatches | MERE | MARE | single_bm | tolerance | verdict |\n|---|---|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|---|---|---|\n", opn);
-        for (int i = 0; i < n; i++) {
-            const cf_row *r = &rows[i];
-            if (strcmp(r->op, opn)) continue;
-            char mm[256] = "";
-            size_t ml = 0;
-            for (int k = 0; k < CF_MM_COUNT; k++)
-                if (r->mismatches[k] && ml < sizeof mm) ml += (size_t)snprintf(mm + ml, sizeof mm - ml, "%s%s=%lld", ml ? " " : "", cf_mismatch_name((cf_mismatch)k), (long long)r->mismatches[k]);
-            if (!mm[0]) snprintf(mm, sizeof mm, "0");
-            double mere, mare;
-            bool bm = cf_row_single_bm(r, &mere, &mare);
-            const char *v = cf_row_verdict(r);
-            const char *vt = r->variant[0] ? r->variant : "-";
-            if (html) {
-                fprintf(f, "<tr><td class=l>%s</td><td class=l>", cf_dtype_name(r->dtype));
-                html_escape(f, vt);
-                fprintf(f, "</td><td>%lld</td><td>%lld</td><td>%lld</td><td>%.4g</td><td>%.4f</td><td>%g</td><td>%.4g</td><td class=l>%s</td><td>%.3g</td><td>%.3g</td><td>%s</td><td>%g / %g</td><td class=\"%s\">%s</td></tr>\n",
-                        (long long)r->cases, (long long)r->elements, (long long)r->uncertain,
-                        r->max_ulp, cf_row_mean_ulp(r), cf_row_p99_ulp(r), r->max_scaled_ulp, mm, mere, mare, bm ? "pass" : "fail",
-                        r->tol.max_ulp, r->tol.max_scaled_ulp, v, v);
-            } else {
-                fprintf(f, "| %s | ", cf_dtype_name(r->dtype));
-                md_text(f, vt);
-                fprintf(f, " | %lld | %lld | %lld | %.4g | %.4f | %g | %.4g | %s | %.3g | %.3g | %s | %g / %g | **%s** |\n",
-                        (long long)r->cases, (long long)r->elements, (long long)r->uncertain,
-                        r->max_ulp, cf_row_mean_ulp(r), cf_row_p99_ulp(r), r->max_scaled_ulp, mm, mere, mare, bm ? "pass" : "fail",
-                        r->tol.max_ulp, r->tol.max_scaled_ulp, v);
-            }
-        }
-        if (html) {
-            fprintf(f, "</table>\n<div class=\"hists\">\n");
-            for (int i = 0; i < n; i++) {
-                if (strcmp(rows[i].op, opn)) continue;
-                fprintf(f, "<figure>");
-                svg_histogram(f, &rows[i]);
-                fprintf(f, "<figcaption>%s ", cf_dtype_name(rows[i].dtype));
-                html_escape(f, rows[i].variant);
-                fprintf(f, " ULP error histogram</figcaption></figure>\n");
-            }
-            fprintf(f, "</div>\n<h3>Worst elements</h3>\n<table><tr><th>dtype</th><th>variant</th><th>ULP</th><th>case</th><th>element</th><th>inputs</th><th>got</th><th>expected</th></tr>\n");
-        } else {
-            fprintf(f, "\nWorst elements:\n\n| dtype | variant | ULP | case | element | inputs | got | expected |\n|---|---|---:|---|---|---|---|---:|\n");
-        }
-        for (int i = 0; i < n; i++) {
-            const cf_row *r = &rows[i];
-            if (strcmp(r->op, opn) || !r->has_worst) continue;
-            if (html) {
-                fprintf(f, "<tr><td class=l>%s</td><td class=l>", cf_dtype_name(r->dtype));
-                html_escape(f, r->variant);
-                fprintf(f, "</td><td>%.4g</td><td class=l>", r->max_ulp);
-                if (r->worst_case[0]) { /* a stored case: a link */
-                    fprintf(f, "<a href=\"");
-                    html_escape(f, r->worst_case);
-                    fprintf(f, "\"><code>");
-                    html_escape(f, r->worst_case);
-                    fprintf(f, "</code></a>");
-                } else {
-                    fprintf(f, "not stored (case index %lld)", (long long)r->worst_case_index);
-                }
-                fprintf(f, "</td><td class=l>");
-                html_escape(f, r->worst_index);
-                fprintf(f, "</td><td class=l><code>");
-                html_escape(f, r->worst_inputs);
-                fprintf(f, "</code></td><td class=l><code>");
-                html_escape(f, r->worst_got);
-                fprintf(f, "</code></td><td>%.17g</td></tr>\n", r->worst_expected);
-            } else {
-                fprintf(f, "| %s | ", cf_dtype_name(r->dtype));
-                md_text(f, r->variant);
-                fprintf(f, " | %.4g | ", r->max_ulp);
-                if (r->worst_case[0]) md_code(f, r->worst_case);
-                else fprintf(f, "not stored (case index %lld)", (long long)r->worst_case_index); /* passing cases are not stored */
-                fprintf(f, " | ");
-                md_text(f, r->worst_index);
-                fprintf(f, " | ");
-                md_code(f, r->worst_inputs);
-                fprintf(f, " | ");
-                md_code(f, r->worst_got);
-                fprintf(f, " | %.17g |\n", r->worst_expected);
-            }
-        }
-        if (html) fprintf(f, "</table>\n");
-        else fprintf(f, "\n");
-        /* the invalid-input status table */
-        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(root, "status_checks"), *it;
-        bool header = false;
-        cJSON_ArrayForEach(it, sc)
-        {
-            const cJSON *sop = cJSON_GetObjectItemCaseSensitive(it, "op");
-            if (!cJSON_IsString(sop) || strcmp(sop->valuestring, opn)) continue;
-            const cJSON *rule = cJSON_GetObjectItemCaseSensitive(it, "rule"), *ex = cJSON_GetObjectItemCaseSensitive(it, "expected"),
-                        *cs = cJSON_GetObjectItemCaseSensitive(it, "cases"), *mm = cJSON_GetObjectItemCaseSensitive(it, "mismatches");
-            if (!header) {
-                if (html) fprintf(f, "<h3>Invalid inputs</h3>\n<table><tr><th>rule</th><th>expected status</th><th>cases</th><th>mismatches</th></tr>\n");
-                else fprintf(f, "Invalid inputs:\n\n| rule | expected status | cases | mismatches |\n|---|---:|---:|---:|\n");
-                header = true;
-            }
-            const char *rn = cJSON_IsString(rule) ? rule->valuestring : "?";
-            int exv = cJSON_IsNumber(ex) ? ex->valueint : 0, csv = cJSON_IsNumber(cs) ? cs->valueint : 0, mmv = cJSON_IsNumber(mm) ? mm->valueint : 0;
-            if (html) {
-                fprintf(f, "<tr><td class=l>");
-                html_escape(f, rn);
-                fprintf(f, "</td><td>%d</td><td>%d</td><td class=\"%s\">%d</td></tr>\n", exv, csv, mmv ? "fail" : "pass", mmv);
-            } else {
-                fprintf(f, "| ");
-                md_text(f, rn);
-                fprintf(f, " | %d | %d | %d |\n", exv, csv, mmv);
-            }
-        }
-        if (header) fprintf(f, html ? "</table>\n" : "\n");
-    }
-    if (html) fprintf(f, "</body></html>\n");
-    fclose(f);
-    if (o->output) st = cf_write_atomic(o->output, buf, blen, &e);
-    else fwrite(buf, 1, blen, stdout);
-    if (st) fprintf(stderr, "aclnn-conform report: %s\n", e.msg);
-    free(buf);
-    free(rows);
-    cJSON_Delete(root);
-    return st;
-}
-
 /* ---- export / score: out-of-process targets (abi.md) ---- */
 
 int cmd_export(const cf_opts *o)
@@ -826,8 +548,8 @@ int cmd_score(const cf_opts *o)
         for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
         return st;
     }
-    cf_row *rows = calloc((size_t)n + 1, sizeof(cf_row));
-    int nrows = 0;
+    int nrows = 0, rcap = 8; /* rows grow as keys appear (each is ~0.1 MB with its error plot) */
+    cf_row *rows = calloc((size_t)rcap, sizeof(cf_row));
     int64_t unsupported = 0, failed = 0, status_cases = 0, status_mm = 0, scored = 0, unscorable = 0;
     cJSON *failures = cJSON_CreateArray();
     time_t wall = time(NULL);
@@ -872,11 +594,23 @@ int cmd_score(const cf_opts *o)
             cf_tol tol;
             cs = cf_tolerance_for(cz, &c, c.profile, variant, o->strict_zero, &tol, &ce);
             if (!cs) {
-                if (k == nrows) cf_row_init(&rows[nrows++], cf_op_name(c.op), dt, variant, &tol);
+                if (k == nrows && nrows == rcap) {
+                    cf_row *nr = realloc(rows, sizeof(cf_row) * (size_t)rcap * 2);
+                    if (nr) rows = nr, rcap *= 2;
+                }
+                if (k == nrows && nrows == rcap) {
+                    cs = cf_fail(&ce, CFE_IO, "out of memory");
+                } else if (k == nrows) {
+                    cf_row_init(&rows[nrows++], cf_op_name(c.op), dt, variant, &tol);
+                    cf_row_describe(&rows[k], cz[c.op]);
+                }
+            }
+            if (!cs) {
                 cf_case_verdict v;
                 cf_score_case(&c, &x, &r, &tol, i, dirs[i], &rows[k], &v, o->quiet ? NULL : (cf_fail_cb)NULL, NULL, 0);
                 scored++;
                 if (!v.pass) {
+                    cf_row_add_example(&rows[k], v.kind, i, v.max_ulp, dirs[i], v.first_failure);
                     failed++;
                     cJSON_AddItemToArray(failures, cJSON_CreateString(dirs[i]));
                     if (!o->quiet) printf("%s\n", v.first_failure);

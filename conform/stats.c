@@ -25,11 +25,106 @@ void cf_row_add_failed(cf_row *row, const char *case_ref)
         snprintf(row->failed_ids[row->nfailed_ids++], sizeof row->failed_ids[0], "%s", case_ref);
 }
 
-static bool worse(double ulp, int64_t ci, int64_t el, const cf_row *r)
+static bool worse(double ulp, int64_t ci, int64_t el, const cf_worst *w)
 {
-    if (!r->has_worst) return true;
-    if (ulp != r->max_ulp) return ulp > r->max_ulp;
-    return ci < r->worst_case_index || (ci == r->worst_case_index && el < r->worst_element);
+    if (!w->has) return true;
+    if (ulp != w->ulp) return ulp > w->ulp;
+    return ci < w->case_index || (ci == w->case_index && el < w->element);
+}
+
+/* ---- representative failing cases ---- */
+
+static const char *const EX_EXTRA[4] = {"status", "crash", "timeout", "error"};
+
+int cf_example_kind(const char *kind)
+{
+    for (int i = 0; i < CF_MM_COUNT; i++)
+        if (!strcmp(kind, cf_mismatch_name((cf_mismatch)i))) return i;
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(kind, EX_EXTRA[i])) return CF_MM_COUNT + i;
+    return -1;
+}
+
+const char *cf_example_kind_name(int kind)
+{
+    return kind < CF_MM_COUNT ? cf_mismatch_name((cf_mismatch)kind) : EX_EXTRA[kind - CF_MM_COUNT];
+}
+
+/* slot 0 keeps the smallest case index, slot 1 the largest finite error (ties: smaller index):
+ * both orders are total, so any merge order keeps the same two cases */
+static bool example_better(int slot, const cf_example *cand, const cf_example *cur)
+{
+    if (!cur->used) return true;
+    if (slot == 1) {
+        bool cf = isfinite(cand->ulp), uf = isfinite(cur->ulp);
+        if (cf != uf) return cf;
+        if (cf && cand->ulp != cur->ulp) return cand->ulp > cur->ulp;
+    }
+    if (cand->case_index != cur->case_index) return cand->case_index < cur->case_index;
+    return strcmp(cand->case_ref, cur->case_ref) < 0;
+}
+
+static void example_offer(cf_row *row, int kind, const cf_example *x)
+{
+    for (int slot = 0; slot < 2; slot++)
+        if (example_better(slot, x, &row->examples[kind][slot])) row->examples[kind][slot] = *x;
+}
+
+void cf_row_add_example(cf_row *row, const char *kind, int64_t case_index, double ulp, const char *case_ref,
+                        const char *line)
+{
+    int k = cf_example_kind(kind);
+    if (k < 0 || !case_ref || !case_ref[0]) return; /* only stored cases are examples */
+    cf_example x = {true, case_index, ulp, "", ""};
+    snprintf(x.case_ref, sizeof x.case_ref, "%s", case_ref);
+    snprintf(x.line, sizeof x.line, "%s", line ? line : "");
+    example_offer(row, k, &x);
+}
+
+/* ---- the error plot's bins ---- */
+
+int cf_plot_xbin(double v)
+{
+    if (isnan(v)) return CF_PLOT_X - 1;
+    if (v == -INFINITY) return 0;
+    if (v == INFINITY) return CF_PLOT_X - 2;
+    double a = fabs(v);
+    const int mid = 2 + CF_PLOT_SIDE; /* |v| < 2^-OCT */
+    if (a < 0x1p-12) return mid;
+    if (a >= 0x1p12) return v < 0 ? 1 : CF_PLOT_X - 3;
+    int q = (int)floor((log2(a) + CF_PLOT_OCT) * 4); /* 0 .. SIDE-1 */
+    if (q < 0) q = 0;
+    if (q >= CF_PLOT_SIDE) q = CF_PLOT_SIDE - 1;
+    return v < 0 ? mid - 1 - q : mid + 1 + q;
+}
+
+void cf_plot_xrange(int i, double *lo, double *hi)
+{
+    const int mid = 2 + CF_PLOT_SIDE;
+    if (i == CF_PLOT_X - 1) *lo = *hi = NAN;
+    else if (i == 0) *lo = *hi = -INFINITY;
+    else if (i == CF_PLOT_X - 2) *lo = *hi = INFINITY;
+    else if (i == 1) *lo = -INFINITY, *hi = -0x1p12;
+    else if (i == CF_PLOT_X - 3) *lo = 0x1p12, *hi = INFINITY;
+    else if (i == mid) *lo = -0x1p-12, *hi = 0x1p-12;
+    else if (i > mid) {
+        int q = i - mid - 1;
+        *lo = exp2(q / 4.0 - CF_PLOT_OCT);
+        *hi = exp2((q + 1) / 4.0 - CF_PLOT_OCT);
+    } else {
+        int q = mid - 1 - i;
+        *lo = -exp2((q + 1) / 4.0 - CF_PLOT_OCT);
+        *hi = -exp2(q / 4.0 - CF_PLOT_OCT);
+    }
+}
+
+int cf_plot_ybin(double u)
+{
+    if (!(u == u) || isinf(u)) return CF_PLOT_Y - 1;
+    if (u <= 0x1p-10) return 0;
+    if (u >= 0x1p20) return CF_PLOT_Y - 2;
+    int b = 1 + (int)floor(log2(u) + 10);
+    return b < 1 ? 1 : b > CF_PLOT_Y - 3 ? CF_PLOT_Y - 3 : b;
 }
 
 void cf_row_merge(cf_row *d, const cf_row *s)
@@ -48,18 +143,39 @@ void cf_row_merge(cf_row *d, const cf_row *s)
     if (s->max_rel > d->max_rel) d->max_rel = s->max_rel;
     for (int i = 0; i < CF_HIST_BINS; i++) d->hist[i] += s->hist[i];
     for (int i = 0; i < CF_MM_COUNT; i++) d->mismatches[i] += s->mismatches[i];
-    if (s->has_worst && worse(s->max_ulp, s->worst_case_index, s->worst_element, d)) {
-        d->has_worst = true;
+    if (s->worst.has && worse(s->worst.ulp, s->worst.case_index, s->worst.element, &d->worst)) {
+        d->worst = s->worst;
         d->max_ulp = s->max_ulp;
-        d->worst_case_index = s->worst_case_index;
-        d->worst_element = s->worst_element;
-        memcpy(d->worst_case, s->worst_case, sizeof d->worst_case);
-        memcpy(d->worst_index, s->worst_index, sizeof d->worst_index);
-        memcpy(d->worst_inputs, s->worst_inputs, sizeof d->worst_inputs);
-        memcpy(d->worst_got, s->worst_got, sizeof d->worst_got);
-        d->worst_expected = s->worst_expected;
     }
+    if (s->worst_finite.has && worse(s->worst_finite.ulp, s->worst_finite.case_index, s->worst_finite.element, &d->worst_finite))
+        d->worst_finite = s->worst_finite;
     for (int i = 0; i < s->nfailed_ids; i++) cf_row_add_failed(d, s->failed_ids[i]);
+    d->ms_n += s->ms_n;
+    d->ms_nonfinite_got += s->ms_nonfinite_got;
+    d->ms_within_1e3 += s->ms_within_1e3;
+    d->ms_within_5e3 += s->ms_within_5e3;
+    d->ms_dot += s->ms_dot;
+    d->ms_gg += s->ms_gg;
+    d->ms_ee += s->ms_ee;
+    if (s->ms_max_abs > d->ms_max_abs) d->ms_max_abs = s->ms_max_abs;
+    if (s->ms_max_rel > d->ms_max_rel) d->ms_max_rel = s->ms_max_rel;
+    for (int k = 0; k < CF_EX_KINDS; k++)
+        for (int slot = 0; slot < 2; slot++)
+            if (s->examples[k][slot].used) example_offer(d, k, &s->examples[k][slot]);
+    if (!d->plot_spec.x[0]) d->plot_spec = s->plot_spec;
+    if (s->has_plot) {
+        d->has_plot = true;
+        for (int x = 0; x < CF_PLOT_X; x++)
+            for (int y = 0; y < CF_PLOT_Y; y++) d->plot[x][y] += s->plot[x][y];
+    }
+}
+
+double cf_row_cosine(const cf_row *r)
+{
+    if (r->ms_gg == 0 && r->ms_ee == 0) return r->ms_n ? 1 : NAN;
+    if (r->ms_gg == 0 || r->ms_ee == 0) return NAN;
+    double c = r->ms_dot / (sqrt(r->ms_gg) * sqrt(r->ms_ee));
+    return c > 1 ? 1 : c < -1 ? -1 : c; /* rounding of the sums can step past ±1 */
 }
 
 double cf_row_mean_ulp(const cf_row *r) { return r->scored ? r->sum_ulp / (double)r->scored : 0; }
@@ -110,6 +226,22 @@ static cJSON *num(double v)
     return cJSON_CreateNumber(v);
 }
 
+static cJSON *worst_json(const cf_worst *w)
+{
+    cJSON *o = cJSON_CreateObject();
+    cJSON_AddStringToObject(o, "case", w->case_ref);
+    cJSON_AddNumberToObject(o, "case_index", (double)w->case_index);
+    cJSON_AddNumberToObject(o, "flat_element", (double)w->element);
+    cJSON *ix = cJSON_Parse(w->index);
+    cJSON_AddItemToObject(o, "element", ix ? ix : cJSON_CreateArray());
+    cJSON *in = cJSON_Parse(w->inputs);
+    cJSON_AddItemToObject(o, "inputs", in ? in : cJSON_CreateObject());
+    cJSON_AddStringToObject(o, "got", w->got);
+    cJSON_AddItemToObject(o, "expected", num(w->expected));
+    cJSON_AddItemToObject(o, "ulp", num(w->ulp));
+    return o;
+}
+
 cJSON *cf_row_to_json(const cf_row *r)
 {
     cJSON *o = cJSON_CreateObject();
@@ -148,18 +280,59 @@ cJSON *cf_row_to_json(const cf_row *r)
     cJSON *tol = cJSON_AddObjectToObject(o, "tolerance");
     cJSON_AddNumberToObject(tol, "max_ulp", r->tol.max_ulp);
     cJSON_AddNumberToObject(tol, "max_scaled_ulp", r->tol.max_scaled_ulp);
-    if (r->has_worst) {
-        cJSON *w = cJSON_AddObjectToObject(o, "worst");
-        cJSON_AddStringToObject(w, "case", r->worst_case);
-        cJSON_AddNumberToObject(w, "case_index", (double)r->worst_case_index);
-        cJSON_AddNumberToObject(w, "flat_element", (double)r->worst_element);
-        cJSON *ix = cJSON_Parse(r->worst_index);
-        cJSON_AddItemToObject(w, "element", ix ? ix : cJSON_CreateArray());
-        cJSON *in = cJSON_Parse(r->worst_inputs);
-        cJSON_AddItemToObject(w, "inputs", in ? in : cJSON_CreateObject());
-        cJSON_AddStringToObject(w, "got", r->worst_got);
-        cJSON_AddItemToObject(w, "expected", num(r->worst_expected));
-        cJSON_AddItemToObject(w, "ulp", num(r->max_ulp));
+    if (r->worst.has) cJSON_AddItemToObject(o, "worst", worst_json(&r->worst));
+    if (r->worst_finite.has) cJSON_AddItemToObject(o, "worst_finite", worst_json(&r->worst_finite));
+    cJSON *ms = cJSON_AddObjectToObject(o, "msprobe");
+    cJSON_AddNumberToObject(ms, "n", (double)r->ms_n);
+    cJSON_AddNumberToObject(ms, "nonfinite_got", (double)r->ms_nonfinite_got);
+    cJSON_AddNumberToObject(ms, "within_1e-3", (double)r->ms_within_1e3);
+    cJSON_AddNumberToObject(ms, "within_5e-3", (double)r->ms_within_5e3);
+    cJSON_AddItemToObject(ms, "dot", num(r->ms_dot));
+    cJSON_AddItemToObject(ms, "gg", num(r->ms_gg));
+    cJSON_AddItemToObject(ms, "ee", num(r->ms_ee));
+    cJSON_AddItemToObject(ms, "max_abs_err", num(r->ms_max_abs));
+    cJSON_AddItemToObject(ms, "max_rel_err", num(r->ms_max_rel));
+    /* derived (merge recomputes them from the sums) */
+    cJSON_AddItemToObject(ms, "cosine", num(cf_row_cosine(r)));
+    cJSON_AddItemToObject(ms, "one_thousandth_ratio", num(r->ms_n ? (double)r->ms_within_1e3 / (double)r->ms_n : NAN));
+    cJSON_AddItemToObject(ms, "five_thousandths_ratio", num(r->ms_n ? (double)r->ms_within_5e3 / (double)r->ms_n : NAN));
+    cJSON *ex = cJSON_AddArrayToObject(o, "examples");
+    for (int k = 0; k < CF_EX_KINDS; k++)
+        for (int slot = 0; slot < 2; slot++) {
+            const cf_example *x = &r->examples[k][slot];
+            if (!x->used || (slot == 1 && !strcmp(x->case_ref, r->examples[k][0].case_ref))) continue;
+            cJSON *xj = cJSON_CreateObject();
+            cJSON_AddStringToObject(xj, "kind", cf_example_kind_name(k));
+            cJSON_AddStringToObject(xj, "case", x->case_ref);
+            cJSON_AddNumberToObject(xj, "case_index", (double)x->case_index);
+            cJSON_AddItemToObject(xj, "ulp", num(x->ulp));
+            cJSON_AddStringToObject(xj, "line", x->line);
+            cJSON_AddItemToArray(ex, xj);
+        }
+    const cf_plot_spec *ps = &r->plot_spec;
+    if (ps->scaled_reason[0]) cJSON_AddStringToObject(o, "scaled_reason", ps->scaled_reason);
+    if (ps->x[0]) {
+        cJSON *pl = cJSON_AddObjectToObject(o, "error_plot");
+        cJSON_AddStringToObject(pl, "x", ps->x);
+        cJSON_AddStringToObject(pl, "scale", ps->scale);
+        cJSON_AddStringToObject(pl, "label", ps->label);
+        cJSON *mk = cJSON_AddArrayToObject(pl, "marks");
+        for (int i = 0; i < ps->nmarks; i++) {
+            cJSON *m = cJSON_CreateObject();
+            cJSON_AddItemToObject(m, "at", num(ps->mark_at[i]));
+            cJSON_AddStringToObject(m, "label", ps->mark_label[i]);
+            cJSON_AddItemToArray(mk, m);
+        }
+        cJSON *cells = cJSON_AddArrayToObject(pl, "cells"); /* [x bin, y bin, count], non-zero only */
+        for (int x = 0; x < CF_PLOT_X; x++)
+            for (int y = 0; y < CF_PLOT_Y; y++)
+                if (r->plot[x][y]) {
+                    cJSON *c = cJSON_CreateArray();
+                    cJSON_AddItemToArray(c, cJSON_CreateNumber(x));
+                    cJSON_AddItemToArray(c, cJSON_CreateNumber(y));
+                    cJSON_AddItemToArray(c, cJSON_CreateNumber((double)r->plot[x][y]));
+                    cJSON_AddItemToArray(cells, c);
+                }
     }
     cJSON *f = cJSON_AddArrayToObject(o, "failed_cases_ids");
     for (int i = 0; i < r->nfailed_ids; i++) cJSON_AddItemToArray(f, cJSON_CreateString(r->failed_ids[i]));
@@ -182,6 +355,115 @@ static bool jnum(const cJSON *o, const char *k, double *v)
         return true;
     }
     return false;
+}
+
+static void worst_from_json(const cJSON *w, cf_worst *x)
+{
+    memset(x, 0, sizeof *x);
+    if (!cJSON_IsObject(w)) return;
+    double v;
+    x->has = true;
+    const cJSON *cs = cJSON_GetObjectItemCaseSensitive(w, "case"), *got = cJSON_GetObjectItemCaseSensitive(w, "got");
+    snprintf(x->case_ref, sizeof x->case_ref, "%s", cJSON_IsString(cs) ? cs->valuestring : "");
+    snprintf(x->got, sizeof x->got, "%s", cJSON_IsString(got) ? got->valuestring : "");
+    if (jnum(w, "case_index", &v)) x->case_index = (int64_t)v;
+    if (jnum(w, "flat_element", &v)) x->element = (int64_t)v;
+    if (!jnum(w, "ulp", &x->ulp)) x->ulp = NAN;
+    jnum(w, "expected", &x->expected);
+    char *s = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(w, "element"));
+    if (s) snprintf(x->index, sizeof x->index, "%s", s);
+    free(s);
+    s = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(w, "inputs"));
+    if (s) snprintf(x->inputs, sizeof x->inputs, "%s", s);
+    free(s);
+}
+
+_Static_assert(CF_PLOT_X == 198 && CF_PLOT_Y == 33, "the bounds in extras_from_json's message");
+
+static bool jcount(const cJSON *v, double hi)
+{
+    return cJSON_IsNumber(v) && isfinite(v->valuedouble) && v->valuedouble == floor(v->valuedouble) && v->valuedouble >= 0 &&
+           v->valuedouble <= hi;
+}
+
+static bool jstr(const cJSON *o, const char *k, char *dst, size_t n, bool optional)
+{
+    const cJSON *v = cJSON_GetObjectItemCaseSensitive(o, k);
+    if (!v) return optional;
+    if (!cJSON_IsString(v)) return false;
+    snprintf(dst, n, "%s", v->valuestring);
+    return true;
+}
+
+/* The fields report schema 1 gained for publishing (msprobe metrics, examples, the error plot,
+ * scaled_reason): optional (older reports have none), typed and in range when present. */
+static cf_status extras_from_json(const cJSON *o, const char *file, int index, cf_row *r, cf_err *e)
+{
+#define BAD(field, what) cf_fail(e, CFE_INPUT, "%s: field 'results[%d].%s': expected %s", file, index, field, what)
+    const cJSON *ms = cJSON_GetObjectItemCaseSensitive(o, "msprobe"), *it;
+    if (ms) {
+        if (!cJSON_IsObject(ms)) return BAD("msprobe", "an object");
+        struct { const char *k; int64_t *dst; } cs[] = {{"n", &r->ms_n}, {"nonfinite_got", &r->ms_nonfinite_got},
+                                                         {"within_1e-3", &r->ms_within_1e3}, {"within_5e-3", &r->ms_within_5e3}};
+        for (size_t i = 0; i < sizeof cs / sizeof cs[0]; i++) {
+            const cJSON *v = cJSON_GetObjectItemCaseSensitive(ms, cs[i].k);
+            if (!jcount(v, 0x1p53)) return BAD("msprobe", "counts n, nonfinite_got, within_1e-3, within_5e-3");
+            *cs[i].dst = (int64_t)v->valuedouble;
+        }
+        if (r->ms_within_5e3 > r->ms_n || r->ms_within_1e3 > r->ms_within_5e3) return BAD("msprobe", "within_1e-3 <= within_5e-3 <= n");
+        if (!jnum(ms, "dot", &r->ms_dot) || !jnum(ms, "gg", &r->ms_gg) || !jnum(ms, "ee", &r->ms_ee) ||
+            !jnum(ms, "max_abs_err", &r->ms_max_abs) || !jnum(ms, "max_rel_err", &r->ms_max_rel) || r->ms_gg < 0 || r->ms_ee < 0 ||
+            r->ms_max_abs < 0 || r->ms_max_rel < 0)
+            return BAD("msprobe", "numbers dot, gg >= 0, ee >= 0, max_abs_err >= 0, max_rel_err >= 0");
+    }
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(o, "examples");
+    if (ex && !cJSON_IsArray(ex)) return BAD("examples", "an array");
+    int i = 0;
+    cJSON_ArrayForEach(it, ex)
+    {
+        char kind[32] = "", cref[160] = "", line[640] = "", f[48];
+        double ci = -1, ulp = NAN;
+        snprintf(f, sizeof f, "examples[%d]", i++);
+        const cJSON *civ = cJSON_GetObjectItemCaseSensitive(it, "case_index");
+        if (!cJSON_IsObject(it) || !jstr(it, "kind", kind, sizeof kind, false) || cf_example_kind(kind) < 0 ||
+            !jstr(it, "case", cref, sizeof cref, false) || !cref[0] || !jstr(it, "line", line, sizeof line, true) ||
+            !jcount(civ, 0x1p62) || (cJSON_GetObjectItemCaseSensitive(it, "ulp") && !jnum(it, "ulp", &ulp)))
+            return BAD(f, "{kind: a failure kind, case: a stored case, case_index: a count, ulp: a number, line: a string}");
+        ci = civ->valuedouble;
+        cf_row_add_example(r, kind, (int64_t)ci, ulp, cref, line);
+    }
+    if (!jstr(o, "scaled_reason", r->plot_spec.scaled_reason, sizeof r->plot_spec.scaled_reason, true))
+        return BAD("scaled_reason", "a string");
+    const cJSON *pl = cJSON_GetObjectItemCaseSensitive(o, "error_plot");
+    if (!pl) return CFE_OK;
+    cf_plot_spec *ps = &r->plot_spec;
+    if (!cJSON_IsObject(pl) || !jstr(pl, "x", ps->x, sizeof ps->x, false) || !ps->x[0] || !jstr(pl, "scale", ps->scale, sizeof ps->scale, true) ||
+        !jstr(pl, "label", ps->label, sizeof ps->label, true))
+        return BAD("error_plot", "an object with strings x (not empty), scale, label");
+    const cJSON *mk = cJSON_GetObjectItemCaseSensitive(pl, "marks");
+    if (mk && (!cJSON_IsArray(mk) || cJSON_GetArraySize(mk) > CF_MAX_MARKS)) return BAD("error_plot.marks", "an array of at most 6 marks");
+    cJSON_ArrayForEach(it, mk)
+    {
+        if (!cJSON_IsObject(it) || !jnum(it, "at", &ps->mark_at[ps->nmarks]) ||
+            !jstr(it, "label", ps->mark_label[ps->nmarks], sizeof ps->mark_label[0], false))
+            return BAD("error_plot.marks", "objects {at: a number, label: a string}");
+        ps->nmarks++;
+    }
+    const cJSON *cells = cJSON_GetObjectItemCaseSensitive(pl, "cells");
+    if (!cJSON_IsArray(cells)) return BAD("error_plot.cells", "an array of [x bin, y bin, count]");
+    i = 0;
+    cJSON_ArrayForEach(it, cells)
+    {
+        char f[48];
+        snprintf(f, sizeof f, "error_plot.cells[%d]", i++);
+        const cJSON *x = cJSON_GetArrayItem(it, 0), *y = cJSON_GetArrayItem(it, 1), *n = cJSON_GetArrayItem(it, 2);
+        if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 3 || !jcount(x, CF_PLOT_X - 1) || !jcount(y, CF_PLOT_Y - 1) || !jcount(n, 0x1p53))
+            return BAD(f, "[x bin < 198, y bin < 33, count]");
+        r->plot[(int)x->valuedouble][(int)y->valuedouble] += (int64_t)n->valuedouble;
+    }
+    r->has_plot = true;
+    return CFE_OK;
+#undef BAD
 }
 
 cf_status cf_row_from_json(const cJSON *o, const char *file, int index, cf_row *r, cf_err *e)
@@ -226,23 +508,11 @@ cf_status cf_row_from_json(const cJSON *o, const char *file, int index, cf_row *
     const cJSON *tol = cJSON_GetObjectItemCaseSensitive(o, "tolerance");
     if (!tol || !jnum(tol, "max_ulp", &r->tol.max_ulp) || !jnum(tol, "max_scaled_ulp", &r->tol.max_scaled_ulp))
         return cf_fail(e, CFE_INPUT, "%s: field 'results[%d].tolerance': expected max_ulp and max_scaled_ulp", file, index);
-    const cJSON *w = cJSON_GetObjectItemCaseSensitive(o, "worst");
-    if (cJSON_IsObject(w)) {
-        double v;
-        r->has_worst = true;
-        const cJSON *cs = cJSON_GetObjectItemCaseSensitive(w, "case"), *got = cJSON_GetObjectItemCaseSensitive(w, "got");
-        snprintf(r->worst_case, sizeof r->worst_case, "%s", cJSON_IsString(cs) ? cs->valuestring : "");
-        snprintf(r->worst_got, sizeof r->worst_got, "%s", cJSON_IsString(got) ? got->valuestring : "");
-        if (jnum(w, "case_index", &v)) r->worst_case_index = (int64_t)v;
-        if (jnum(w, "flat_element", &v)) r->worst_element = (int64_t)v;
-        jnum(w, "expected", &r->worst_expected);
-        char *s = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(w, "element"));
-        if (s) snprintf(r->worst_index, sizeof r->worst_index, "%s", s);
-        free(s);
-        s = cJSON_PrintUnformatted(cJSON_GetObjectItemCaseSensitive(w, "inputs"));
-        if (s) snprintf(r->worst_inputs, sizeof r->worst_inputs, "%s", s);
-        free(s);
-    }
+    worst_from_json(cJSON_GetObjectItemCaseSensitive(o, "worst"), &r->worst);
+    if (r->worst.has) r->worst.ulp = r->max_ulp;
+    worst_from_json(cJSON_GetObjectItemCaseSensitive(o, "worst_finite"), &r->worst_finite);
+    cf_status st = extras_from_json(o, file, index, r, e);
+    if (st) return st;
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(o, "failed_cases_ids"), *it;
     cJSON_ArrayForEach(it, f) if (cJSON_IsString(it)) cf_row_add_failed(r, it->valuestring);
     return CFE_OK;
@@ -394,12 +664,120 @@ static void case_failure(cf_case_verdict *v, const char *kind, const char *line,
     if (cb) cb(ctx, line);
 }
 
+static void set_worst(cf_worst *w, double u, int64_t case_index, int64_t k, const char *case_ref, const cf_case *c,
+                      const cf_tensor *t, const uint8_t *gp, size_t es, double expected)
+{
+    w->has = true;
+    w->ulp = u;
+    w->case_index = case_index;
+    w->element = k;
+    snprintf(w->case_ref, sizeof w->case_ref, "%s", case_ref);
+    element_context(c, t, k, w->index, sizeof w->index, w->inputs, sizeof w->inputs, false);
+    bits_hex(w->got, sizeof w->got, gp, es);
+    w->expected = expected;
+}
+
+/* msprobe's metrics (README "Reading a report"): elements whose exact value is NaN or ±Inf, or
+ * rounds to ±Inf in the output dtype, are judged by the special-value rule only; a non-finite result for a finite exact value is an
+ * infinite absolute and relative error, outside both ratios and outside the cosine sums. */
+static void msprobe_add(cf_row *row, const cf_fmt *f, cf_dtype dt, double g, double x)
+{
+    if (!isfinite(x) || fabs(x) >= f->ovf) return; /* the reference (exact, rounded) is NaN or ±Inf */
+    row->ms_n++;
+    if (!isfinite(g)) {
+        row->ms_nonfinite_got++;
+        row->ms_max_abs = row->ms_max_rel = INFINITY;
+        return;
+    }
+    double d = fabs(g - x), rel = x != 0 ? d / fabs(x) : (d == 0 ? 0 : INFINITY);
+    if (d > row->ms_max_abs) row->ms_max_abs = d;
+    if (rel > row->ms_max_rel) row->ms_max_rel = rel;
+    row->ms_within_1e3 += rel < 1e-3;
+    row->ms_within_5e3 += rel < 5e-3;
+    const double sc = dt == CF_F64 ? 0x1p-600 : 1; /* cosine is scale-free; f64 squares would overflow */
+    g *= sc, x *= sc;
+    row->ms_dot += g * x;
+    row->ms_gg += g * g;
+    row->ms_ee += x * x;
+}
+
+/* The plot variable of an output element: an input (broadcast to the output) times an optional
+ * scalar attribute, or the cancellation ratio m/|exact|. */
+typedef struct {
+    const cf_tensor *t;
+    double scale;
+    bool cancellation;
+} plot_input;
+
+static double elem_double(cf_dtype dt, const uint8_t *p)
+{
+    cf_fmt f;
+    if (cf_fmt_of(dt, &f)) return cf_decode(dt, p);
+    switch (dt) {
+    case CF_I8: return *(const int8_t *)p;
+    case CF_U8:
+    case CF_BOOL: return *p;
+    case CF_I16: { int16_t v; memcpy(&v, p, 2); return v; }
+    case CF_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
+    case CF_I32: { int32_t v; memcpy(&v, p, 4); return v; }
+    case CF_U32: { uint32_t v; memcpy(&v, p, 4); return v; }
+    case CF_I64: { int64_t v; memcpy(&v, p, 8); return (double)v; }
+    case CF_U64: { uint64_t v; memcpy(&v, p, 8); return (double)v; }
+    default: return NAN;
+    }
+}
+
+static void plot_input_init(plot_input *pin, const cf_case *c, const cf_plot_spec *ps)
+{
+    pin->scale = 1;
+    if (!strcmp(ps->x, "cancellation")) {
+        pin->cancellation = true;
+        return;
+    }
+    const cf_tensor *t = cf_case_tensor_c(c, ps->x);
+    if (!t || !t->present || t->output || !t->data) return;
+    pin->t = t;
+    if (ps->scale[0]) {
+        const cf_param *p = cf_case_param_c(c, ps->scale);
+        uint8_t bytes[8];
+        if (!p || p->is_null) pin->scale = NAN;
+        else if (p->kind == CF_PARAM_F64) pin->scale = p->f64;
+        else if (p->kind == CF_PARAM_SCALAR) {
+            memcpy(bytes, &p->scalar_bits, 8);
+            pin->scale = elem_double(p->scalar_dtype, bytes);
+        } else pin->scale = NAN;
+    }
+}
+
+static double plot_value(const plot_input *pin, const cf_case *c, const cf_tensor *out, int64_t e, double exact, double m)
+{
+    (void)c;
+    if (pin->cancellation) {
+        if (!isfinite(exact)) return NAN;
+        return exact != 0 ? fabs(m) / fabs(exact) : (m == 0 ? 1 : INFINITY);
+    }
+    const cf_tensor *t = pin->t;
+    if (t->ndim > out->ndim) return NAN;
+    int lead = out->ndim - t->ndim;
+    int64_t off = t->offset, rem = e;
+    for (int k = out->ndim - 1; k >= 0; k--) {
+        int64_t ix = rem % out->shape[k];
+        rem /= out->shape[k];
+        int tk = k - lead;
+        if (tk < 0 || t->shape[tk] == 1) continue;
+        if (t->shape[tk] != out->shape[k]) return NAN;
+        off += ix * t->strides[tk];
+    }
+    return elem_double(t->dtype, (const uint8_t *)t->data + (size_t)off * cf_dtype_size(t->dtype)) * pin->scale;
+}
+
 void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *r, const cf_tol *tol,
                    int64_t case_index, const char *case_ref, cf_row *row, cf_case_verdict *v,
                    cf_fail_cb cb, void *ctx, int max_lines)
 {
     memset(v, 0, sizeof *v);
     v->first_kind = CF_MM_COUNT;
+    v->max_ulp = NAN;
     v->status_ok = !r->error[0] && r->status == c->expect_status;
     v->pass = true;
     if (row) row->cases++;
@@ -445,6 +823,8 @@ void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *
             continue;
         }
         size_t es = cf_dtype_size(o->dtype);
+        plot_input pin = {0};
+        if (row && row->has_plot) plot_input_init(&pin, c, &row->plot_spec);
         for (int64_t k = 0; k < o->n; k++) {
             const uint8_t *gp = o->bits + (size_t)k * es;
             uint64_t gbits = 0;
@@ -472,18 +852,19 @@ void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *
                     if (s.rel > row->max_rel) row->max_rel = s.rel;
                     if (s.rel > (o->dtype == CF_F32 || o->dtype == CF_F64 ? 1e-4 : 1e-3)) row->rel_over++;
                 }
-                if (worse(u, case_index, k, row)) {
-                    row->has_worst = true;
+                if (worse(u, case_index, k, &row->worst)) {
                     row->max_ulp = u;
-                    row->worst_case_index = case_index;
-                    row->worst_element = k;
-                    snprintf(row->worst_case, sizeof row->worst_case, "%s", case_ref);
-                    element_context(c, t, k, row->worst_index, sizeof row->worst_index, row->worst_inputs,
-                                    sizeof row->worst_inputs, false);
-                    bits_hex(row->worst_got, sizeof row->worst_got, gp, es);
-                    row->worst_expected = eo->r[k];
+                    set_worst(&row->worst, u, case_index, k, case_ref, c, t, gp, es, eo->r[k]);
+                }
+                if (isfinite(u) && !s.special && worse(u, case_index, k, &row->worst_finite))
+                    set_worst(&row->worst_finite, u, case_index, k, case_ref, c, t, gp, es, eo->r[k]);
+                msprobe_add(row, &f, o->dtype, cf_decode(o->dtype, gp), eo->r[k]);
+                if (row->has_plot) {
+                    double pv = pin.t || pin.cancellation ? plot_value(&pin, c, t, k, eo->r[k], eo->m[k]) : NAN;
+                    row->plot[cf_plot_xbin(pv)][cf_plot_ybin(u)]++;
                 }
             }
+            if (s.verdict == CF_EL_FAIL && isfinite(s.ulp) && !(s.ulp <= v->max_ulp)) v->max_ulp = s.ulp;
             if (s.verdict != CF_EL_FAIL) continue;
             v->pass = false;
             if (v->failed_elements == 0 && v->first_kind == CF_MM_COUNT) v->first_kind = s.kind;

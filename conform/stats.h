@@ -16,6 +16,54 @@
 extern const double cf_hist_edges[CF_HIST_BINS];
 #define CF_MAX_FAILED_IDS 64
 
+/* Where the error lives (report "error_plot"): ULP error binned against the plot variable of
+ * each element — an input (x of Gelu/LogitGrad), an input times a scalar attribute (β·x of
+ * Softplus) or, for reductions, the cancellation ratio m/|exact|.  x bins: quarter octaves of
+ * |v| in [2^-12, 2^12) per sign, with bins for |v| < 2^-12 (zero included), |v| >= 2^12, ±inf
+ * and NaN; y bins: ulp <= 2^-10, one per octave up to 2^20, >= 2^20 finite, infinite (a
+ * special-value mismatch).  Counts only, so shards merge exactly. */
+#define CF_PLOT_OCT 12                        /* |v| in [2^-OCT, 2^OCT) is binned by quarter octave */
+#define CF_PLOT_SIDE (8 * CF_PLOT_OCT)        /* quarter-octave bins per sign */
+#define CF_PLOT_X (2 * CF_PLOT_SIDE + 6)      /* -inf, <-2^OCT, neg, tiny, pos, >=2^OCT, +inf, nan */
+#define CF_PLOT_Y 33
+#define CF_MAX_MARKS 6
+typedef struct {
+    char x[32];      /* input tensor name, "cancellation" (m/|exact|), or "" (no plot) */
+    char scale[32];  /* a scalar attribute the input is multiplied by ("" none) */
+    char label[48];  /* axis label ("β·x") */
+    int nmarks;
+    double mark_at[CF_MAX_MARKS];
+    char mark_label[CF_MAX_MARKS][48];
+    char scaled_reason[160]; /* why elements over max_ulp may pass by the scaled bound */
+} cf_plot_spec;
+int cf_plot_xbin(double v);
+int cf_plot_ybin(double ulp);
+/* Lower and upper value of x bin i (the symmetric-log axis); ±inf / NaN bins give ±inf / NaN. */
+void cf_plot_xrange(int i, double *lo, double *hi);
+
+/* A failing case that represents its row: per failure kind, the first case (smallest case index)
+ * and the one with the largest finite error. */
+#define CF_EX_KINDS (CF_MM_COUNT + 4) /* the mismatch kinds, then status, crash, timeout, error */
+typedef struct {
+    bool used;
+    int64_t case_index;
+    double ulp;      /* largest finite ULP error among the case's failing elements (NaN: none) */
+    char case_ref[160];
+    char line[640];  /* the case's first FAIL line */
+} cf_example;
+
+/* The worst element of a row by one ordering (see cf_row). */
+typedef struct {
+    bool has;
+    double ulp;
+    int64_t case_index, element;
+    char case_ref[160];
+    char index[96];   /* "[0,3,5]" */
+    char inputs[256]; /* JSON object text {"x":"0x3c00",...} */
+    char got[24];
+    double expected;
+} cf_worst;
+
 typedef struct {
     char op[40];
     cf_dtype dtype;
@@ -28,15 +76,20 @@ typedef struct {
     int64_t rel_over;   /* elements over the "double-thousandth" threshold */
     double sum_rel, max_rel;
     /* worst element (largest ulp_err; ties: smallest (case index, element)) */
-    bool has_worst;
-    int64_t worst_case_index, worst_element;
-    char worst_case[160];
-    char worst_index[96];  /* "[0,3,5]" */
-    char worst_inputs[256]; /* JSON object text {"x":"0x3c00",...} */
-    char worst_got[24];
-    double worst_expected;
+    cf_worst worst;
     int nfailed_ids;
     char failed_ids[CF_MAX_FAILED_IDS][160];
+    /* the largest finite error (a representative element when max_ulp is an overflow edge) */
+    cf_worst worst_finite;
+    /* msprobe-comparable metrics over elements with a finite exact value (formats: README
+     * "Reading a report"): sums for the cosine similarity (f64 values scaled by 2^-600 first),
+     * the largest absolute and relative errors, and the counts within 1e-3 / 5e-3 relative error */
+    int64_t ms_n, ms_nonfinite_got, ms_within_1e3, ms_within_5e3;
+    double ms_dot, ms_gg, ms_ee, ms_max_abs, ms_max_rel;
+    cf_example examples[CF_EX_KINDS][2]; /* [kind][0: first case, 1: largest finite error] */
+    cf_plot_spec plot_spec;
+    bool has_plot;
+    int64_t plot[CF_PLOT_X][CF_PLOT_Y];
 } cf_row;
 
 typedef struct {
@@ -52,6 +105,13 @@ void cf_row_init(cf_row *row, const char *op, cf_dtype dt, const char *variant, 
 /* Merge src into dst (same key): exact for counts, maxima and histograms. */
 void cf_row_merge(cf_row *dst, const cf_row *src);
 void cf_row_add_failed(cf_row *row, const char *case_ref);
+/* Record a failing case (its verdict, stored path and case index) as a candidate example. */
+void cf_row_add_example(cf_row *row, const char *kind, int64_t case_index, double ulp, const char *case_ref,
+                        const char *line);
+int cf_example_kind(const char *kind);          /* index into examples, -1 when unknown */
+const char *cf_example_kind_name(int kind);
+/* The cosine similarity of got and exact over the row (NaN when one side is all zero). */
+double cf_row_cosine(const cf_row *row);
 /* Derived values for publishing. */
 double cf_row_mean_ulp(const cf_row *row);
 double cf_row_p99_ulp(const cf_row *row); /* upper edge of the bin holding the 99th percentile */
@@ -72,6 +132,7 @@ typedef struct {
     bool status_ok;
     int64_t failed_elements;
     cf_mismatch first_kind;  /* kind of the first failing element (CF_MM_COUNT: none) */
+    double max_ulp;          /* largest finite ULP error of a failing element (NaN: none) */
     char kind[32];           /* the failure's group key: a mismatch kind, "status", "crash",
                               * "timeout" or "error" ("" when passing) */
     char first_failure[768]; /* the first failure's line ("FAIL <op> <dtype> <variant> <case> ...") */

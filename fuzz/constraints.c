@@ -1176,6 +1176,68 @@ static fz_status load_profiles(ld *L, cz_constraints *cz, const cJSON *root)
     return FZ_OK;
 }
 
+static fz_status only_keys(ld *L, const cJSON *obj, const char *path, const char *const *keys, const char *list)
+{
+    const cJSON *e;
+    cJSON_ArrayForEach(e, obj)
+    {
+        bool ok = false;
+        for (int i = 0; keys[i]; i++) ok |= !strcmp(e->string, keys[i]);
+        if (!ok) {
+            char q[PATHLEN];
+            sub(q, path, e->string);
+            return failf(L, q, "only %s in %s", list, path);
+        }
+    }
+    return FZ_OK;
+}
+
+/* "report": {"plot": {"x", "scale"?, "label"?}, "marks"?: [{"at", "label"}], "scaled_reason"?} */
+static fz_status load_report(ld *L, cz_constraints *cz, const cJSON *root)
+{
+    const cJSON *rp, *pl, *mk, *it;
+    cz_report *r = &cz->report;
+    TRY(member(L, root, "", "report", false, &rp));
+    if (!rp) return FZ_OK;
+    if (!cJSON_IsObject(rp)) return failf(L, "report", "an object");
+    static const char *const rkeys[] = {"plot", "marks", "scaled_reason", "doc", NULL};
+    TRY(only_keys(L, rp, "report", rkeys, "plot, marks, scaled_reason, doc"));
+    TRY(get_str(L, rp, "report", "scaled_reason", false, r->scaled_reason, sizeof r->scaled_reason));
+    TRY(member(L, rp, "report", "plot", true, &pl));
+    if (!cJSON_IsObject(pl)) return failf(L, "report.plot", "an object");
+    static const char *const pkeys[] = {"x", "scale", "label", NULL};
+    TRY(only_keys(L, pl, "report.plot", pkeys, "x, scale, label"));
+    TRY(get_str(L, pl, "report.plot", "x", true, r->x, sizeof r->x));
+    TRY(get_str(L, pl, "report.plot", "scale", false, r->scale, sizeof r->scale));
+    TRY(get_str(L, pl, "report.plot", "label", false, r->label, sizeof r->label));
+    int t = cz_tensor_index(cz, r->x);
+    if (strcmp(r->x, "cancellation") && (t < 0 || cz->tensors[t].output))
+        return failf(L, "report.plot.x", "an input tensor or \"cancellation\", not \"%s\"", r->x);
+    if (r->scale[0]) {
+        int pi = cz_param_index(cz, r->scale);
+        if (pi < 0 || (cz->params[pi].kind != CF_PARAM_SCALAR && cz->params[pi].kind != CF_PARAM_F64))
+            return failf(L, "report.plot.scale", "a scalar or f64 attribute, not \"%s\"", r->scale);
+    }
+    TRY(member(L, rp, "report", "marks", false, &mk));
+    if (!mk) return FZ_OK;
+    TRY(as_array(L, mk, "report.marks", CZ_MAX_MARKS, &r->nmarks));
+    int i = 0;
+    cJSON_ArrayForEach(it, mk)
+    {
+        char q[PATHLEN];
+        idx(q, "report.marks", i);
+        if (!cJSON_IsObject(it)) return failf(L, q, "an object {at, label}");
+        static const char *const mkeys[] = {"at", "label", NULL};
+        TRY(only_keys(L, it, q, mkeys, "at, label"));
+        TRY(get_num(L, it, q, "at", true, &r->mark_at[i]));
+        TRY(get_str(L, it, q, "label", true, r->mark_label[i], sizeof r->mark_label[0]));
+        i++;
+    }
+    return FZ_OK;
+}
+
+const cz_report *cz_report_of(const cz_constraints *cz) { return &cz->report; }
+
 static fz_status load_root(ld *L, cz_constraints *cz, const cJSON *root)
 {
     const cJSON *it;
@@ -1206,6 +1268,7 @@ static fz_status load_root(ld *L, cz_constraints *cz, const cJSON *root)
     }
     TRY(load_exhaustive(L, cz, root));
     TRY(load_profiles(L, cz, root));
+    TRY(load_report(L, cz, root));
     return FZ_OK;
 }
 

@@ -226,6 +226,7 @@ struct cz_constraints {
     cz_exhaustive exh;
     int nprofiles; /* profiles[0] is "spec" (no overrides) */
     cz_profile profiles[CZ_MAX_PROFILES];
+    cz_report report;
 };
 
 const cz_profile *cz_profile_get(const cz_constraints *cz, const char *profile);

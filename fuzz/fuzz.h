@@ -47,6 +47,21 @@ const char *fz_status_name(fz_status s);
 /* ---------------------------------------------------------------- constraints ---- */
 typedef struct cz_constraints cz_constraints; /* opaque, read-only after loading */
 
+/* "report": how the published report shows the operator (its error plot and the words for a
+ * row that passes by the scaled bound); descriptions only, never used to judge. */
+#define CZ_MAX_MARKS 6
+typedef struct {
+    char x[32];     /* an input tensor, or "cancellation" (m/|exact|); "" = no plot */
+    char scale[32]; /* a scalar or f64 attribute multiplied in */
+    char label[48];
+    int nmarks;
+    double mark_at[CZ_MAX_MARKS];
+    char mark_label[CZ_MAX_MARKS][48];
+    char scaled_reason[160];
+} cz_report;
+
+const cz_report *cz_report_of(const cz_constraints *cz);
+
 /* Reads and validates one constraint file.  On success *out is a new object (cz_free()).
  * On failure *out is NULL and err holds "PATH: FIELD: expected ...". */
 fz_status cz_load(const char *path, cz_constraints **out, char *err, size_t errlen);

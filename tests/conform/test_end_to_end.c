@@ -6,7 +6,10 @@
  *    wrong Softplus status) is caught by the sweep, its failures are stored (shrunk) in the
  *    corpus, and replay reproduces them against that target while the built-in one passes them;
  *  - a target with abi.md's device hooks runs through device memory and conforms;
- *  - a sweep split into 3 shards merges to the statistics of the unsharded sweep;
+ *  - a sweep split into 3 shards merges to the statistics of the unsharded sweep (error plot and
+ *    msprobe counts included);
+ *  - the published report of a planted-defect target puts the verdict and the failing rows first,
+ *    and every case it links is stored;
  *  - report renders md and html from the JSON; malformed flags and files exit 2. */
 #include <cjson/cJSON.h>
 #include <math.h>
@@ -318,6 +321,19 @@ static void three_shards_merge_to_the_unsharded_run(void **state)
         assert_true(fabs(sa - sb) <= 1e-9 * fmax(1, fabs(sa))); /* sums: addition order only */
         const cJSON *wa = cJSON_GetObjectItemCaseSensitive(x, "worst"), *wb = cJSON_GetObjectItemCaseSensitive(y, "worst");
         if (wa && wb) assert_true(field(wa, "case_index")->valuedouble == field(wb, "case_index")->valuedouble);
+        /* the error plot's cells and msprobe's counts and maxima merge exactly */
+        char *px = cJSON_PrintUnformatted(field(field(x, "error_plot"), "cells")), *py = cJSON_PrintUnformatted(field(field(y, "error_plot"), "cells"));
+        assert_string_equal(px, py);
+        assert_true(strlen(px) > 10);
+        free(px);
+        free(py);
+        const char *ms_exact[] = {"n", "nonfinite_got", "within_1e-3", "within_5e-3", "max_abs_err", "max_rel_err"};
+        for (size_t k = 0; k < sizeof ms_exact / sizeof ms_exact[0]; k++) {
+            char *u = cJSON_PrintUnformatted(field(field(x, "msprobe"), ms_exact[k])), *v = cJSON_PrintUnformatted(field(field(y, "msprobe"), ms_exact[k]));
+            if (strcmp(u, v)) fail_msg("row %d msprobe.%s: %s unsharded vs %s merged", i, ms_exact[k], u, v);
+            free(u);
+            free(v);
+        }
     }
     const cJSON *s;
     double ca = 0, cb = 0;
@@ -326,6 +342,90 @@ static void three_shards_merge_to_the_unsharded_run(void **state)
     assert_true(ca == cb && ca > 0);
     cJSON_Delete(a);
     cJSON_Delete(b);
+}
+
+/* The links of a published page (HTML href="...", Markdown ](...)) that point at cases: each must
+ * resolve, relative to the page's directory, to a stored case.  Returns how many there were. */
+static int assert_case_links_resolve(const char *page, const char *open, char close)
+{
+    char *text, dir[600];
+    size_t len;
+    cf_err e = {{0}};
+    if (cf_read_file(page, &text, &len, &e)) fail_msg("%s", e.msg);
+    snprintf(dir, sizeof dir, "%s", page);
+    *strrchr(dir, '/') = '\0';
+    int n = 0;
+    for (const char *p = strstr(text, open); p; p = strstr(p + 1, open)) {
+        p += strlen(open);
+        const char *end = strchr(p, close);
+        if (!end || end - p > 400 || *p == '#') continue;
+        char path[1100];
+        snprintf(path, sizeof path, "%s/%.*s/case.json", dir, (int)(end - p), p);
+        if (!cf_is_file(path)) fail_msg("%s: link '%.*s' does not resolve to a stored case", page, (int)(end - p), p);
+        n++;
+    }
+    free(text);
+    return n;
+}
+
+static void report_puts_failing_rows_first_and_links_stored_cases(void **state)
+{
+    (void)state;
+    char *out;
+    int rc = run(&out, TOOL " sweep --target " WRONG_TARGET " --op logit_grad,nsa_compress_grad,gelu_backward_v2,softplus_backward --cases 4 "
+                 "--invalid-cases 2 --seed 21 --jobs 1 --quiet --corpus %s/c9 --output %s/r9.json", tmp, tmp);
+    free(out);
+    assert_int_equal(rc, 1);
+    /* the page lives in another directory than the corpus: links are relative to the page */
+    assert_int_equal(run(NULL, "mkdir -p %s/pub && " TOOL " report %s/r9.json --format md -o %s/pub/r9.md", tmp, tmp, tmp), 0);
+    assert_int_equal(run(NULL, TOOL " report %s/r9.json --format html -o %s/pub/r9.html", tmp, tmp), 0);
+    char md[600], html[600];
+    snprintf(md, sizeof md, "%s/pub/r9.md", tmp);
+    snprintf(html, sizeof html, "%s/pub/r9.html", tmp);
+    char *text;
+    size_t len;
+    cf_err e = {{0}};
+    if (cf_read_file(md, &text, &len, &e)) fail_msg("%s", e.msg);
+    /* the verdict comes first, then the summary with every failing row before any passing one */
+    const char *verdict = strstr(text, "**Verdict: does not conform.**"), *sum = strstr(text, "## Summary"), *toc = strstr(text, "## Contents");
+    assert_non_null(verdict);
+    assert_non_null(sum);
+    assert_non_null(toc);
+    assert_true(verdict < sum && sum < toc && toc < strstr(text, "## logit_grad"));
+    int fails = 0;
+    bool passed = false;
+    for (const char *l = strchr(strstr(sum, "\n|---") + 1, '\n'); l && l < toc; l = strchr(l + 1, '\n')) {
+        if (l[1] != '|') continue;
+        bool f = strstr(l + 1, "**FAIL**") && strstr(l + 1, "**FAIL**") < strchr(l + 1, '\n');
+        if (f && passed) fail_msg("a failing row after a passing one in the summary: %.120s", l + 1);
+        if (f && fails == 0) assert_non_null(strstr(l, "logit_grad")); /* LogitGrad (1-bit error) fails first */
+        fails += f;
+        passed |= !f;
+    }
+    assert_true(fails >= 2 && passed);
+    /* each failing row has a table of cases with a rerun command, and msprobe's metrics are there */
+    assert_non_null(strstr(text, "### Failing cases: logit_grad"));
+    assert_non_null(strstr(text, "`aclnn-conform replay "));
+    assert_non_null(strstr(text, "| cosine | max abs err | max rel err | within 1‰ | within 5‰ |"));
+    free(text);
+    assert_true(assert_case_links_resolve(md, "](", ')') >= 3);
+    assert_true(assert_case_links_resolve(html, "class=\"case\" href=\"", '"') >= 3);
+    if (cf_read_file(html, &text, &len, &e)) fail_msg("%s", e.msg);
+    assert_non_null(strstr(text, "<svg class=\"eplot\"")); /* the error-vs-input plot */
+    assert_non_null(strstr(text, "root of Gelu′"));          /* with the operator's marks */
+    free(text);
+    /* csv: a header and one line per result row */
+    assert_int_equal(run(&out, TOOL " report %s/r9.json --format csv", tmp), 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/r9.json", tmp);
+    cJSON *r = load_json(path);
+    int lines = 0;
+    for (const char *p = out; *p; p++) lines += *p == '\n';
+    assert_int_equal(lines, 1 + cJSON_GetArraySize(field(r, "results")));
+    assert_true(strncmp(out, "op,dtype,variant,verdict,", 25) == 0);
+    assert_non_null(strstr(out, "\nlogit_grad,f16,,fail,"));
+    cJSON_Delete(r);
+    free(out);
 }
 
 static void bad_flags_and_files_exit_2_naming_them(void **state)
@@ -742,6 +842,7 @@ int main(void)
         cmocka_unit_test(nsa_failures_are_shrunk_to_one_head_and_block),
         cmocka_unit_test(a_target_with_device_hooks_is_run_through_device_memory),
         cmocka_unit_test(three_shards_merge_to_the_unsharded_run),
+        cmocka_unit_test(report_puts_failing_rows_first_and_links_stored_cases),
         cmocka_unit_test(bad_flags_and_files_exit_2_naming_them),
         cmocka_unit_test(every_printed_id_is_stored_and_fails_on_replay),
         cmocka_unit_test(fail_lines_are_grouped_and_decode_inputs),

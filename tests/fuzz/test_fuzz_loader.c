@@ -60,6 +60,8 @@ static const struct {
     {"schema_version.json", FZ_ERR_SCHEMA, ": schema: expected 1"},
     {"profile_tolerance_dtype_without_stream.json", FZ_ERR_SCHEMA, ": profiles.cann-kernel.tolerances[0].dtype: expected a dtype listed in streams.dtypes"},
     {"variant_value_not_valid.json", FZ_ERR_SCHEMA, ": streams.variants[1].params.approximate: expected a value from the parameter's \"valid\" list"},
+    {"report_plot_of_an_output.json", FZ_ERR_SCHEMA, ": report.plot.x: expected an input tensor or \"cancellation\", not \"out\""},
+    {"report_unknown_key.json", FZ_ERR_SCHEMA, ": report.colour: expected only plot, marks, scaled_reason, doc in report"},
     {"not_json.json", FZ_ERR_PARSE, ": line "},
     {"empty.json", FZ_ERR_PARSE, ": expected valid JSON"},
     {"top_level_array.json", FZ_ERR_SCHEMA, ": (top level): expected a JSON object"},
