@@ -23,7 +23,7 @@ enum {
 
 enum {
     O_OP = 256, O_DTYPE, O_SEED, O_CASES, O_TIME, O_INVALID, O_TARGET, O_PROFILE, O_SHARD, O_JOBS, O_OUT,
-    O_CORPUS, O_CONSTRAINTS, O_EXHAUSTIVE, O_ALLF32, O_QUIET, O_JSON, O_STRICT0, O_NOSHRINK, O_NOSTORE,
+    O_CORPUS, O_CONSTRAINTS, O_EXHAUSTIVE, O_ALLF32, O_QUIET, O_JSON, O_STRICT0, O_NOSHRINK, O_NOSTORE, O_KEEPWORST,
     O_PARTIAL, O_MAXBYTES, O_TIMEOUT, O_MAXEL, O_FORMAT, O_OUTPUT, O_MAXFAIL, O_ALL, O_JUNIT, O_GUARD, O_COVERAGE, O_HELP
 };
 
@@ -59,6 +59,7 @@ static const optdef OPTS[] = {
      "count -0 against +0 (and +0 against -0) as a mismatch instead of a note"},
     {"no-shrink", O_NOSHRINK, NULL, C_SWEEP, "store failing cases as generated, without shrinking them"},
     {"no-store", O_NOSTORE, NULL, C_SWEEP, "store no failing case (lines then name seed#index instead of a path)"},
+    {"keep-worst", O_KEEPWORST, NULL, C_SWEEP, "also store each row's worst cases when they pass, so a published report links them"},
     {"partial", O_PARTIAL, NULL, C_MERGE, "merge even when shards are missing (the result is marked partial)"},
     {"max-bytes", O_MAXBYTES, "N", C_RUNS, "largest case the harness allocates (default a quarter of memory)"},
     {"timeout", O_TIMEOUT, "S", C_RUNS, "per-case limit for a foreign target's worker (default 20 s)"},
@@ -440,6 +441,7 @@ cf_status cf_parse_opts(const char *cmd, int argc, char **argv, int first, cf_op
         case O_STRICT0: o->strict_zero = true; break;
         case O_NOSHRINK: o->no_shrink = true; break;
         case O_NOSTORE: o->no_store = true; break;
+        case O_KEEPWORST: o->keep_worst = true; break;
         case O_PARTIAL: o->partial = true; break;
         case O_ALL: o->all_lines = true; break;
         case O_GUARD: o->guard_pages = true; break;
@@ -640,13 +642,13 @@ cJSON *cf_report_new(const char *command, const cf_opts *o, double seconds, int6
 
 void cf_print_summary(FILE *f, cf_row *const *rows, int nrows)
 {
-    fprintf(f, "%-31s %-5s %-17s %8s %10s %10s %9s %10s %6s %s\n", "op", "dtype", "variant", "cases",
+    fprintf(f, "%-31s %-5s %-17s %8s %10s %10s %10s %10s %6s %s\n", "op", "dtype", "variant", "cases",
             "elements", "max_ulp", "mean_ulp", "max_scaled", "mism.", "verdict");
     for (int i = 0; i < nrows; i++) {
         const cf_row *r = rows[i];
         int64_t mm = 0;
         for (int k = 0; k < CF_MM_COUNT; k++) mm += r->mismatches[k];
-        fprintf(f, "%-31s %-5s %-17s %8lld %10lld %10.4g %9.4f %10.4g %6lld %s\n", r->op,
+        fprintf(f, "%-31s %-5s %-17s %8lld %10lld %10.4g %10.4g %10.4g %6lld %s\n", r->op,
                 cf_dtype_name(r->dtype), r->variant[0] ? r->variant : "-", (long long)r->cases,
                 (long long)r->elements, r->max_ulp, cf_row_mean_ulp(r), r->max_scaled_ulp,
                 (long long)mm, cf_row_verdict(r));

@@ -31,7 +31,7 @@ typedef struct {
     char corpus[1024];
     char constraints[1024];
     bool exhaustive, exhaustive_f32;
-    bool quiet, json, strict_zero, no_shrink, no_store;
+    bool quiet, json, strict_zero, no_shrink, no_store, keep_worst;
     bool partial;        /* merge: missing shards allowed */
     bool target_given, corpus_given, out_given;
     int max_fail_lines;  /* sweep: FAIL lines shown per (op, dtype, variant, kind) group */

@@ -22,6 +22,8 @@ typedef struct {
     fmt_t fmt;
     char base[PATH_MAX]; /* the output file's directory (resolved): links are relative to it */
     bool have_base;
+    const char *rerun; /* "replay" (a sweep's cases run on a target) or "score" (exported cases) */
+    const char *seed, *profile, *shard; /* of the run */
 } doc;
 
 /* ---- escaping ---- */
@@ -876,7 +878,7 @@ static void failing_cases(doc *d, const cf_row **rows, int n, const char *opn)
         for (int j = 0; j < nk; j++) {
             const cf_example *x = &r->examples[order[j]][0];
             if (!x->used) continue;
-            pick[np] = x, why[np++] = j == 0 ? "most common kind" : "another kind";
+            pick[np] = x, why[np++] = j == 0 ? "most common kind (smallest case)" : "another kind (smallest case)";
             if (j == 0 && largest && strcmp(largest->case_ref, x->case_ref)) pick[np] = largest, why[np++] = "largest finite error";
         }
         if (!np) {
@@ -904,7 +906,7 @@ static void failing_cases(doc *d, const cf_row **rows, int n, const char *opn)
             case_link(d, x->case_ref);
             cell_close(d);
             cell_code(d, x->line);
-            snprintf(rr, sizeof rr, "%s replay %s", CF_TOOL_NAME, x->case_ref);
+            snprintf(rr, sizeof rr, "%s %s %s", CF_TOOL_NAME, d->rerun, x->case_ref);
             cell_code(d, rr);
             row_close(d);
         }
@@ -944,9 +946,15 @@ static void worst_table(doc *d, const cf_row **rows, int n, const char *opn)
             cell_num(d, w->ulp);
             cell_open(d, 'l');
             if (w->case_ref[0]) case_link(d, w->case_ref);
-            else {
-                snprintf(b, sizeof b, "not stored (case index %lld)", (long long)w->case_index);
+            else { /* a passing case: how to store it (the worst of indices 0..k is this one) */
+                char cmd[400];
+                snprintf(b, sizeof b, "not stored (case index %lld); to store it: ", (long long)w->case_index);
                 text(d, b);
+                bool one_shard = strcmp(d->shard, "0/1") && !strchr(d->shard, ',');
+                snprintf(cmd, sizeof cmd, "%s sweep --op %s --dtype %s --profile %s --seed %s%s%s --cases %lld --invalid-cases 0 --keep-worst --corpus DIR",
+                         CF_TOOL_NAME, r->op, cf_dtype_name(r->dtype), d->profile, d->seed, one_shard ? " --shard " : "",
+                         one_shard ? d->shard : "", (long long)w->case_index + 1);
+                code(d, cmd);
             }
             cell_close(d);
             cell_code(d, w->index);
@@ -1003,7 +1011,7 @@ static void legend(doc *d)
         "Histogram bars: green within the ULP tolerance, amber in the bin holding the tolerance, red over it in a failing row, blue over it in a passing row. Heights are logarithmic.",
         "Error plot (HTML): ULP error (log scale, rows of one octave) against the operator's input (x, β·x) or, for reductions, the cancellation ratio m / |exact|; darker cells hold more elements; the dashed red line is the tolerance, dashed purple lines the operator's special points.",
         "msprobe metrics compare each result with the exact value, over elements whose exact value is finite and does not round to ±Inf in the output dtype: a NaN or Inf result there counts as an infinite error and outside both ratios, and is left out of the cosine sums; the other elements (exact NaN, ±Inf or overflowing) are judged by the special-value rule only (counted under mismatches).",
-        "Failing cases: per failing row, the first case of the most common failure kind, the case with the largest finite error, and one case of every other kind; each is stored, its FAIL line decodes the inputs, and the rerun command replays it.",
+        "Failing cases: per failing row, the smallest case of the most common failure kind, the case with the largest finite error, and the smallest case of every other kind; each is stored, its FAIL line decodes the inputs, and the rerun command replays it.",
     };
     if (d->fmt == F_HTML) fputs("<ul class=\"legend\">\n", d->f);
     for (size_t i = 0; i < sizeof items / sizeof items[0]; i++) {
@@ -1109,7 +1117,11 @@ int cmd_report(const cf_opts *o)
         fprintf(stderr, "aclnn-conform report: %s\n", e.msg);
         return st;
     }
-    doc d = {NULL, F_MD, "", false};
+    const cJSON *runj = cJSON_GetObjectItemCaseSensitive(root, "run");
+    doc d = {NULL, F_MD, "", false, "replay", jstr(runj, "seed") ? jstr(runj, "seed") : "?",
+             jstr(runj, "profile") ? jstr(runj, "profile") : "spec", jstr(runj, "shard") ? jstr(runj, "shard") : "0/1"};
+    const char *cmd = jstr(runj, "command");
+    if (cmd && !strcmp(cmd, "score")) d.rerun = "score"; /* the target's outputs sit beside the case */
     if (o->format && !strcmp(o->format, "html")) d.fmt = F_HTML;
     else if (o->format && !strcmp(o->format, "csv")) d.fmt = F_CSV;
     /* links are relative to the page's directory (the current one when printing) */

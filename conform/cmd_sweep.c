@@ -169,6 +169,33 @@ static void relink_worst(cf_worst *w, const char *ref, const char *stored)
     if (w->has && !strcmp(w->case_ref, ref)) snprintf(w->case_ref, sizeof w->case_ref, "%s", stored);
 }
 
+/* --keep-worst: store the case behind a row's worst element when it passed (and so was not
+ * stored), so that a published report links the cases it cites.  The case is generated again
+ * from the seed and its index, exactly as it ran. */
+static void keep_worst(sweep_ctx *S, int stream, cf_worst *w)
+{
+    const cf_opts *o = S->o;
+    if (!w->has || w->case_ref[0]) return;
+    const fz_stream *s = &S->streams[stream];
+    cf_case c;
+    cf_expected x = {0};
+    cf_err e = {{0}};
+    fz_status fs = o->exhaustive ? fz_exhaustive_case(S->cz[s->op], o->profile, s, o->seed, w->case_index, &c)
+                                 : fz_generate(S->cz[s->op], o->profile, s, o->seed, w->case_index, &c);
+    if (fs != FZ_OK) return;
+    snprintf(c.profile, sizeof c.profile, "%s", o->profile);
+    snprintf(c.target_path, sizeof c.target_path, "%s", S->target_real);
+    snprintf(c.target_sha256, sizeof c.target_sha256, "%s", S->target->sha256);
+    cf_status st = cf_oracle_expected(&c, o->profile, &x, &e);
+    if (!st) st = cf_case_write(o->corpus, &c, &x, CF_TOOL_NAME " " CF_TOOL_VERSION, w->case_ref, sizeof w->case_ref, &e);
+    if (st) {
+        w->case_ref[0] = '\0';
+        fprintf(stderr, "aclnn-conform: --keep-worst: %s\n", e.msg);
+    }
+    cf_expected_free(&x);
+    cf_case_free(&c);
+}
+
 /* Evaluate one job: generate, run, oracle, score, store on failure. */
 static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
 {
@@ -750,7 +777,7 @@ int cmd_sweep(const cf_opts *o_in)
             }
             if (r->v.pass) continue;
             failures++;
-            if (!status_job) cf_row_add_example(&rows[j->stream], r->v.kind, j->k, r->v.max_ulp, r->stored, r->v.first_failure);
+            if (!status_job) cf_row_add_example(&rows[j->stream], r->v.kind, j->k, r->v.elements, r->v.max_ulp, r->stored, r->v.first_failure);
             if (!tc->failures++) snprintf(tc->first, sizeof tc->first, "%s", r->v.first_failure);
             if (r->stored[0]) cJSON_AddItemToArray(failures_json, cJSON_CreateString(r->stored));
             group_t *g = group_of(&groups, &ngroups, &gcap, r->group);
@@ -801,6 +828,13 @@ int cmd_sweep(const cf_opts *o_in)
     for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
     double seconds = cf_now_s() - t0;
 
+    for (int s = 0; s < nstreams && o->keep_worst; s++) {
+        keep_worst(&S, s, &rows[s].worst);
+        cf_worst *a = &rows[s].worst, *b = &rows[s].worst_finite;
+        if (a->has && b->has && a->case_index == b->case_index && !b->case_ref[0])
+            snprintf(b->case_ref, sizeof b->case_ref, "%s", a->case_ref); /* one case, stored once */
+        keep_worst(&S, s, b);
+    }
     cJSON *rep = cf_report_new("sweep", o, seconds, total_cases, started);
     cJSON *runj = cJSON_GetObjectItemCaseSensitive(rep, "run");
     cJSON_AddStringToObject(runj, "id", run_id);

@@ -610,7 +610,7 @@ int cmd_score(const cf_opts *o)
                 cf_score_case(&c, &x, &r, &tol, i, dirs[i], &rows[k], &v, o->quiet ? NULL : (cf_fail_cb)NULL, NULL, 0);
                 scored++;
                 if (!v.pass) {
-                    cf_row_add_example(&rows[k], v.kind, i, v.max_ulp, dirs[i], v.first_failure);
+                    cf_row_add_example(&rows[k], v.kind, i, v.elements, v.max_ulp, dirs[i], v.first_failure);
                     failed++;
                     cJSON_AddItemToArray(failures, cJSON_CreateString(dirs[i]));
                     if (!o->quiet) printf("%s\n", v.first_failure);

@@ -50,8 +50,8 @@ const char *cf_example_kind_name(int kind)
     return kind < CF_MM_COUNT ? cf_mismatch_name((cf_mismatch)kind) : EX_EXTRA[kind - CF_MM_COUNT];
 }
 
-/* slot 0 keeps the smallest case index, slot 1 the largest finite error (ties: smaller index):
- * both orders are total, so any merge order keeps the same two cases */
+/* slot 0 keeps the smallest case (elements, then case index), slot 1 the largest finite error
+ * (ties: smaller index): both orders are total, so any merge order keeps the same two cases */
 static bool example_better(int slot, const cf_example *cand, const cf_example *cur)
 {
     if (!cur->used) return true;
@@ -59,6 +59,8 @@ static bool example_better(int slot, const cf_example *cand, const cf_example *c
         bool cf = isfinite(cand->ulp), uf = isfinite(cur->ulp);
         if (cf != uf) return cf;
         if (cf && cand->ulp != cur->ulp) return cand->ulp > cur->ulp;
+    } else if (cand->elements != cur->elements) {
+        return cand->elements < cur->elements;
     }
     if (cand->case_index != cur->case_index) return cand->case_index < cur->case_index;
     return strcmp(cand->case_ref, cur->case_ref) < 0;
@@ -70,12 +72,12 @@ static void example_offer(cf_row *row, int kind, const cf_example *x)
         if (example_better(slot, x, &row->examples[kind][slot])) row->examples[kind][slot] = *x;
 }
 
-void cf_row_add_example(cf_row *row, const char *kind, int64_t case_index, double ulp, const char *case_ref,
-                        const char *line)
+void cf_row_add_example(cf_row *row, const char *kind, int64_t case_index, int64_t elements, double ulp,
+                        const char *case_ref, const char *line)
 {
     int k = cf_example_kind(kind);
     if (k < 0 || !case_ref || !case_ref[0]) return; /* only stored cases are examples */
-    cf_example x = {true, case_index, ulp, "", ""};
+    cf_example x = {true, case_index, elements, ulp, "", ""};
     snprintf(x.case_ref, sizeof x.case_ref, "%s", case_ref);
     snprintf(x.line, sizeof x.line, "%s", line ? line : "");
     example_offer(row, k, &x);
@@ -305,6 +307,7 @@ cJSON *cf_row_to_json(const cf_row *r)
             cJSON_AddStringToObject(xj, "kind", cf_example_kind_name(k));
             cJSON_AddStringToObject(xj, "case", x->case_ref);
             cJSON_AddNumberToObject(xj, "case_index", (double)x->case_index);
+            cJSON_AddNumberToObject(xj, "elements", (double)x->elements);
             cJSON_AddItemToObject(xj, "ulp", num(x->ulp));
             cJSON_AddStringToObject(xj, "line", x->line);
             cJSON_AddItemToArray(ex, xj);
@@ -430,7 +433,9 @@ static cf_status extras_from_json(const cJSON *o, const char *file, int index, c
             !jcount(civ, 0x1p62) || (cJSON_GetObjectItemCaseSensitive(it, "ulp") && !jnum(it, "ulp", &ulp)))
             return BAD(f, "{kind: a failure kind, case: a stored case, case_index: a count, ulp: a number, line: a string}");
         ci = civ->valuedouble;
-        cf_row_add_example(r, kind, (int64_t)ci, ulp, cref, line);
+        const cJSON *elv = cJSON_GetObjectItemCaseSensitive(it, "elements");
+        if (elv && !jcount(elv, 0x1p62)) return BAD(f, "elements: a count");
+        cf_row_add_example(r, kind, (int64_t)ci, elv ? (int64_t)elv->valuedouble : 0, ulp, cref, line);
     }
     if (!jstr(o, "scaled_reason", r->plot_spec.scaled_reason, sizeof r->plot_spec.scaled_reason, true))
         return BAD("scaled_reason", "a string");
@@ -468,7 +473,8 @@ static cf_status extras_from_json(const cJSON *o, const char *file, int index, c
 
 cf_status cf_row_from_json(const cJSON *o, const char *file, int index, cf_row *r, cf_err *e)
 {
-    memset(r, 0, sizeof *r);
+    /* r is zero already (stats.h): a row is ~0.1 MB, mostly the error plot, and calloc'd memory
+     * that is never touched costs no page */
     const cJSON *op = cJSON_GetObjectItemCaseSensitive(o, "op"), *dt = cJSON_GetObjectItemCaseSensitive(o, "dtype"),
                 *va = cJSON_GetObjectItemCaseSensitive(o, "variant");
     if (!cJSON_IsString(op)) return cf_fail(e, CFE_INPUT, "%s: field 'results[%d].op': expected a string", file, index);
@@ -680,8 +686,10 @@ static void set_worst(cf_worst *w, double u, int64_t case_index, int64_t k, cons
 /* msprobe's metrics (README "Reading a report"): elements whose exact value is NaN or ±Inf, or
  * rounds to ±Inf in the output dtype, are judged by the special-value rule only; a non-finite result for a finite exact value is an
  * infinite absolute and relative error, outside both ratios and outside the cosine sums. */
-static void msprobe_add(cf_row *row, const cf_fmt *f, cf_dtype dt, double g, double x)
+static void msprobe_add(cf_row *row, const cf_fmt *f, cf_dtype dt, double g, double x, double alt)
 {
+    /* where ops.md allows either branch (Softplus at the threshold), the one the result took */
+    if (alt != x && isfinite(alt) && isfinite(g) && fabs(g - alt) < fabs(g - x)) x = alt;
     if (!isfinite(x) || fabs(x) >= f->ovf) return; /* the reference (exact, rounded) is NaN or ±Inf */
     row->ms_n++;
     if (!isfinite(g)) {
@@ -823,6 +831,7 @@ void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *
             continue;
         }
         size_t es = cf_dtype_size(o->dtype);
+        v->elements += o->n;
         plot_input pin = {0};
         if (row && row->has_plot) plot_input_init(&pin, c, &row->plot_spec);
         for (int64_t k = 0; k < o->n; k++) {
@@ -858,7 +867,7 @@ void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *
                 }
                 if (isfinite(u) && !s.special && worse(u, case_index, k, &row->worst_finite))
                     set_worst(&row->worst_finite, u, case_index, k, case_ref, c, t, gp, es, eo->r[k]);
-                msprobe_add(row, &f, o->dtype, cf_decode(o->dtype, gp), eo->r[k]);
+                msprobe_add(row, &f, o->dtype, cf_decode(o->dtype, gp), eo->r[k], ex.alt);
                 if (row->has_plot) {
                     double pv = pin.t || pin.cancellation ? plot_value(&pin, c, t, k, eo->r[k], eo->m[k]) : NAN;
                     row->plot[cf_plot_xbin(pv)][cf_plot_ybin(u)]++;

@@ -41,12 +41,14 @@ int cf_plot_ybin(double ulp);
 /* Lower and upper value of x bin i (the symmetric-log axis); ±inf / NaN bins give ±inf / NaN. */
 void cf_plot_xrange(int i, double *lo, double *hi);
 
-/* A failing case that represents its row: per failure kind, the first case (smallest case index)
- * and the one with the largest finite error. */
+/* A failing case that represents its row: per failure kind, the smallest case (fewest output
+ * elements, then smallest case index: the one a reader reads first) and the one with the largest
+ * finite error. */
 #define CF_EX_KINDS (CF_MM_COUNT + 4) /* the mismatch kinds, then status, crash, timeout, error */
 typedef struct {
     bool used;
     int64_t case_index;
+    int64_t elements; /* output elements of the case */
     double ulp;      /* largest finite ULP error among the case's failing elements (NaN: none) */
     char case_ref[160];
     char line[640];  /* the case's first FAIL line */
@@ -86,7 +88,7 @@ typedef struct {
      * the largest absolute and relative errors, and the counts within 1e-3 / 5e-3 relative error */
     int64_t ms_n, ms_nonfinite_got, ms_within_1e3, ms_within_5e3;
     double ms_dot, ms_gg, ms_ee, ms_max_abs, ms_max_rel;
-    cf_example examples[CF_EX_KINDS][2]; /* [kind][0: first case, 1: largest finite error] */
+    cf_example examples[CF_EX_KINDS][2]; /* [kind][0: smallest case, 1: largest finite error] */
     cf_plot_spec plot_spec;
     bool has_plot;
     int64_t plot[CF_PLOT_X][CF_PLOT_Y];
@@ -106,8 +108,8 @@ void cf_row_init(cf_row *row, const char *op, cf_dtype dt, const char *variant, 
 void cf_row_merge(cf_row *dst, const cf_row *src);
 void cf_row_add_failed(cf_row *row, const char *case_ref);
 /* Record a failing case (its verdict, stored path and case index) as a candidate example. */
-void cf_row_add_example(cf_row *row, const char *kind, int64_t case_index, double ulp, const char *case_ref,
-                        const char *line);
+void cf_row_add_example(cf_row *row, const char *kind, int64_t case_index, int64_t elements, double ulp,
+                        const char *case_ref, const char *line);
 int cf_example_kind(const char *kind);          /* index into examples, -1 when unknown */
 const char *cf_example_kind_name(int kind);
 /* The cosine similarity of got and exact over the row (NaN when one side is all zero). */
@@ -119,6 +121,7 @@ bool cf_row_single_bm(const cf_row *row, double *mere, double *mare);
 const char *cf_row_verdict(const cf_row *row);
 
 cJSON *cf_row_to_json(const cf_row *row);
+/* row must be all zero (calloc): the parts absent from j stay untouched. */
 cf_status cf_row_from_json(const cJSON *j, const char *file, int index, cf_row *row, cf_err *e);
 
 /* A failing element, as one pasteable line (replay prints these):
@@ -133,6 +136,7 @@ typedef struct {
     int64_t failed_elements;
     cf_mismatch first_kind;  /* kind of the first failing element (CF_MM_COUNT: none) */
     double max_ulp;          /* largest finite ULP error of a failing element (NaN: none) */
+    int64_t elements;        /* output elements of the case */
     char kind[32];           /* the failure's group key: a mismatch kind, "status", "crash",
                               * "timeout" or "error" ("" when passing) */
     char first_failure[768]; /* the first failure's line ("FAIL <op> <dtype> <variant> <case> ...") */

@@ -140,7 +140,7 @@ static void sweep_of_builtin_passes_and_report_follows_the_format(void **state)
 {
     (void)state;
     char *out;
-    int rc = run(&out, TOOL " sweep --cases 3 --invalid-cases 1 --seed 11 --jobs 2 --no-shrink --corpus %s/c0 --output %s/r0.json", tmp, tmp);
+    int rc = run(&out, TOOL " sweep --cases 3 --invalid-cases 1 --seed 11 --jobs 2 --no-shrink --keep-worst --corpus %s/c0 --output %s/r0.json", tmp, tmp);
     printf("%s", out);
     if (rc != 0) {
         char *err = last_stderr();
@@ -173,6 +173,11 @@ static void sweep_of_builtin_passes_and_report_follows_the_format(void **state)
         const cJSON *c;
         cJSON_ArrayForEach(c, counts) total += c->valuedouble;
         assert_true(total == field(row, "scored")->valuedouble);
+        /* --keep-worst: the worst element's case is stored although it passed */
+        char cj[1200];
+        const char *wc = field(field(row, "worst"), "case")->valuestring;
+        snprintf(cj, sizeof cj, "%s%s%s/case.json", wc[0] == '/' ? "" : ACLCONFORM_SOURCE_DIR, wc[0] == '/' ? "" : "/", wc);
+        if (!cf_is_file(cj)) fail_msg("--keep-worst: %s is not a stored case", cj);
         const char *op = field(row, "op")->valuestring;
         for (int i = 0; i < 5; i++) {
             static const char *ops[] = {"scaled_masked_softmax_backward", "logit_grad", "nsa_compress_grad", "gelu_backward_v2", "softplus_backward"};
