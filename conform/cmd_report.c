@@ -314,6 +314,15 @@ static const char *verdict_of(const cf_row *r) { return cf_row_verdict(r); }
 static bool row_fails(const cf_row *r) { return !strcmp(verdict_of(r), "fail"); }
 static bool passes_by_scaled(const cf_row *r) { return !row_fails(r) && r->cases && r->max_ulp > r->tol.max_ulp; }
 
+/* FAIL (bold), "pass", "pass (scaled bound)" or "no data" */
+static void verdict_cell(doc *d, const cf_row *r)
+{
+    cell_open(d, 'l');
+    if (row_fails(r)) strong(d, "FAIL");
+    else text(d, r->cases ? (passes_by_scaled(r) ? "pass (scaled bound)" : "pass") : "no data");
+    cell_close(d);
+}
+
 static void row_name(const cf_row *r, char *b, size_t n)
 {
     snprintf(b, n, "%s %s%s%s", r->op, cf_dtype_name(r->dtype), r->variant[0] ? " " : "", r->variant);
@@ -670,10 +679,7 @@ static void summary(doc *d, const cJSON *root, const cf_row **rows, int n, const
             cell_text(d, 'l', r->op);
             cell_text(d, 'l', cf_dtype_name(r->dtype));
             cell_text(d, 'l', r->variant[0] ? r->variant : "-");
-            cell_open(d, 'l');
-            if (row_fails(r)) strong(d, "FAIL");
-            else text(d, r->cases ? (passes_by_scaled(r) ? "pass (scaled bound)" : "pass") : "no data");
-            cell_close(d);
+            verdict_cell(d, r);
             row_reason(r, b, sizeof b);
             cell_text(d, 'l', b);
             row_close(d);
@@ -775,10 +781,7 @@ static void ulp_table(doc *d, const cf_row **rows, int n, const char *opn)
         row_open(d, v);
         cell_text(d, 'l', cf_dtype_name(r->dtype));
         cell_text(d, 'l', r->variant[0] ? r->variant : "-");
-        cell_open(d, 'l');
-        if (row_fails(r)) strong(d, "FAIL");
-        else text(d, r->cases ? (passes_by_scaled(r) ? "pass (scaled bound)" : "pass") : "no data");
-        cell_close(d);
+        verdict_cell(d, r);
         snprintf(b, sizeof b, r->failed_cases ? "%s (%s)" : "%s", count(x, sizeof x, r->cases), count(y, sizeof y, r->failed_cases));
         cell_text(d, 'r', b);
         snprintf(b, sizeof b, r->uncertain ? "%s (%s uncertain)" : "%s", count(x, sizeof x, r->elements), count(y, sizeof y, r->uncertain));
