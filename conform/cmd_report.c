@@ -726,7 +726,8 @@ static void contents(doc *d, const cf_row **rows, int n, const srow_t *sr, int n
             if (!strcmp(sr[i].op, opn)) nr += nr == 0;
         if (!nr) continue;
         char b[80];
-        snprintf(b, sizeof b, nf ? " (%d failing row%s)" : "", nf, nf == 1 ? "" : "s");
+        b[0] = '\0';
+        if (nf) snprintf(b, sizeof b, " (%d failing row%s)", nf, nf == 1 ? "" : "s");
         if (html) fprintf(d->f, "<li><a href=\"#%s\">%s</a>%s</li>\n", opn, opn, b);
         else fprintf(d->f, "- [%s](#%s)%s\n", opn, opn, b);
     }
