@@ -571,6 +571,12 @@ static void nsa_draw(gx *g)
             g->d = (m->d_range[0] + bm - 1) / bm * bm;
         }
     }
+    /* a D in the upper half of its range keeps its width (kernels change paths for wide rows):
+     * one head, and the budget grows to one window of it when that fits 32 x max_elements */
+    if (!many && 2 * g->D > m->D_range[1] && cap < g->l * g->D && g->l * g->D <= 32 * m->max_elements) {
+        cap = g->l * g->D;
+        g->N = m->N_range[0];
+    }
     while (cap / (g->N * g->D) < g->l) { /* room for one window: fewer heads, then a narrower D */
         if (g->N > m->N_range[0]) g->N = (g->N + 1) / 2 > m->N_range[0] ? (g->N + 1) / 2 : m->N_range[0];
         else if (g->D > Dmin) g->D = g->D / 2 / Dm * Dm > Dmin ? g->D / 2 / Dm * Dm : Dmin;
