@@ -12,6 +12,8 @@
 #                         --no-store --quiet --output build-mutants/N/report.json
 # so the tool itself is never rebuilt.  Verdict: sweep exit 1 (failures found) = KILLED,
 # exit 0 = SURVIVED, anything else (or a build failure) = ERROR.
+# A mutant whose description starts with EQUIVALENT behaves in a way the spec accepts: it must
+# survive (verdict EQUIVALENT, left out of the rate); killing it is a FALSE-FAIL (an error).
 # Prints a table (N, kind, verdict, first FAIL line, seconds) and the kill rate; --md FILE
 # writes the same table as Markdown.  --jobs J runs J mutants at a time (default 1: the sweep
 # itself uses every core).  --require-kill: exit 1 unless every selected mutant is KILLED.
@@ -129,14 +131,21 @@ for n in "${SEL[@]}"; do
 done
 wait || true
 
-killed=0 survived=0 errors=0
+killed=0 survived=0 errors=0 equivalent=0
 SURV=() ERRS=()
 printf '%-4s %-20s %-9s %7s  %s\n' N kind verdict seconds "first FAIL line (killed) / description"
 md_rows=()
 for n in "${SEL[@]}"; do
   r=$MDIR/$n/result
   if [ -f "$r" ]; then IFS=$'\t' read -r verdict secs detail <"$r"; else verdict=ERROR secs=0 detail="no result"; fi
+  # an EQUIVALENT mutant (its behaviour is one the spec accepts) must survive: it is left out
+  # of the rate, and a sweep that fails it has rejected a conforming library (an error)
+  if [[ "${DESC[$n]}" == *": EQUIVALENT"* ]]; then
+    if [ "$verdict" = SURVIVED ]; then verdict=EQUIVALENT; equivalent=$((equivalent + 1)); detail=${DESC[$n]}
+    elif [ "$verdict" = KILLED ]; then verdict=FALSE-FAIL; fi
+  fi
   case $verdict in
+    EQUIVALENT) ;;
     KILLED) killed=$((killed + 1)) ;;
     SURVIVED) survived=$((survived + 1)); SURV+=("$n"); detail=${DESC[$n]} ;;
     *) errors=$((errors + 1)); ERRS+=("$n") ;;
@@ -144,9 +153,9 @@ for n in "${SEL[@]}"; do
   printf '%-4s %-20s %-9s %7s  %s\n' "$n" "${KIND[$n]}" "$verdict" "$secs" "$detail"
   md_rows+=("| $n | ${KIND[$n]} | ${DESC[$n]//|/\\|} | **$verdict** | ${detail//|/\\|} | $secs |")
 done
-total=${#SEL[@]}
+total=$((${#SEL[@]} - equivalent))
 rate=$(awk -v k=$killed -v t=$total 'BEGIN { printf "%.1f", t ? 100 * k / t : 0 }')
-summary="kill rate: $killed/$total = $rate % (survived $survived${SURV[*]:+: ${SURV[*]}}; errors $errors${ERRS[*]:+: ${ERRS[*]}}); sweep --time $TIME --seed $SEED; wall $(($(date +%s) - START)) s"
+summary="kill rate: $killed/$total = $rate % (survived $survived${SURV[*]:+: ${SURV[*]}}; errors $errors${ERRS[*]:+: ${ERRS[*]}}; $equivalent equivalent left out); sweep --time $TIME --seed $SEED; wall $(($(date +%s) - START)) s"
 echo "$summary"
 
 if [ -n "$MD" ]; then
