@@ -40,6 +40,8 @@ bool cf_dtype_is_float(cf_dtype dt);
 typedef struct {
     char name[CF_NAME_LEN]; /* "gradOutput", "self", ... exactly as in constraints/ and case.json */
     bool present;           /* false: a NULL tensor ({"null": true}) */
+    bool null_data;         /* described, but its data pointer is NULL ({"null_data": true}; ops.md
+                             * §0: a non-empty one is 161001, checked after every other rule) */
     bool output;
     cf_dtype dtype;
     int ndim;

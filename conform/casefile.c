@@ -300,9 +300,12 @@ static cf_status parse_tensor(const char *file, const cz_constraints *cz, const 
         if (ti >= 0) t->output = cz->tensors[ti].output;
         return only_keys(file, field, v, nk, e);
     }
-    static const char *const keys[] = {"null", "output", "dtype", "shape", "strides", "offset", "format", "storage_shape", "file", NULL};
+    static const char *const keys[] = {"null", "output", "dtype", "shape", "strides", "offset", "format", "storage_shape", "file", "null_data", NULL};
     if ((st = only_keys(file, field, v, keys, e))) return st;
     t->present = true;
+    const cJSON *nd = cJSON_GetObjectItemCaseSensitive(v, "null_data");
+    if (!is_bool_or_absent(nd)) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.null_data': expected true or false", file, nm);
+    t->null_data = cJSON_IsTrue(nd);
     const cJSON *dt = cJSON_GetObjectItemCaseSensitive(v, "dtype");
     if (!cJSON_IsString(dt) || !cf_dtype_parse(dt->valuestring, &t->dtype))
         return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.dtype': expected one of f16 bf16 f32 f64 i8 i16 i32 i64 u8 bool", file, nm);
@@ -358,8 +361,8 @@ static cf_status parse_tensor(const char *file, const cz_constraints *cz, const 
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(v, "file");
     char want[CF_NAME_MAX + 8];
     snprintf(want, sizeof want, "%s.npy", nm);
-    if (t->output) {
-        if (f) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.file': an output has no file", file, nm);
+    if (t->output || t->null_data) { /* no storage to read: an output, or a NULL data pointer */
+        if (f) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.file': %s has no file", file, nm, t->output ? "an output" : "a null_data tensor");
         return CFE_OK;
     }
     if (!cJSON_IsString(f) || strcmp(f->valuestring, want) != 0)
@@ -681,8 +684,9 @@ static cJSON *tensors_json(const cf_case *c)
             cJSON_AddNumberToObject(v, "offset", (double)t->offset);
             cJSON_AddStringToObject(v, "format", t->format[0] ? t->format : "ND");
             cJSON_AddItemToObject(v, "storage_shape", int_array(t->storage_shape, t->storage_ndim));
+            if (t->null_data) cJSON_AddTrueToObject(v, "null_data");
             if (t->output) cJSON_AddTrueToObject(v, "output");
-            else {
+            else if (!t->null_data) {
                 char fn[64];
                 snprintf(fn, sizeof fn, "%s.npy", t->name);
                 cJSON_AddStringToObject(v, "file", fn);
@@ -779,7 +783,7 @@ cf_status cf_case_write_dir(const char *dir, const cf_case *c, const cf_expected
     char path[4096];
     for (int i = 0; i < c->ntensors && !st; i++) {
         const cf_tensor *t = &c->tensors[i];
-        if (!t->present || t->output) continue;
+        if (!t->present || t->output || t->null_data) continue;
         snprintf(path, sizeof path, "%s/%s.npy", dir, t->name);
         st = write_npy_in(dir, path, npy_descr_for(t->dtype), t->storage_ndim, t->storage_shape, t->data, e);
     }

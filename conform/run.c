@@ -196,6 +196,11 @@ static cf_status run_here(const cf_target *t, const cf_case *c, cf_run_result *r
     for (int i = 0; i < c->ntensors; i++) {
         const cf_tensor *ct = &c->tensors[i];
         if (!ct->present) continue;
+        if (ct->null_data) { /* described, with no storage: the data pointer is NULL */
+            tensors[i] = t->create_tensor(ct->shape, (uint64_t)ct->ndim, ACL_DT[ct->dtype], ct->strides, ct->offset,
+                                          format_of(ct->format), ct->storage_shape, (uint64_t)ct->storage_ndim, NULL);
+            continue;
+        }
         int64_t sn = cf_tensor_storage_numel(ct);
         size_t es = cf_dtype_size(ct->dtype);
         if (sn < 0 || (uint64_t)sn * es > cf_max_bytes()) continue; /* left NULL: the description is invalid */
@@ -298,7 +303,7 @@ outputs:
         const cf_tensor *ct = &c->tensors[i];
         if (!ct->present || !ct->output || r->nout >= 2) continue;
         cf_run_out *o = &r->out[r->nout++];
-        if (r->status != 0 || proto != CF_PROTO_NONE) { /* no values to read; a write outside the storage still counts */
+        if (r->status != 0 || proto != CF_PROTO_NONE || ct->null_data) { /* no values to read; a write outside the storage still counts */
             snprintf(o->name, sizeof o->name, "%s", ct->name);
             o->dtype = ct->dtype;
             if (buf[i].base) o->wrote_outside = guard_broken(&buf[i], o->outside, sizeof o->outside);

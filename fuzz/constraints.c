@@ -790,7 +790,7 @@ static const char *const rule_kinds[CZ_RULE_KIND_COUNT] = {
     "null_tensor", "null_param", "dtype_not_allowed", "dtype_relation", "rank_out_of_range",
     "shape_equal", "not_broadcastable", "output_shape", "shape_broadcast_dims", "dim_out_of_range",
     "param_invalid", "output_overlap", "format_not_accepted", "empty_tensor", "nsa_block_multiple",
-    "nsa_l_gt_d", "nsa_D_multiple", "nsa_actseqlen", "nsa_C", "nsa_dims"};
+    "nsa_l_gt_d", "nsa_D_multiple", "nsa_actseqlen", "nsa_C", "nsa_dims", "null_data"};
 
 static bool kind_targets_params(cz_rule_kind k) { return k == CZ_RULE_NULL_PARAM || k == CZ_RULE_PARAM_INVALID; }
 
@@ -866,7 +866,7 @@ static fz_status load_rules(ld *L, cz_constraints *cz, const cJSON *root)
         sub(q, p, "status");
         TRY(as_int(L, it, q, 1, INT32_MAX, &st));
         cr->status = (int32_t)st;
-        bool nsa = cr->kind >= CZ_RULE_NSA_BLOCK_MULTIPLE;
+        bool nsa = cr->kind >= CZ_RULE_NSA_BLOCK_MULTIPLE && cr->kind <= CZ_RULE_NSA_DIMS;
         if (nsa && cz->model.kind != CZ_MODEL_NSA) return failf(L, q, "an nsa_* rule only with the nsa_tnd shape model");
         TRY(member(L, r, p, "targets", !nsa, &it));
         if (it) {

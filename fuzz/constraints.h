@@ -117,6 +117,7 @@ typedef enum {
     CZ_RULE_NSA_ACTSEQLEN,
     CZ_RULE_NSA_C,
     CZ_RULE_NSA_DIMS,
+    CZ_RULE_NULL_DATA, /* a non-empty target tensor whose data pointer is NULL (checked last) */
     CZ_RULE_KIND_COUNT
 } cz_rule_kind;
 

@@ -969,6 +969,7 @@ static bool break_meta_kind(gx *g)
     switch (ru->kind) {
     case CZ_RULE_NULL_TENSOR:
     case CZ_RULE_NULL_PARAM:
+    case CZ_RULE_NULL_DATA:
     case CZ_RULE_OUTPUT_OVERLAP:
     case CZ_RULE_FORMAT_NOT_ACCEPTED: return true; /* later stages */
     case CZ_RULE_DTYPE_NOT_ALLOWED: {
@@ -1362,11 +1363,12 @@ static bool break_view(gx *g)
     return true;
 }
 
-static void break_late(gx *g)
+static bool break_late(gx *g)
 {
     const cz_rule *ru = &g->cz->rules[g->rule];
     int tgt = ru->targets[rrange(&g->r, 0, ru->ntargets - 1)];
-    if (ru->kind == CZ_RULE_FORMAT_NOT_ACCEPTED || ru->kind == CZ_RULE_NULL_TENSOR || ru->kind == CZ_RULE_NULL_PARAM)
+    if (ru->kind == CZ_RULE_FORMAT_NOT_ACCEPTED || ru->kind == CZ_RULE_NULL_TENSOR || ru->kind == CZ_RULE_NULL_PARAM ||
+        ru->kind == CZ_RULE_NULL_DATA)
         snprintf(g->target, sizeof g->target, "%s",
                  ru->kind == CZ_RULE_NULL_PARAM ? g->cz->params[tgt].name : g->cz->tensors[tgt].name);
     if (ru->kind == CZ_RULE_FORMAT_NOT_ACCEPTED) {
@@ -1390,7 +1392,14 @@ static void break_late(gx *g)
         p->f64 = 0;
         p->scalar_bits = 0;
         p->scalar_dtype = CF_F32;
+    } else if (ru->kind == CZ_RULE_NULL_DATA) { /* an otherwise valid case; the target must be non-empty */
+        cf_tensor *t = &g->c->tensors[tgt];
+        if (cf_tensor_numel(t) == 0) return false;
+        free(t->data);
+        t->data = NULL;
+        t->null_data = true;
     }
+    return true;
 }
 
 /* ---------------------------------------------------------------- driver ---- */
@@ -1429,7 +1438,7 @@ static fz_status build(gx *g)
     rng_seed(&g->r, splitmix64(&vs));
     st = fill_data(g);
     if (st != FZ_OK) return st;
-    if (g->rule >= 0) break_late(g);
+    if (g->rule >= 0 && !break_late(g)) return FZ_ERR_GENERATE;
     snprintf(c->origin_kind, sizeof c->origin_kind, "%s",
              g->rule >= 0 ? "invalid" : g->edge_rate > 0 ? "edge" : "fuzz");
     if (g->rule >= 0)

@@ -156,6 +156,10 @@ static bool v_rule_broken(const cJSON *root, const cJSON *r, const cf_case *c)
         cJSON_ArrayForEach(e, targets) if (!v_t(c, e)->present) return true;
         return false;
     }
+    if (!strcmp(kind, "null_data")) { /* a non-empty tensor without storage */
+        cJSON_ArrayForEach(e, targets) if (v_t(c, e)->present && v_t(c, e)->null_data && cf_tensor_numel(v_t(c, e)) > 0) return true;
+        return false;
+    }
     if (!strcmp(kind, "null_param")) {
         cJSON_ArrayForEach(e, targets) if (cf_case_param_c(c, e->valuestring)->is_null) return true;
         return false;
@@ -342,7 +346,7 @@ static bool v_structure(const cf_case *c, char *why, size_t cap)
             for (int d = 0; same && d < t->ndim; d++) same = t->storage_shape[d] == t->shape[d];
             if (!same) return snprintf(why, cap, "%s: contiguous view at offset 0 whose storage_shape is not its shape", t->name), false;
         }
-        if (!t->output && !t->data) return snprintf(why, cap, "%s: input without data", t->name), false;
+        if (!t->output && !t->data && !t->null_data) return snprintf(why, cap, "%s: input without data", t->name), false;
         if (t->output && t->data) return snprintf(why, cap, "%s: output with data", t->name), false;
     }
     return true;
