@@ -120,6 +120,9 @@ fz_status fz_generate(const cz_constraints *cz, const char *profile, const fz_st
  * k of every stream is large exactly when fz_case_is_large(k) (k % 1024 == 700).  Invalid
  * cases are never large. */
 bool fz_case_is_large(int64_t k);
+/* Valid case k of every stream is in the table tier (2^18 - 1 .. 2^18 + 1024 elements for
+ * element-wise shapes, attribute domain parts in turn) exactly when k % 1024 == 300. */
+bool fz_case_is_table(int64_t k);
 
 /* ---------------------------------------------------------------- invalid inputs ---- */
 /* The rules enabled in a profile (disabled ones -- behaviour the profile leaves undefined or

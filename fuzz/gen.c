@@ -160,6 +160,15 @@ static void set_contiguous(cf_tensor *t)
 #define FZ_LARGE_PERIOD 1024 /* valid case k of a stream is large when k % PERIOD == PHASE */
 #define FZ_LARGE_PHASE 700
 bool fz_case_is_large(int64_t k) { return k >= 0 && k % FZ_LARGE_PERIOD == FZ_LARGE_PHASE; }
+/* The table tier: valid case k with k % PERIOD == TABLE_PHASE has 2^18 - 1 .. 2^18 + 1024
+ * elements (element-wise shapes; the built-in Softplus switches to a per-call table of all 65536
+ * 16-bit inputs at 2^18), and its attributes take their domain parts in turn (part k / PERIOD +
+ * the attribute's index), so the rare parts (threshold 0, beta 0, non-finite) meet the large-count
+ * paths too instead of only by the chance of a weighted draw; its float inputs take the
+ * stream's dtype. */
+#define FZ_TABLE_PHASE 300
+#define FZ_TABLE_ELEMS ((int64_t)1 << 18)
+bool fz_case_is_table(int64_t k) { return k >= 0 && k % FZ_LARGE_PERIOD == FZ_TABLE_PHASE; }
 
 /* ---------------------------------------------------------------- context ---- */
 #define FZ_NSA_MAX_BATCHES 1024
@@ -178,6 +187,7 @@ typedef struct {
     int64_t k;     /* case index */
     uint64_t seed; /* the seed this build started from */
     bool large; /* the large structural tier (> 2^20 elements) */
+    bool table; /* the table tier (2^18 elements, attribute domain parts in turn) */
     bool seq_null;
     char target[CF_NAME_LEN]; /* what an invalid case broke (for the note) */
 } gx;
@@ -232,9 +242,17 @@ static fz_status choose_dtypes(gx *g)
     combos cb;
     enum_combos(g->cz, g->s->dtype, &cb);
     if (cb.n == 0) return FZ_ERR_ARG;
-    /* Half the time the plain case: every float input of the stream's dtype. */
+    /* Half the time the plain case: every float input of the stream's dtype (always in the
+     * table tier: the common configuration at a large element count). */
     int pick = -1;
-    if (rbern(&g->r, 0.5)) {
+    if (g->table) { /* as many tensors as possible of the stream's dtype (integer inputs too) */
+        int best = -1;
+        for (int i = 0; i < cb.n; i++) {
+            int same = 0;
+            for (int t = 0; t < g->cz->ntensors; t++) same += cb.dt[i][t] == (int8_t)g->s->dtype;
+            if (same > best) best = same, pick = i;
+        }
+    } else if (rbern(&g->r, 0.5)) {
         int cand[256], nc = 0;
         for (int i = 0; i < cb.n; i++) {
             bool all = true;
@@ -249,7 +267,8 @@ static fz_status choose_dtypes(gx *g)
     return FZ_OK;
 }
 
-static double draw_domain(rng *r, const cz_param *p)
+/* A value of p's domain: from part `part` (>= 0), or from a part drawn by weight (part < 0). */
+static double draw_domain_part(rng *r, const cz_param *p, int part)
 {
     double tot = 0;
     for (int i = 0; i < p->ndomain; i++) tot += p->domain[i].weight;
@@ -259,6 +278,7 @@ static double draw_domain(rng *r, const cz_param *p)
         if (u < p->domain[k].weight) break;
         u -= p->domain[k].weight;
     }
+    if (part >= 0 && p->ndomain > 0) k = part % p->ndomain;
     const cz_domain_part *d = &p->domain[k];
     if (!d->is_range) return d->values[rrange(r, 0, d->nvalues - 1)];
     if (!d->log) return d->lo + (d->hi - d->lo) * runif(r);
@@ -271,6 +291,8 @@ static double draw_domain(rng *r, const cz_param *p)
     double m = fz_exp(fz_log(a) + (fz_log(b) - fz_log(a)) * runif(r));
     return d->lo < 0 ? -m : m;
 }
+
+static double draw_domain(rng *r, const cz_param *p) { return draw_domain_part(r, p, -1); }
 
 static cf_dtype pick_dtype(rng *r, cz_dtset set)
 {
@@ -313,11 +335,12 @@ static void choose_params(gx *g)
                 fixed = true;
             }
         if (fixed) continue;
+        int part = g->table ? (int)(g->k / FZ_LARGE_PERIOD) + i : -1; /* the table tier: parts in turn */
         switch (cp->kind) {
-        case CF_PARAM_F64: p->f64 = draw_domain(&g->r, cp); break;
+        case CF_PARAM_F64: p->f64 = draw_domain_part(&g->r, cp, part); break;
         case CF_PARAM_SCALAR: {
             cf_dtype dt = pick_dtype(&g->r, cp->scalar_dtypes);
-            double v = draw_domain(&g->r, cp);
+            double v = draw_domain_part(&g->r, cp, part);
             for (int tries = 0; !cf_dtype_is_float(dt) && !isfinite(v) && tries < 8; tries++) v = draw_domain(&g->r, cp);
             if (!cf_dtype_is_float(dt) && !isfinite(v)) v = 1;
             set_scalar(p, dt, v);
@@ -426,11 +449,15 @@ static void split_numel(gx *g, int64_t n, int64_t *dims, int r)
 static void draw_shape(gx *g, int rlo, int rhi, int64_t *dims, int *rank)
 {
     *rank = draw_rank(g, rlo, rhi);
-    if (g->large && *rank == 0 && rhi > 0) *rank = rlo > 1 ? rlo : 1;
+    if ((g->large || g->table) && *rank == 0 && rhi > 0) *rank = rlo > 1 ? rlo : 1;
     int r = *rank;
     if (r == 0) return;
     if (g->large) {
         split_numel(g, FZ_LARGE_ELEMS + rrange(&g->r, 1, FZ_LARGE_ELEMS / 16), dims, r);
+        return;
+    }
+    if (g->table) {
+        split_numel(g, FZ_TABLE_ELEMS + rrange(&g->r, -1, 1024), dims, r);
         return;
     }
     double u = runif(&g->r);
@@ -1417,6 +1444,7 @@ static fz_status build(gx *g)
         t->present = true;
         t->output = cz->tensors[i].output;
     }
+    g->table = g->rule < 0 && fz_case_is_table(g->k);
     fz_status st = choose_dtypes(g);
     if (st != FZ_OK) return st;
     choose_params(g);
