@@ -5,15 +5,9 @@
 #   scripts/builtin_report.sh [--cases N] [--seed S]      (default 5000 cases per stream)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup.sh build
 cases=5000 seed=0x5eed
-while (($#)); do
-  case "$1" in
-    --cases) cases="$2"; shift 2 ;;
-    --seed) seed="$2"; shift 2 ;;
-    *) echo "builtin_report.sh: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
+source scripts/report_args.sh "$@"
+scripts/setup.sh build
 B=build/conform/aclnn-conform
 rm -rf reports/builtin-spec/cases
 set +e

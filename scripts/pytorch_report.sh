@@ -4,6 +4,8 @@
 #   scripts/pytorch_report.sh [--cases N] [--seed S]      (default 200 cases per stream)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+cases=200 seed=0x70c4
+source scripts/report_args.sh "$@"
 scripts/setup.sh build
 missing=()
 for p in python3-torch python3-numpy; do
@@ -12,14 +14,6 @@ done
 if ((${#missing[@]})); then
   apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}" >/dev/null
 fi
-cases=200 seed=0x70c4
-while (($#)); do
-  case "$1" in
-    --cases) cases="$2"; shift 2 ;;
-    --seed) seed="$2"; shift 2 ;;
-    *) echo "pytorch_report.sh: unknown argument $1" >&2; exit 2 ;;
-  esac
-done
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 B=build/conform/aclnn-conform
