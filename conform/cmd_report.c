@@ -5,6 +5,7 @@
  * cases with their FAIL line and rerun command, the worst elements and the invalid-input rules.
  * Every string from the report is data: escaped for HTML, code-spanned or escaped for Markdown,
  * quoted for CSV. */
+#include <ctype.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <math.h>
@@ -24,6 +25,11 @@ typedef struct {
     bool have_base;
     const char *rerun; /* "replay" (a sweep's cases run on a target) or "score" (exported cases) */
     const char *seed, *profile, *shard; /* of the run */
+    /* Markdown written to a file: the figures go beside it as SVG files, in plot_dir (a path
+     * derived from the output file, "<page without .md>/plots") linked as plot_rel */
+    char plot_dir[PATH_MAX], plot_rel[PATH_MAX];
+    cf_status st; /* the first failure to write a figure */
+    cf_err e;
 } doc;
 
 /* ---- escaping ---- */
@@ -485,7 +491,7 @@ static void svg_error_plot(FILE *f, const cf_row *r)
     }
     if (xmin <= 0) fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" text-anchor=\"middle\">-inf</text>\n", PX(0.5), T + H + 24);
     if (xmax >= CF_PLOT_X - 2)
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" text-anchor=\"middle\">+inf NaN</text>\n", PX(CF_PLOT_X - 1.0), T + H + 24);
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" text-anchor=\"end\">+inf NaN</text>\n", PX(CF_PLOT_X - 0.0), T + H + 24);
     /* cells: opacity by log count; colour by where the bin lies against the tolerance */
     for (int x = xmin; x <= xmax; x++)
         for (int y = 0; y < CF_PLOT_Y; y++) {
@@ -516,8 +522,12 @@ static void svg_error_plot(FILE *f, const cf_row *r)
         double p = xpos(ps->mark_at[i]);
         fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#6a1b9a\" stroke-dasharray=\"2 2\"><title>", PX(p), T, PX(p), T + H);
         html_escape(f, ps->mark_label[i]);
-        fprintf(f, "</title></line>\n<text x=\"%.1f\" y=\"%d\" font-size=\"9\" fill=\"#6a1b9a\" transform=\"rotate(-90 %.1f %d)\" text-anchor=\"end\">",
-                PX(p) + 3, T + 4, PX(p) + 3, T + 4);
+        /* labels alternate between the top (reading down) and the bottom (reading up), so that
+         * two marks close together (the Gelu′ roots of both modes) stay legible */
+        int ly = i % 2 ? T + H - 4 : T + 4;
+        double lx = i % 2 ? PX(p) - 3 : PX(p) + 3;
+        fprintf(f, "</title></line>\n<text x=\"%.1f\" y=\"%d\" font-size=\"9\" fill=\"#6a1b9a\" transform=\"rotate(-90 %.1f %d)\" text-anchor=\"%s\">",
+                lx, ly, lx, ly, i % 2 ? "start" : "end");
         html_escape(f, ps->mark_label[i]);
         fputs("</text>\n", f);
     }
@@ -834,8 +844,53 @@ static void ms_table(doc *d, const cf_row **rows, int n, const char *opn)
     table_close(d);
 }
 
+static bool plot_has_cells(const cf_row *r)
+{
+    for (int x = 0; r->has_plot && x < CF_PLOT_X; x++)
+        for (int y = 0; y < CF_PLOT_Y; y++)
+            if (r->plot[x][y]) return true;
+    return false;
+}
+
+/* One figure of a Markdown page as its own SVG file (written atomically), and the image line. */
+static void md_figure(doc *d, const cf_row *r, bool plot)
+{
+    char name[160], file[200], path[PATH_MAX + 220];
+    row_name(r, name, sizeof name);
+    size_t k = 0;
+    for (const char *s = name; *s && k + 1 < sizeof file; s++) /* a file name from data: [A-Za-z0-9_-] only */
+        file[k++] = (isalnum((unsigned char)*s) || *s == '_') ? *s : '-';
+    snprintf(file + k, sizeof file - k, plot ? "-error.svg" : "-hist.svg");
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    if (!f) {
+        if (!d->st) d->st = cf_fail(&d->e, CFE_IO, "out of memory");
+        return;
+    }
+    if (plot) svg_error_plot(f, r);
+    else svg_histogram(f, r);
+    fclose(f);
+    snprintf(path, sizeof path, "%s/%s", d->plot_dir, file);
+    if (!d->st) d->st = cf_write_atomic(path, buf, len, &d->e);
+    free(buf);
+    fprintf(d->f, "![%s of ", plot ? "ULP error against the input" : "ULP histogram");
+    md_text(d->f, name);
+    fprintf(d->f, "](%s/%s) ", d->plot_rel, file);
+}
+
 static void figures(doc *d, const cf_row **rows, int n, const char *opn)
 {
+    if (d->fmt == F_MD && d->plot_dir[0]) {
+        for (int i = 0; i < n; i++) {
+            const cf_row *r = rows[i];
+            if (strcmp(r->op, opn)) continue;
+            md_figure(d, r, false);
+            if (plot_has_cells(r)) md_figure(d, r, true);
+            fputs("\n\n", d->f);
+        }
+        return;
+    }
     if (d->fmt != F_HTML) return;
     fputs("<div class=\"figs\">\n", d->f);
     for (int i = 0; i < n; i++) {
@@ -845,7 +900,7 @@ static void figures(doc *d, const cf_row **rows, int n, const char *opn)
         row_name(r, name, sizeof name);
         fputs("<figure class=\"row\">", d->f);
         svg_histogram(d->f, r);
-        if (r->has_plot) svg_error_plot(d->f, r);
+        if (plot_has_cells(r)) svg_error_plot(d->f, r);
         fputs("<figcaption>", d->f);
         html_escape(d->f, name);
         fputs(": ULP error histogram", d->f);
@@ -1122,8 +1177,13 @@ int cmd_report(const cf_opts *o)
         return st;
     }
     const cJSON *runj = cJSON_GetObjectItemCaseSensitive(root, "run");
-    doc d = {NULL, F_MD, "", false, "replay", jstr(runj, "seed") ? jstr(runj, "seed") : "?",
-             jstr(runj, "profile") ? jstr(runj, "profile") : "spec", jstr(runj, "shard") ? jstr(runj, "shard") : "0/1"};
+    doc d;
+    memset(&d, 0, sizeof d);
+    d.fmt = F_MD;
+    d.rerun = "replay";
+    d.seed = jstr(runj, "seed") ? jstr(runj, "seed") : "?";
+    d.profile = jstr(runj, "profile") ? jstr(runj, "profile") : "spec";
+    d.shard = jstr(runj, "shard") ? jstr(runj, "shard") : "0/1";
     const char *cmd = jstr(runj, "command");
     if (cmd && !strcmp(cmd, "score")) d.rerun = "score"; /* the target's outputs sit beside the case */
     if (o->format && !strcmp(o->format, "html")) d.fmt = F_HTML;
@@ -1135,6 +1195,20 @@ int cmd_report(const cf_opts *o)
     if (slash) *slash = '\0';
     else snprintf(dir, sizeof dir, ".");
     d.have_base = realpath(dir, d.base) != NULL;
+    if (d.fmt == F_MD && o->output) { /* figures beside the page, as <page>/plots/NAME.svg */
+        char stem[PATH_MAX];
+        snprintf(stem, sizeof stem, "%s", o->output);
+        char *dot = strrchr(stem, '.'), *sl = strrchr(stem, '/');
+        if (dot && (!sl || dot > sl)) *dot = '\0';
+        snprintf(d.plot_dir, sizeof d.plot_dir, "%s/plots", stem);
+        snprintf(d.plot_rel, sizeof d.plot_rel, "%s/plots", sl ? sl + 1 : stem);
+        if ((st = cf_mkdirs(d.plot_dir, &e))) {
+            fprintf(stderr, "aclnn-conform report: %s\n", e.msg);
+            free(rows);
+            cJSON_Delete(root);
+            return st;
+        }
+    }
     char *buf = NULL;
     size_t blen = 0;
     const cf_row **sorted = sorted_rows(rows, n);
@@ -1148,7 +1222,10 @@ int cmd_report(const cf_opts *o)
         if (d.fmt == F_CSV) render_csv(d.f, sorted, n);
         else render_page(&d, root, sorted, n, sr, ns);
         fclose(d.f);
-        if (o->output) st = cf_write_atomic(o->output, buf, blen, &e);
+        if (d.st) {
+            st = d.st;
+            e = d.e;
+        } else if (o->output) st = cf_write_atomic(o->output, buf, blen, &e);
         else fwrite(buf, 1, blen, stdout);
         if (st) fprintf(stderr, "aclnn-conform report: %s\n", e.msg);
     }

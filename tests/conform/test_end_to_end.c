@@ -349,8 +349,9 @@ static void three_shards_merge_to_the_unsharded_run(void **state)
     cJSON_Delete(b);
 }
 
-/* The links of a published page (HTML href="...", Markdown ](...)) that point at cases: each must
- * resolve, relative to the page's directory, to a stored case.  Returns how many there were. */
+/* The links of a published page (HTML href="...", Markdown ](...)) that point at cases (every link
+ * but the .svg figures): each must resolve, relative to the page's directory, to a stored case.
+ * Returns how many there were. */
 static int assert_case_links_resolve(const char *page, const char *open, char close)
 {
     char *text, dir[600];
@@ -363,7 +364,7 @@ static int assert_case_links_resolve(const char *page, const char *open, char cl
     for (const char *p = strstr(text, open); p; p = strstr(p + 1, open)) {
         p += strlen(open);
         const char *end = strchr(p, close);
-        if (!end || end - p > 400 || *p == '#') continue;
+        if (!end || end - p > 400 || *p == '#' || (end - p > 4 && !strncmp(end - 4, ".svg", 4))) continue; /* figures: below */
         char path[1100];
         snprintf(path, sizeof path, "%s/%.*s/case.json", dir, (int)(end - p), p);
         if (!cf_is_file(path)) fail_msg("%s: link '%.*s' does not resolve to a stored case", page, (int)(end - p), p);
@@ -414,6 +415,19 @@ static void report_puts_failing_rows_first_and_links_stored_cases(void **state)
     assert_non_null(strstr(text, "| cosine | max abs err | max rel err | within 1‰ | within 5‰ |"));
     free(text);
     assert_true(assert_case_links_resolve(md, "](", ')') >= 3);
+    /* the Markdown page's figures are SVG files beside it, and every image link resolves */
+    if (cf_read_file(md, &text, &len, &e)) fail_msg("%s", e.msg);
+    int images = 0;
+    for (const char *p = strstr(text, "]("); p; p = strstr(p + 1, "](")) {
+        const char *end = strchr(p + 2, ')');
+        if (!end || strncmp(p + 2, "r9/plots/", 9)) continue;
+        char f[900];
+        snprintf(f, sizeof f, "%s/pub/%.*s", tmp, (int)(end - p - 2), p + 2);
+        if (!cf_is_file(f)) fail_msg("%s: figure %s not written", md, f);
+        images++;
+    }
+    assert_true(images >= 8); /* a histogram per row, an error plot per row with data */
+    free(text);
     assert_true(assert_case_links_resolve(html, "class=\"case\" href=\"", '"') >= 3);
     if (cf_read_file(html, &text, &len, &e)) fail_msg("%s", e.msg);
     assert_non_null(strstr(text, "<svg class=\"eplot\"")); /* the error-vs-input plot */

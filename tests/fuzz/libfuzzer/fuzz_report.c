@@ -26,14 +26,7 @@ static void put(const char *path, const void *d, size_t n)
     fclose(f);
 }
 
-static void cleanup(void)
-{
-    unlink(pa);
-    unlink(pb);
-    unlink(pm);
-    unlink(pr);
-    rmdir(dir);
-}
+static void cleanup(void) { cf_rmtree(dir); } /* the inputs, the outputs and the md figures (r/plots/) */
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
