@@ -446,7 +446,14 @@ static void xbin_text(int b, char *buf, size_t n)
     else snprintf(buf, n, "[%s, %s)", num4(a, sizeof a, lo), num4(c, sizeof c, hi));
 }
 
-static void svg_error_plot(FILE *f, const cf_row *r)
+/* the colour of error-plot row y (ULP in [2^(y-11), 2^(y-10))) against the row's tolerance */
+static const char *cell_colour(const cf_row *r, int y)
+{
+    double ylo = y == 0 ? 0 : exp2(y - 11);
+    return ylo >= r->tol.max_ulp ? over_colour(r) : (exp2(y - 10) <= r->tol.max_ulp || y == 0) ? C_OK : C_EDGE;
+}
+
+static void svg_error_plot(FILE *f, const cf_row *r, bool compact)
 {
     int xmin = CF_PLOT_X, xmax = -1;
     int64_t mx = 0;
@@ -492,13 +499,25 @@ static void svg_error_plot(FILE *f, const cf_row *r)
     if (xmin <= 0) fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" text-anchor=\"middle\">-inf</text>\n", PX(0.5), T + H + 24);
     if (xmax >= CF_PLOT_X - 2)
         fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" text-anchor=\"end\">+inf NaN</text>\n", PX(CF_PLOT_X - 0.0), T + H + 24);
-    /* cells: opacity by log count; colour by where the bin lies against the tolerance */
+    /* cells: opacity by log count; colour by where the bin lies against the tolerance.  compact
+     * (a figure file, shown as an image: no tooltips): four opacity levels, and the cells of a
+     * column with the same colour and level drawn as one rectangle */
     for (int x = xmin; x <= xmax; x++)
         for (int y = 0; y < CF_PLOT_Y; y++) {
             int64_t c = r->plot[x][y];
             if (!c) continue;
-            double ylo = y == 0 ? 0 : exp2(y - 11), op = 0.25 + 0.75 * log((double)c + 1) / log((double)mx + 1);
-            const char *color = ylo >= r->tol.max_ulp ? over_colour(r) : (exp2(y - 10) <= r->tol.max_ulp || y == 0) ? C_OK : C_EDGE;
+            double op = 0.25 + 0.75 * log((double)c + 1) / log((double)mx + 1);
+            const char *color = cell_colour(r, y);
+            if (compact) {
+                int level = (int)ceil(op * 4), y1 = y;
+                while (y1 + 1 < CF_PLOT_Y && r->plot[x][y1 + 1] && cell_colour(r, y1 + 1) == color &&
+                       (int)ceil((0.25 + 0.75 * log((double)r->plot[x][y1 + 1] + 1) / log((double)mx + 1)) * 4) == level)
+                    y1++;
+                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"%.2f\"/>\n", PX(x),
+                        PY(y1), cw > 1.2 ? cw - 0.4 : cw, (y1 - y + 1) * ch - 0.4, color, level / 4.0);
+                y = y1;
+                continue;
+            }
             char xb[80];
             xbin_text(x, xb, sizeof xb);
             fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"%.2f\"><title>", PX(x), PY(y),
@@ -868,7 +887,7 @@ static void md_figure(doc *d, const cf_row *r, bool plot)
         if (!d->st) d->st = cf_fail(&d->e, CFE_IO, "out of memory");
         return;
     }
-    if (plot) svg_error_plot(f, r);
+    if (plot) svg_error_plot(f, r, true);
     else svg_histogram(f, r);
     fclose(f);
     snprintf(path, sizeof path, "%s/%s", d->plot_dir, file);
@@ -900,7 +919,7 @@ static void figures(doc *d, const cf_row **rows, int n, const char *opn)
         row_name(r, name, sizeof name);
         fputs("<figure class=\"row\">", d->f);
         svg_histogram(d->f, r);
-        if (plot_has_cells(r)) svg_error_plot(d->f, r);
+        if (plot_has_cells(r)) svg_error_plot(d->f, r, false);
         fputs("<figcaption>", d->f);
         html_escape(d->f, name);
         fputs(": ULP error histogram", d->f);
