@@ -2,6 +2,7 @@
 
 #include <cjson/cJSON.h>
 #include <ctype.h>
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdint.h>
@@ -839,5 +840,51 @@ cf_status cf_case_write(const char *corpus, const cf_case *c, const cf_expected 
         st = cf_fail(e, CFE_IO, "%s: cannot rename into place", final);
     if (cf_is_dir(tmp)) cf_rmtree(tmp);
     if (!st && !cf_path_inside(corpus, final)) st = cf_fail(e, CFE_IO, "%s: written outside the corpus %s", final, corpus);
+    return st;
+}
+
+/* ---- case directories under a path ---- */
+
+static int cmp_str(const void *a, const void *b) { return strcmp(*(char *const *)a, *(char *const *)b); }
+
+static cf_status collect(const char *path, char ***dirs, int *n, int *cap, int depth, cf_err *e)
+{
+    char cj[4096];
+    snprintf(cj, sizeof cj, "%s/case.json", path);
+    if (cf_is_file(cj)) {
+        if (*n == *cap) {
+            *cap = *cap ? 2 * *cap : 64;
+            char **nd = realloc(*dirs, sizeof(char *) * (size_t)*cap);
+            if (!nd) return cf_fail(e, CFE_IO, "out of memory");
+            *dirs = nd;
+        }
+        (*dirs)[(*n)++] = strdup(path);
+        return CFE_OK;
+    }
+    if (depth > 3) return CFE_OK;
+    DIR *d = opendir(path);
+    if (!d) return depth == 0 ? cf_fail(e, CFE_INPUT, "%s: not a case, operator or corpus directory", path) : CFE_OK;
+    struct dirent *de;
+    cf_status st = CFE_OK;
+    while (!st && (de = readdir(d))) {
+        if (de->d_name[0] == '.') continue; /* ., .., and .tmp-* directories of interrupted writes */
+        char sub[4096];
+        snprintf(sub, sizeof sub, "%s/%s", path, de->d_name);
+        struct stat lst;
+        if (lstat(sub, &lst) != 0 || S_ISLNK(lst.st_mode)) continue; /* never followed out of the corpus */
+        if (S_ISDIR(lst.st_mode)) st = collect(sub, dirs, n, cap, depth + 1, e);
+    }
+    closedir(d);
+    return st;
+}
+
+cf_status cf_collect_cases(const char *path, char ***dirs, int *n, cf_err *e)
+{
+    int cap = 0;
+    *dirs = NULL;
+    *n = 0;
+    cf_status st = collect(path, dirs, n, &cap, 0, e);
+    if (!st && *n == 0) st = cf_fail(e, CFE_INPUT, "%s: no case directories (case.json) found", path);
+    if (*n > 1) qsort(*dirs, (size_t)*n, sizeof(char *), cmp_str);
     return st;
 }

@@ -68,4 +68,7 @@ cf_status cf_case_write(const char *corpus, const cf_case *c, const cf_expected 
 cf_status cf_case_write_dir(const char *dir, const cf_case *c, const cf_expected *x,
                             const char *tool, cf_err *e);
 
+/* Collect the case directories under path (a case dir, an op dir, or a corpus root), sorted. */
+cf_status cf_collect_cases(const char *path, char ***dirs, int *n, cf_err *e);
+
 #endif

@@ -14,7 +14,7 @@
 #define CF_TOOL_NAME "aclnn-conform"
 #define CF_TOOL_VERSION "0.1.0"
 
-typedef struct {
+typedef struct cf_opts {
     bool op_on[CF_OP_COUNT];
     bool dtype_on[CF_DTYPE_COUNT];
     bool dtype_given;    /* --dtype was on the command line */
@@ -60,29 +60,6 @@ const char *cf_command_did_you_mean(const char *s);
 /* The nearest of cands to s when near enough to be a typo, else NULL. */
 const char *cf_did_you_mean(const char *s, const char *const *cands, int n);
 void cf_opts_free(cf_opts *o);
-
-cf_status cf_load_constraints(const cf_opts *o, cz_constraints *cz[CF_OP_COUNT], cf_err *e);
-cf_status cf_tolerance_for(cz_constraints *const *cz, const cf_case *c, const char *profile,
-                           const char *variant, bool strict_zero, cf_tol *tol, cf_err *e);
-
-/* The report description of the operator (its error plot, scaled_reason) from its constraints:
- * a row so described bins its elements for the plot. */
-void cf_row_describe(cf_row *row, const cz_constraints *cz);
-
-/* Compute the golden values of a valid case with the oracle (masked flags included). */
-cf_status cf_oracle_expected(const cf_case *c, const char *profile, cf_expected *x, cf_err *e);
-/* Fill masked flags of x from the case inputs (replay). */
-cf_status cf_fill_masked(const cf_case *c, cf_expected *x, cf_err *e);
-
-/* The report row key (output dtype, stream variant) of a stored case under `profile`. */
-void cf_case_stream_key(cz_constraints *const *cz, const cf_case *c, const char *profile,
-                        cf_dtype *dt, char variant[FZ_VARIANT_LEN]);
-
-/* Write the report atomically. */
-cf_status cf_write_report(const char *path, cJSON *report, cf_err *e);
-cJSON *cf_report_new(const char *command, const cf_opts *o, double seconds, int64_t cases,
-                     const char *started);
-void cf_print_summary(FILE *f, cf_row *const *rows, int nrows);
 
 bool cf_stderr_is_tty(void);
 

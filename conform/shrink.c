@@ -11,6 +11,8 @@
  * Rounds repeat (each from the current smallest case) while a candidate is accepted. */
 #include "shrink.h"
 
+#include "eval.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "adapters.h"
+#include "cli.h"
 #include "worker.h"
 
 static cf_fnptr sym(void *h, const char *name)
@@ -128,4 +129,34 @@ void cf_target_close(cf_target *t)
     if (t->isolate) cf_worker_thread_release();
     if (t->handle) dlclose(t->handle);
     t->handle = NULL;
+}
+
+const cf_target *cf_target_cache_for(cf_target_cache *tc, const cf_opts *o, const cf_case *c, cf_err *e)
+{
+    const char *spec = o->target;
+    if (!o->target_given && c->target_path[0]) spec = c->target_path;
+    for (int i = 0; i < tc->n; i++)
+        if (!strcmp(tc->spec[i], spec)) return &tc->t[i];
+    if (tc->n == 16) {
+        cf_fail(e, CFE_INPUT, "more than 16 different targets recorded in these cases: pass --target");
+        return NULL;
+    }
+    if (spec == c->target_path && strcmp(spec, "builtin") && !cf_is_file(spec)) {
+        cf_fail(e, CFE_INPUT, "the case records target %s, which does not exist here: pass --target LIB.so", spec);
+        return NULL;
+    }
+    cf_target *t = &tc->t[tc->n];
+    if (cf_target_open(spec, t, e)) return NULL;
+    t->guard_pages = o->guard_pages;
+    if (spec == c->target_path && c->target_sha256[0] && t->sha256[0] && strcmp(c->target_sha256, t->sha256))
+        fprintf(stderr, "aclnn-conform: note: %s changed since the case was stored (sha256 %.12s... then, %.12s... now)\n", spec,
+                c->target_sha256, t->sha256);
+    snprintf(tc->spec[tc->n], sizeof tc->spec[0], "%s", spec);
+    return &tc->t[tc->n++];
+}
+
+void cf_target_cache_close(cf_target_cache *tc)
+{
+    for (int i = 0; i < tc->n; i++) cf_target_close(&tc->t[i]);
+    tc->n = 0;
 }

@@ -51,4 +51,16 @@ cf_status cf_target_load(const char *spec, cf_target *t, cf_err *e);
 bool cf_file_sha256(const char *path, char hex[65]);
 void cf_target_close(cf_target *t);
 
+/* The target a case runs on (replay, shrink): --target when given, else the library the case
+ * records (origin.target) — checked against its recorded SHA-256 — else builtin.  Opened targets
+ * are kept in the cache for the command's lifetime (at most 16). */
+typedef struct {
+    int n;
+    cf_target t[16];
+    char spec[16][1024];
+} cf_target_cache;
+struct cf_opts;
+const cf_target *cf_target_cache_for(cf_target_cache *tc, const struct cf_opts *o, const cf_case *c, cf_err *e);
+void cf_target_cache_close(cf_target_cache *tc);
+
 #endif
