@@ -55,6 +55,27 @@ static cf_status need_nonneg(const char *path, const char *where, const cJSON *o
     return CFE_OK;
 }
 
+/* results[i].worst and .worst_finite: absent, null, or an object of typed fields */
+static cf_status check_worst(const char *path, const char *w, const cJSON *o, const char *key, cf_err *e)
+{
+    char tw[64];
+    cf_status st;
+    const cJSON *wo = cJSON_GetObjectItemCaseSensitive(o, key);
+    snprintf(tw, sizeof tw, "%s.%s", w, key);
+    if (!wo || cJSON_IsNull(wo)) return CFE_OK;
+    if (!cJSON_IsObject(wo)) return cf_fail(e, CFE_INPUT, "%s: field '%s': expected an object or null", path, tw);
+    if ((st = need_string(path, tw, wo, "case", true, e)) || (st = need_string(path, tw, wo, "got", true, e)) ||
+        (st = need_count(path, tw, wo, "case_index", true, e)) || (st = need_count(path, tw, wo, "flat_element", true, e)) ||
+        (st = need_nonneg(path, tw, wo, "ulp", true, e)))
+        return st;
+    const cJSON *ex = cJSON_GetObjectItemCaseSensitive(wo, "expected");
+    bool exok = !ex || cJSON_IsNumber(ex) || cJSON_IsNull(ex) ||
+                (cJSON_IsString(ex) && (!strcmp(ex->valuestring, "inf") || !strcmp(ex->valuestring, "-inf") || !strcmp(ex->valuestring, "nan") ||
+                                        !strcmp(ex->valuestring, "-0")));
+    if (!exok) return cf_fail(e, CFE_INPUT, "%s: field '%s.expected': expected a number (or \"inf\", \"-inf\", \"nan\", \"-0\")", path, tw);
+    return CFE_OK;
+}
+
 static cf_status check_row(const char *path, int i, const cJSON *o, cf_err *e)
 {
     char w[48];
@@ -97,19 +118,7 @@ static cf_status check_row(const char *path, int i, const cJSON *o, cf_err *e)
     snprintf(tw, sizeof tw, "%s.single_bm", w);
     if (sb && !cJSON_IsObject(sb)) return cf_fail(e, CFE_INPUT, "%s: field '%s': expected an object", path, tw);
     if (sb && ((st = need_nonneg(path, tw, sb, "sum_rel", true, e)) || (st = need_nonneg(path, tw, sb, "mare", true, e)))) return st;
-    const cJSON *wo = cJSON_GetObjectItemCaseSensitive(o, "worst");
-    snprintf(tw, sizeof tw, "%s.worst", w);
-    if (wo && !cJSON_IsNull(wo)) {
-        if (!cJSON_IsObject(wo)) return cf_fail(e, CFE_INPUT, "%s: field '%s': expected an object or null", path, tw);
-        if ((st = need_string(path, tw, wo, "case", true, e)) || (st = need_string(path, tw, wo, "got", true, e)) ||
-            (st = need_count(path, tw, wo, "case_index", true, e)) || (st = need_count(path, tw, wo, "flat_element", true, e)))
-            return st;
-        const cJSON *ex = cJSON_GetObjectItemCaseSensitive(wo, "expected");
-        bool exok = !ex || cJSON_IsNumber(ex) || cJSON_IsNull(ex) ||
-                    (cJSON_IsString(ex) && (!strcmp(ex->valuestring, "inf") || !strcmp(ex->valuestring, "-inf") || !strcmp(ex->valuestring, "nan") ||
-                                            !strcmp(ex->valuestring, "-0")));
-        if (!exok) return cf_fail(e, CFE_INPUT, "%s: field '%s.expected': expected a number (or \"inf\", \"-inf\", \"nan\", \"-0\")", path, tw);
-    }
+    if ((st = check_worst(path, w, o, "worst", e)) || (st = check_worst(path, w, o, "worst_finite", e))) return st;
     const cJSON *ids = cJSON_GetObjectItemCaseSensitive(o, "failed_cases_ids");
     if (ids && !cJSON_IsArray(ids)) return cf_fail(e, CFE_INPUT, "%s: field '%s.failed_cases_ids': expected an array of strings", path, w);
     cJSON_ArrayForEach(it, ids)

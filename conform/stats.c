@@ -464,7 +464,9 @@ static cf_status extras_from_json(const cJSON *o, const char *file, int index, c
         const cJSON *x = cJSON_GetArrayItem(it, 0), *y = cJSON_GetArrayItem(it, 1), *n = cJSON_GetArrayItem(it, 2);
         if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 3 || !jcount(x, CF_PLOT_X - 1) || !jcount(y, CF_PLOT_Y - 1) || !jcount(n, 0x1p53))
             return BAD(f, "[x bin < 198, y bin < 33, count]");
-        r->plot[(int)x->valuedouble][(int)y->valuedouble] += (int64_t)n->valuedouble;
+        int64_t *cell = &r->plot[(int)x->valuedouble][(int)y->valuedouble], add = (int64_t)n->valuedouble;
+        if (*cell > (INT64_C(1) << 53) - add) return BAD(f, "cells whose counts for one bin add up to at most 2^53");
+        *cell += add;
     }
     r->has_plot = true;
     return CFE_OK;
