@@ -2,8 +2,9 @@
  * The tool end to end, through its command line:
  *  - a bounded sweep of every operator and dtype against the built-in implementation passes and
  *    writes a report that follows formats.md;
- *  - a deliberately wrong target (tests/targets/wrong_target.c: a 1-bit LogitGrad error and a
- *    wrong Softplus status) is caught by the sweep, its failures are stored (shrunk) in the
+ *  - a deliberately wrong target (libwrong_target.so: tests/targets/forward_target.c built with
+ *    -DPLANT_DEFECTS, a 1-bit LogitGrad error, an 8-ULP NsaCompressGrad error and a wrong
+ *    Softplus status) is caught by the sweep, its failures are stored (shrunk) in the
  *    corpus, and replay reproduces them against that target while the built-in one passes them;
  *  - a target with abi.md's device hooks runs through device memory and conforms;
  *  - a sweep split into 3 shards merges to the statistics of the unsharded sweep (error plot and

@@ -142,7 +142,9 @@ out:
     return data;
 }
 
-#define TT_EXAMPLES ACLCONFORM_SOURCE_DIR "/tests/oracle/examples"
+/* the spec examples (spec/examples/corpus), one copy in the tree: tests/data/examples, also
+ * replayed by the golden tier (golden_spec_examples_replay) */
+#define TT_EXAMPLES ACLCONFORM_SOURCE_DIR "/tests/data/examples"
 
 /* Reads a copied spec example file (NULL if missing or malformed). */
 static inline void *tt_example(const char *rel, int64_t *count)
