@@ -3,15 +3,17 @@
 #include <math.h>
 #include <string.h>
 
+#include "fpformat.h"
+
+/* From the shared format table (common/fpformat.h): the largest finite is (2 − 2^(1−p))·2^emax,
+ * the overflow threshold (2 − 2^−p)·2^emax (for f64 that is not a double: it rounds to +Inf,
+ * which is what a threshold beyond every double means). */
 bool cf_fmt_of(cf_dtype dt, cf_fmt *f)
 {
-    switch (dt) {
-    case CF_F16: *f = (cf_fmt){11, -14, 65504.0, 65520.0}; return true;
-    case CF_BF16: *f = (cf_fmt){8, -126, 0x1.fep127, 0x1.ffp127}; return true;
-    case CF_F32: *f = (cf_fmt){24, -126, 0x1.fffffep127, 0x1.ffffffp127}; return true;
-    case CF_F64: *f = (cf_fmt){53, -1022, 0x1.fffffffffffffp1023, INFINITY}; return true;
-    default: return false;
-    }
+    cf_fpformat t;
+    if (!cf_fpformat_of(dt, &t)) return false;
+    *f = (cf_fmt){t.p, t.emin, ldexp(2.0 - ldexp(1.0, 1 - t.p), t.emax), ldexp(2.0 - ldexp(1.0, -t.p), t.emax)};
+    return true;
 }
 
 double cf_ulp(const cf_fmt *f, double v)

@@ -6,25 +6,10 @@
 #include <string.h>
 
 #include "constraints.h"
+#include "fpformat.h"
 
-typedef struct {
-    int p;      /* precision incl. hidden bit */
-    int emin;   /* minimum normal exponent */
-    int emax;
-    int ebits;  /* exponent field width */
-    int width;  /* total bits */
-} fmt;
-
-static bool fmt_of(cf_dtype dt, fmt *f)
-{
-    switch (dt) {
-    case CF_F16: *f = (fmt){11, -14, 15, 5, 16}; return true;
-    case CF_BF16: *f = (fmt){8, -126, 127, 8, 16}; return true;
-    case CF_F32: *f = (fmt){24, -126, 127, 8, 32}; return true;
-    case CF_F64: *f = (fmt){53, -1022, 1023, 11, 64}; return true;
-    default: return false;
-    }
-}
+typedef cf_fpformat fmt;
+static bool fmt_of(cf_dtype dt, fmt *f) { return cf_fpformat_of(dt, f); }
 
 static uint64_t encode_small(const fmt *f, double v)
 {
