@@ -18,10 +18,15 @@ int cmd_export(const cf_opts *o)
     int64_t per_stream = o->cases ? o->cases : 20, written = 0;
     for (int op = 0; op < CF_OP_COUNT && !st; op++) {
         if (!o->op_on[op]) continue;
-        fz_stream s[64];
-        int n = fz_streams(cz[op], o->profile, s, 64);
+        int n = fz_streams(cz[op], o->profile, NULL, 0); /* every stream: sized from the file */
+        fz_stream *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
+        if (!s) {
+            st = cf_fail(&e, CFE_IO, "out of memory");
+            break;
+        }
+        n = fz_streams(cz[op], o->profile, s, n);
         int nr = fz_rule_count(cz[op], o->profile);
-        for (int i = -1; i < n && i < 64 && !st; i++) {
+        for (int i = -1; i < n && !st; i++) {
             if (i >= 0 && !o->dtype_on[s[i].dtype]) continue;
             int64_t count = i < 0 ? (int64_t)nr * o->invalid_cases : per_stream;
             for (int64_t k = 0; k < count && !st; k++) {
@@ -49,6 +54,7 @@ int cmd_export(const cf_opts *o)
                 cf_case_free(&c);
             }
         }
+        free(s);
     }
     for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
     if (!st) { /* the run that made these cases, for score's report */

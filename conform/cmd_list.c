@@ -19,13 +19,15 @@ int cmd_list(const cf_opts *o)
         printf("  profiles:");
         for (int i = 0; i < cz_profile_count(cz[op]); i++) printf(" %s", cz_profile_name(cz[op], i));
         printf("\n  streams (%s):", o->profile);
-        fz_stream s[64];
-        int n = fz_streams(cz[op], o->profile, s, 64);
-        for (int i = 0; i < n && i < 64; i++) {
+        int n = fz_streams(cz[op], o->profile, NULL, 0);
+        fz_stream *s = calloc((size_t)(n > 0 ? n : 1), sizeof *s);
+        n = s ? fz_streams(cz[op], o->profile, s, n) : 0;
+        for (int i = 0; i < n; i++) {
             double mu = 0, ms = 0;
             cz_tolerance(cz[op], o->profile, s[i].dtype, s[i].variant, &mu, &ms);
             printf(" %s%s%s[tol %g/%g]", cf_dtype_name(s[i].dtype), s[i].variant[0] ? ":" : "", s[i].variant, mu, ms);
         }
+        free(s);
         printf("\n  invalid-input rules (%s):\n", o->profile);
         for (int i = 0; i < fz_rule_count(cz[op], o->profile); i++)
             printf("    %-40s -> %d\n", fz_rule_name(cz[op], o->profile, i), fz_rule_status(cz[op], o->profile, i));

@@ -202,9 +202,7 @@ int cmd_merge(const cf_opts *o)
         st = cf_write_report(o->output, rep, &e);
         cJSON_Delete(rep);
         if (!st) {
-            cf_row *rp[512];
-            for (int i = 0; i < nall && i < 512; i++) rp[i] = &all[i];
-            if (!o->quiet) cf_print_summary(stdout, rp, nall < 512 ? nall : 512);
+            if (!o->quiet) cf_print_summary(stdout, all, nall);
             if (partial)
                 fprintf(stderr, "aclnn-conform merge: PARTIAL: %s%.300s; the report is marked \"partial\": true\n",
                         nmissing ? "missing shards " : "an input report is partial", nmissing ? missing : "");

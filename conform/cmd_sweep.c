@@ -338,7 +338,8 @@ static int thread_checks(sweep_ctx *S, int nj, int round)
 {
     const cf_opts *o = S->o;
     if (!S->target->has_set_threads || o->exhaustive) return nj;
-    int tried[256] = {0};
+    int *tried = calloc((size_t)S->nstreams + 1, sizeof(int)); /* per stream: cases tried, -1 done */
+    if (!tried) return nj;
     int n0 = nj;
     for (int i = 0; i < n0; i++) {
         const job_t *j = &S->jobs[i];
@@ -410,6 +411,7 @@ static int thread_checks(sweep_ctx *S, int nj, int round)
         }
         cf_case_free(&c);
     }
+    free(tried);
     return nj;
 }
 
@@ -551,26 +553,38 @@ int cmd_sweep(const cf_opts *o_in)
     /* a foreign target's failures never land in the golden corpus unless asked */
     if (foreign && !o->corpus_given) snprintf(o->corpus, sizeof o->corpus, "failures/%s", tname);
 
-    /* streams and status rows */
-    fz_stream streams[256];
-    cf_row *rows = calloc(256, sizeof(cf_row)); /* ~0.1 MB each (the error plot): not on the stack */
-    if (!rows) {
+    /* streams and status rows, sized from the constraint files (no cap) */
+    int maxstreams = 0, maxsrows = 0;
+    for (int op = 0; op < CF_OP_COUNT; op++)
+        if (o->op_on[op]) {
+            int n = fz_streams(cz[op], o->profile, NULL, 0), r = fz_rule_count(cz[op], o->profile);
+            maxstreams += n > 0 ? n : 0;
+            maxsrows += (r > 0 ? r : 0) + 3; /* the rules, then three protocol checks */
+        }
+    fz_stream *streams = calloc((size_t)maxstreams + 1, sizeof *streams);
+    cf_row *rows = calloc((size_t)maxstreams + 1, sizeof(cf_row)); /* ~0.1 MB each (the error plot) */
+    cf_status_row *srows = calloc((size_t)maxsrows + 1, sizeof *srows);
+    int *op_streams = calloc((size_t)CF_OP_COUNT * (size_t)(maxstreams + 1), sizeof(int)); /* [op][i]: stream index */
+    if (!streams || !rows || !srows || !op_streams) {
         fprintf(stderr, "aclnn-conform: out of memory\n");
         for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
+        free(streams), free(rows), free(srows), free(op_streams);
         return CFE_IO;
     }
     int nstreams = 0;
     for (int op = 0; op < CF_OP_COUNT; op++) {
         if (!o->op_on[op]) continue;
-        fz_stream tmp[64];
-        int n = fz_streams(cz[op], o->profile, tmp, 64);
-        for (int i = 0; i < n && i < 64 && nstreams < 256; i++) {
+        int n = fz_streams(cz[op], o->profile, streams + nstreams, maxstreams - nstreams);
+        fz_stream *tmp = streams + nstreams; /* kept in place when selected, else overwritten */
+        int kept = 0;
+        for (int i = 0; i < n; i++) {
             if (!o->dtype_on[tmp[i].dtype]) continue;
             if (o->exhaustive && fz_exhaustive_count(cz[op], &tmp[i], o->exhaustive_f32) == 0) continue;
-            streams[nstreams] = tmp[i];
+            fz_stream keep = tmp[i];
+            tmp[kept++] = keep;
             cf_tol tol = {0};
-            cz_tolerance(cz[op], o->profile, tmp[i].dtype, tmp[i].variant, &tol.max_ulp, &tol.max_scaled_ulp);
-            cf_row_init(&rows[nstreams], cf_op_name((cf_op)op), tmp[i].dtype, tmp[i].variant, &tol);
+            cz_tolerance(cz[op], o->profile, keep.dtype, keep.variant, &tol.max_ulp, &tol.max_scaled_ulp);
+            cf_row_init(&rows[nstreams], cf_op_name((cf_op)op), keep.dtype, keep.variant, &tol);
             cf_row_describe(&rows[nstreams], cz[op]);
             nstreams++;
         }
@@ -585,13 +599,13 @@ int cmd_sweep(const cf_opts *o_in)
                         "(see 'aclnn-conform list' for each operator's dtypes)\n",
                 ops, dts, o->exhaustive ? " --exhaustive" : "", o->profile);
         for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
-        free(rows);
+        free(streams), free(rows), free(srows), free(op_streams);
         return CFE_INPUT;
     }
     if ((st = cf_target_open(o->target, &target, &e))) {
         fprintf(stderr, "aclnn-conform: %s\n", e.msg);
         for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
-        free(rows);
+        free(streams), free(rows), free(srows), free(op_streams);
         return st;
     }
     target.guard_pages = o->guard_pages;
@@ -600,12 +614,11 @@ int cmd_sweep(const cf_opts *o_in)
         aclconformSetNumThreads(1);
         target.default_threads = 1;
     }
-    cf_status_row srows[512];
     int nsrows = 0;
     for (int op = 0; op < CF_OP_COUNT && !o->exhaustive; op++) {
         if (!o->op_on[op]) continue;
         int n = fz_rule_count(cz[op], o->profile);
-        for (int i = 0; i < n && nsrows < 512; i++) {
+        for (int i = 0; i < n && nsrows < maxsrows; i++) {
             cf_status_row *sr = &srows[nsrows++];
             memset(sr, 0, sizeof *sr);
             snprintf(sr->op, sizeof sr->op, "%s", cf_op_name((cf_op)op));
@@ -615,13 +628,14 @@ int cmd_sweep(const cf_opts *o_in)
     }
 
     /* protocol checks (run.h): three rows per operator with a selected stream */
-    int first_proto_row = nsrows, op_streams[CF_OP_COUNT][256], n_op_streams[CF_OP_COUNT] = {0};
-    for (int i = 0; i < nstreams; i++) op_streams[streams[i].op][n_op_streams[streams[i].op]++] = i;
+    int first_proto_row = nsrows, n_op_streams[CF_OP_COUNT] = {0};
+#define OP_STREAM(op, k) op_streams[(size_t)(op) * (size_t)(maxstreams + 1) + (size_t)(k)]
+    for (int i = 0; i < nstreams; i++) OP_STREAM(streams[i].op, n_op_streams[streams[i].op]++) = i;
     for (int op = 0; op < CF_OP_COUNT && !o->exhaustive; op++) {
         if (!n_op_streams[op]) continue;
         static const struct { const char *rule; int32_t status; } P[] = {
             {CF_PROTO_RULE_NULL_EXECUTOR, 161001}, {CF_PROTO_RULE_SHORT_WORKSPACE, 161002}, {CF_PROTO_RULE_NULL_WORKSPACE, 161002}};
-        for (int i = 0; i < 3 && nsrows < 512; i++) {
+        for (int i = 0; i < 3 && nsrows < maxsrows; i++) {
             cf_status_row *sr = &srows[nsrows];
             memset(sr, 0, sizeof *sr);
             snprintf(sr->op, sizeof sr->op, "%s", cf_op_name((cf_op)op));
@@ -718,7 +732,7 @@ int cmd_sweep(const cf_opts *o_in)
             for (int64_t k = (int64_t)round * B; k < (int64_t)(round + 1) * B && k < o->invalid_cases; k++) {
                 if (k % o->shard_n != o->shard_k) continue;
                 if (proto) /* the op's streams in turn: every dtype meets the protocol */
-                    jobs[nj++] = (job_t){JOB_PROTOCOL, op_streams[op][k % n_op_streams[op]], op, rule, i, k};
+                    jobs[nj++] = (job_t){JOB_PROTOCOL, OP_STREAM(op, k % n_op_streams[op]), op, rule, i, k};
                 else
                     jobs[nj++] = (job_t){JOB_INVALID, -1, op, rule, i, k};
             }
@@ -847,10 +861,8 @@ int cmd_sweep(const cf_opts *o_in)
     if (skipped) cJSON_AddNumberToObject(runj, "skipped", (double)skipped);
     cJSON_AddNumberToObject(runj, "thread_checks", (double)thread_checked);
     cJSON *results = cJSON_AddArrayToObject(rep, "results");
-    cf_row *rowp[256];
     for (int s = 0; s < nstreams; s++) {
         cJSON_AddItemToArray(results, cf_row_to_json(&rows[s]));
-        rowp[s] = &rows[s];
         snprintf(jc[s].classname, sizeof jc[s].classname, "%s", rows[s].op);
         snprintf(jc[s].name, sizeof jc[s].name, "%s %s", cf_dtype_name(rows[s].dtype), rows[s].variant[0] ? rows[s].variant : "-");
     }
@@ -923,7 +935,7 @@ int cmd_sweep(const cf_opts *o_in)
                 if (groups[i].count > groups[i].shown)
                     printf("FAIL %s: %lld failing cases, %lld shown (--all or --max-fail-lines N for more)\n", groups[i].key,
                            (long long)groups[i].count, (long long)groups[i].shown);
-            cf_print_summary(stdout, rowp, nstreams);
+            cf_print_summary(stdout, rows, nstreams);
             int64_t smm = 0, sc_cases = 0;
             for (int i = 0; i < nsrows; i++) smm += srows[i].mismatches, sc_cases += srows[i].cases;
             printf("status checks: %d rules, %lld cases, %lld mismatches\n", nsrows, (long long)sc_cases, (long long)smm);
@@ -943,6 +955,9 @@ int cmd_sweep(const cf_opts *o_in)
     free(jc);
     free(groups);
     free(rows);
+    free(streams);
+    free(srows);
+    free(op_streams);
     cf_target_close(&target);
     pthread_mutex_destroy(&S.mu);
     pthread_mutex_destroy(&S.cov_mu);

@@ -92,10 +92,10 @@ cf_status cf_oracle_expected(const cf_case *c, const char *profile, cf_expected 
 void cf_case_stream_key(cz_constraints *const *cz, const cf_case *c, const char *profile, cf_dtype *dt,
                         char variant[FZ_VARIANT_LEN])
 {
-    fz_stream streams[64];
-    const char *names[64];
-    int n = fz_streams(cz[c->op], profile, streams, 64), k = 0;
-    for (int i = 0; i < n && i < 64; i++) {
+    fz_stream streams[FZ_MAX_STREAMS_PER_OP];
+    const char *names[FZ_MAX_STREAMS_PER_OP];
+    int n = fz_streams(cz[c->op], profile, streams, FZ_MAX_STREAMS_PER_OP), k = 0; /* the loader's bound */
+    for (int i = 0; i < n && i < FZ_MAX_STREAMS_PER_OP; i++) {
         bool dup = false;
         for (int j = 0; j < k; j++) dup |= strcmp(names[j], streams[i].variant) == 0;
         if (!dup && streams[i].variant[0]) names[k++] = streams[i].variant;

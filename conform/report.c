@@ -277,12 +277,12 @@ cJSON *cf_report_new(const char *command, const cf_opts *o, double seconds, int6
     return r;
 }
 
-void cf_print_summary(FILE *f, cf_row *const *rows, int nrows)
+void cf_print_summary(FILE *f, const cf_row *rows, int nrows)
 {
     fprintf(f, "%-31s %-5s %-17s %8s %10s %10s %10s %10s %6s %s\n", "op", "dtype", "variant", "cases",
             "elements", "max_ulp", "mean_ulp", "max_scaled", "mism.", "verdict");
     for (int i = 0; i < nrows; i++) {
-        const cf_row *r = rows[i];
+        const cf_row *r = &rows[i];
         int64_t mm = 0;
         for (int k = 0; k < CF_MM_COUNT; k++) mm += r->mismatches[k];
         fprintf(f, "%-31s %-5s %-17s %8lld %10lld %10.4g %10.4g %10.4g %6lld %s\n", r->op,

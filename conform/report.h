@@ -21,7 +21,7 @@ cf_status cf_report_parse(const char *path, const char *text, size_t len, cJSON 
 cf_status cf_write_report(const char *path, cJSON *report, cf_err *e);
 cJSON *cf_report_new(const char *command, const cf_opts *o, double seconds, int64_t cases,
                      const char *started);
-void cf_print_summary(FILE *f, cf_row *const *rows, int nrows);
+void cf_print_summary(FILE *f, const cf_row *rows, int nrows);
 
 /* A JSON number that is an integer in [lo, hi]. */
 bool cf_json_int_in(const cJSON *v, double lo, double hi);

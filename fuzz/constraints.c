@@ -1238,6 +1238,8 @@ static fz_status load_report(ld *L, cz_constraints *cz, const cJSON *root)
 
 const cz_report *cz_report_of(const cz_constraints *cz) { return &cz->report; }
 
+_Static_assert(CF_DTYPE_COUNT * CZ_MAX_VARIANTS <= FZ_MAX_STREAMS_PER_OP, "fz_streams of one operator fit FZ_MAX_STREAMS_PER_OP");
+
 static fz_status load_root(ld *L, cz_constraints *cz, const cJSON *root)
 {
     const cJSON *it;

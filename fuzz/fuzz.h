@@ -102,6 +102,10 @@ typedef struct {
     char variant[FZ_VARIANT_LEN];
 } fz_stream;
 
+/* The most streams one operator can have: a stream per (output dtype, variant), and the loader
+ * refuses a file with more variants than it holds (constraints.c asserts the bound). */
+#define FZ_MAX_STREAMS_PER_OP 64
+
 /* Writes up to max streams into out (out may be NULL when max is 0) and returns how many
  * the profile has (so a first call with max 0 sizes the array).  Negative on bad arguments. */
 int fz_streams(const cz_constraints *cz, const char *profile, fz_stream *out, int max);

@@ -1572,10 +1572,9 @@ fz_status fz_generate_invalid(const cz_constraints *cz, const char *profile, int
     const cz_profile *pf = cz ? cz_profile_get(cz, profile) : NULL;
     int r = pf ? rule_global(cz, pf, rule_i) : -1;
     if (r < 0 || k < 0) return FZ_ERR_ARG;
-    fz_stream streams[64];
-    int ns = fz_streams(cz, profile, streams, 64);
-    if (ns <= 0) return FZ_ERR_ARG;
-    if (ns > 64) ns = 64;
+    fz_stream streams[FZ_MAX_STREAMS_PER_OP];
+    int ns = fz_streams(cz, profile, streams, FZ_MAX_STREAMS_PER_OP); /* never more: the loader's bound */
+    if (ns <= 0 || ns > FZ_MAX_STREAMS_PER_OP) return FZ_ERR_ARG;
     uint64_t seed = fz_case_seed(run_seed, cz->op, CF_DTYPE_COUNT, cz->rules[r].name, k);
     for (int attempt = 0; attempt < 64; attempt++) {
         gx g = {.cz = cz, .pf = pf, .c = out, .rule = r, .k = k};
