@@ -143,7 +143,7 @@ out:
 }
 
 /* the spec examples (spec/examples/corpus), one copy in the tree: tests/data/examples, also
- * replayed by the golden tier (golden_spec_examples_replay) */
+ * replayed by the golden tier (golden_<op>) */
 #define TT_EXAMPLES ACLCONFORM_SOURCE_DIR "/tests/data/examples"
 
 /* Reads a copied spec example file (NULL if missing or malformed). */
