@@ -1218,9 +1218,12 @@ int cmd_report(const cf_opts *o)
         char stem[PATH_MAX];
         snprintf(stem, sizeof stem, "%s", o->output);
         char *dot = strrchr(stem, '.'), *sl = strrchr(stem, '/');
-        if (dot && (!sl || dot > sl)) *dot = '\0';
-        snprintf(d.plot_dir, sizeof d.plot_dir, "%s/plots", stem);
-        snprintf(d.plot_rel, sizeof d.plot_rel, "%s/plots", sl ? sl + 1 : stem);
+        /* PAGE.md -> PAGE/plots; a page without an extension -> PAGE_plots (PAGE is the file) */
+        const char *sub = "/plots";
+        if (dot && (!sl || dot > sl + 1)) *dot = '\0';
+        else sub = "_plots";
+        snprintf(d.plot_dir, sizeof d.plot_dir, "%s%s", stem, sub);
+        snprintf(d.plot_rel, sizeof d.plot_rel, "%s%s", sl ? sl + 1 : stem, sub);
         if ((st = cf_mkdirs(d.plot_dir, &e))) {
             fprintf(stderr, "aclnn-conform report: %s\n", e.msg);
             free(rows);
