@@ -982,375 +982,481 @@ static bool near_miss(gx *g, const cz_param *cp, char *out, size_t cap)
     return false;
 }
 
+/* null_tensor, null_param, null_data, output_overlap, format_not_accepted: broken later, once the
+ * case has views (break_view) or data (break_late) */
+static bool break_later(gx *g, const cz_rule *ru, int tgt)
+{
+    (void)g;
+    (void)ru;
+    (void)tgt;
+    return true;
+}
+
+static bool break_dtype_not_allowed(gx *g, const cz_rule *ru, int tgt)
+{
+    (void)ru;
+    const cz_constraints *cz = g->cz;
+    cf_case *c = g->c;
+    const cz_rule *v;
+    cz_dtset set = rule_values(g, &v) ? v->value_dtypes : ((1u << CF_DTYPE_COUNT) - 1) & ~cz->tensors[tgt].dtypes;
+    if (!set) return false;
+    c->tensors[tgt].dtype = pick_dtype(&g->r, set);
+    return true;
+}
+
+static bool break_dtype_relation(gx *g, const cz_rule *ru, int tgt)
+{
+    (void)ru;
+    const cz_constraints *cz = g->cz;
+    cf_case *c = g->c;
+    const cz_tensor *t = &cz->tensors[tgt];
+    int want = t->rel == CZ_REL_EQUAL ? (int)c->tensors[t->rel_a].dtype
+                                      : cz_promote(cz, c->tensors[t->rel_a].dtype, c->tensors[t->rel_b].dtype);
+    cz_dtset set = t->dtypes & ~(want >= 0 ? 1u << want : 0u);
+    if (!set) return false;
+    c->tensors[tgt].dtype = pick_dtype(&g->r, set);
+    return true;
+}
+
+static bool break_rank_out_of_range(gx *g, const cz_rule *ru, int tgt)
+{
+    (void)tgt;
+    const cz_constraints *cz = g->cz;
+    cf_case *c = g->c;
+    /* the first invalid rank on each side: rank_min - 1 (leading dims dropped) or
+     * rank_max + 1 (leading 1-dims: every other property holds) */
+    bool can_below = true;
+    for (int k = 0; k < ru->ntargets; k++) {
+        const cf_tensor *t = &c->tensors[ru->targets[k]];
+        int lo = cz->tensors[ru->targets[k]].rank_min;
+        if (lo == 0 || t->ndim < lo) can_below = false;
+    }
+    if (can_below && (g->k == 1 || (g->k > 1 && rbern(&g->r, 0.5)))) {
+        for (int k = 0; k < ru->ntargets; k++) {
+            cf_tensor *t = &c->tensors[ru->targets[k]];
+            int drop = t->ndim - (cz->tensors[ru->targets[k]].rank_min - 1);
+            memmove(t->shape, t->shape + drop, sizeof(int64_t) * (size_t)(t->ndim - drop));
+            t->ndim -= drop;
+        }
+        return true;
+    }
+    int delta = 0;
+    for (int k = 0; k < ru->ntargets; k++) {
+        int need = cz->tensors[ru->targets[k]].rank_max + 1 - c->tensors[ru->targets[k]].ndim;
+        if (need > delta) delta = need;
+    }
+    for (int k = 0; k < ru->ntargets; k++) {
+        cf_tensor *t = &c->tensors[ru->targets[k]];
+        if (t->ndim + delta > CF_MAX_RANK) return false;
+        memmove(t->shape + delta, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+        for (int d = 0; d < delta; d++) t->shape[d] = 1;
+        t->ndim += delta;
+    }
+    return true;
+}
+
+static bool break_shape_equal(gx *g, const cz_rule *ru, int tgt)
+{
+    (void)ru;
+    const cz_constraints *cz = g->cz;
+    cf_case *c = g->c;
+    /* equality required: a dim off by one, or a shape that broadcasts to the other one
+     * (a dim of 1, a leading 1 added, a leading dim dropped) -- what a kernel that
+     * broadcasts where it should not would accept */
+    cf_tensor *t = &c->tensors[tgt];
+    const cz_tensor *ct = &cz->tensors[tgt];
+    int form = edge_k(g) ? g->k == 0 ? 0 : 1 : (int)rrange(&g->r, 0, 3);
+    if (t->ndim == 0) {
+        if (ct->rank_max < 1) return false;
+        t->ndim = 1;
+        t->shape[0] = form < 2 ? 1 : rrange(&g->r, 2, 4);
+        return true;
+    }
+    int big[CF_MAX_RANK], nb = 0;
+    for (int d = 0; d < t->ndim; d++)
+        if (t->shape[d] > 1) big[nb++] = d;
+    if (form == 1 && nb > 0) t->shape[big[rrange(&g->r, 0, nb - 1)]] = 1;
+    else if (form == 2 && t->ndim < ct->rank_max && t->ndim < CF_MAX_RANK) {
+        memmove(t->shape + 1, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+        t->shape[0] = 1;
+        t->ndim++;
+    } else if (form == 3 && t->ndim > ct->rank_min) {
+        memmove(t->shape, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
+        t->ndim--;
+    } else {
+        int64_t *d = &t->shape[rrange(&g->r, 0, t->ndim - 1)];
+        if (*d >= 2 && rbern(&g->r, 0.5)) (*d)--;
+        else (*d)++;
+    }
+    return true;
+}
+
+static bool break_not_broadcastable(gx *g, const cz_rule *ru, int tgt)
+{
+    (void)tgt;
+    cf_case *c = g->c;
+    /* one right-aligned dim pair that fails: off by one (p, p +- 1), 0 against p > 1, or
+     * two unrelated sizes */
+    cf_tensor *a = &c->tensors[ru->targets[0]], *b = &c->tensors[ru->targets[1]];
+    if (a->ndim == 0) a->shape[a->ndim++] = 1;
+    if (b->ndim == 0) b->shape[b->ndim++] = 1;
+    int r = a->ndim < b->ndim ? a->ndim : b->ndim;
+    int j = (int)rrange(&g->r, 0, r - 1); /* from the right */
+    int64_t *pa = &a->shape[a->ndim - 1 - j], *pb = &b->shape[b->ndim - 1 - j];
+    int64_t p = *pa > *pb ? *pa : *pb, q;
+    if (p < 2) p = rrange(&g->r, 2, 5);
+    double u = g->k == 0 ? 0.25 : g->k == 1 ? 0.6 : runif(&g->r);
+    if (u < 0.5) q = p >= 3 && rbern(&g->r, 0.5) ? p - 1 : p + 1;
+    else if (u < 0.7) q = 0;
+    else {
+        p = rrange(&g->r, 2, 5);
+        q = rrange(&g->r, 2, 4);
+        if (q >= p) q++;
+    }
+    if (rbern(&g->r, 0.5)) {
+        *pa = p;
+        *pb = q;
+    } else {
+        *pa = q;
+        *pb = p;
+    }
+    return true;
+}
+
+static bool break_output_shape(gx *g, const cz_rule *ru, int tgt)
+{
+    const cz_constraints *cz = g->cz;
+    cf_case *c = g->c;
+    /* the output is not the broadcast shape: a dim off by one, the shape of one of the
+     * inputs (what a kernel that sizes its output from one input accepts), a leading 1
+     * added or dropped, a broadcast dim left at 1 */
+    cf_tensor *t = &c->tensors[tgt];
+    const cz_tensor *ct = &cz->tensors[tgt];
+    int form = edge_k(g) ? (int)g->k : (int)rrange(&g->r, 0, 3);
+    if (form == 1) { /* an input's shape, when it differs */
+        int cand[2], nc = 0;
+        for (int i = 0; i < 2; i++) {
+            const cf_tensor *in = &c->tensors[ru->bcast[i]];
+            bool same = in->ndim == t->ndim;
+            for (int d = 0; same && d < t->ndim; d++) same = in->shape[d] == t->shape[d];
+            if (!same) cand[nc++] = ru->bcast[i];
+        }
+        if (nc) {
+            const cf_tensor *in = &c->tensors[cand[rrange(&g->r, 0, nc - 1)]];
+            set_shape(t, in->ndim, in->shape);
+            return true;
+        }
+    }
+    if (form == 2 && t->ndim < ct->rank_max && (t->ndim == 0 || rbern(&g->r, 0.5))) {
+        memmove(t->shape + 1, t->shape, sizeof(int64_t) * (size_t)t->ndim);
+        t->shape[0] = rbern(&g->r, 0.5) ? 1 : rrange(&g->r, 2, 3);
+        t->ndim++;
+        return true;
+    }
+    if (form == 2 && t->ndim > ct->rank_min && t->ndim > 0) {
+        memmove(t->shape, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
+        t->ndim--;
+        return true;
+    }
+    if (t->ndim == 0) {
+        if (ct->rank_max < 1) return false;
+        t->shape[t->ndim++] = rrange(&g->r, 2, 3);
+        return true;
+    }
+    int64_t *d = &t->shape[rrange(&g->r, 0, t->ndim - 1)];
+    if (form == 3 && *d > 1) *d = 1;
+    else if (*d >= 2 && rbern(&g->r, 0.5)) (*d)--;
+    else (*d)++;
+    return true;
+}
+
+static bool break_shape_broadcast_dims(gx *g, const cz_rule *ru, int tgt)
+{
+    cf_case *c = g->c;
+    /* the mask broadcasts the wrong way: a dim that must be full left at 1 (numpy would
+     * accept it), a broadcast dim larger than gradOutput's 1, or a dim off by one */
+    cf_tensor *mk = &c->tensors[tgt];
+    const cf_tensor *to = &c->tensors[ru->to];
+    if (mk->ndim != to->ndim || mk->ndim == 0) return false;
+    int form = edge_k(g) ? (g->k == 0 ? 0 : 2) : (int)rrange(&g->r, 0, 2);
+    int cand[CF_MAX_RANK], nc = 0;
+    for (int j = 0; j < mk->ndim; j++) {
+        bool bd = (ru->bdims >> j) & 1u;
+        if (form == 0 ? !bd && to->shape[j] > 1 : form == 1 ? bd && to->shape[j] == 1 : false) cand[nc++] = j;
+    }
+    if (nc) {
+        int j = cand[rrange(&g->r, 0, nc - 1)];
+        mk->shape[j] = form == 0 ? 1 : rrange(&g->r, 2, 4);
+        return true;
+    }
+    int j = (int)rrange(&g->r, 0, mk->ndim - 1);
+    int64_t gd = to->shape[j];
+    if ((ru->bdims >> j) & 1u) mk->shape[j] = gd == 0 ? 2 : gd + 1;
+    else mk->shape[j] = gd >= 1 && rbern(&g->r, 0.5) ? gd - 1 : gd + 1;
+    return true;
+}
+
+static bool break_dim_out_of_range(gx *g, const cz_rule *ru, int tgt)
+{
+    (void)ru;
+    const cz_constraints *cz = g->cz;
+    cf_case *c = g->c;
+    /* mostly the first invalid value, max + 1 */
+    const cz_tensor *ct = &cz->tensors[tgt];
+    int k = (int)rrange(&g->r, 0, ct->ndims - 1), dim = ct->dim_idx[k];
+    double u = g->k < 2 ? 0 : runif(&g->r);
+    int64_t v = ct->dim_max[k] + (u < 0.6 ? 1 : u < 0.85 ? rrange(&g->r, 2, 64) : ct->dim_max[k]);
+    int rank = c->tensors[tgt].ndim;
+    for (int i = 0; i < c->ntensors; i++) {
+        cf_tensor *t = &c->tensors[i];
+        if (t->ndim != rank) continue;
+        for (int d = 0; d < rank; d++) t->shape[d] = d == dim ? v : 1;
+    }
+    return true;
+}
+
+static bool break_param_invalid(gx *g, const cz_rule *ru, int tgt)
+{
+    (void)ru;
+    const cz_constraints *cz = g->cz;
+    cf_case *c = g->c;
+    const cz_rule *v;
+    bool have = rule_values(g, &v);
+    cf_param *p = &c->params[tgt];
+    const cz_param *cp = &cz->params[tgt];
+    p->is_null = false;
+    if (!have || g->k == 0 || (g->k > 1 && rbern(&g->r, 0.5))) { /* a near miss of a valid value */
+        if (p->kind == CF_PARAM_STRING && cp->nvalid > 0 && near_miss(g, cp, p->str, sizeof p->str)) return true;
+        if (p->kind == CF_PARAM_INT && cp->nvalid > 0) {
+            for (int tries = 0; tries < 8; tries++) {
+                int64_t x = cp->valid_int[rrange(&g->r, 0, cp->nvalid - 1)] + (rbern(&g->r, 0.5) ? 1 : -1);
+                bool ok = true;
+                for (int i = 0; i < cp->nvalid; i++) ok &= cp->valid_int[i] != x;
+                if (ok) {
+                    p->i = x;
+                    return true;
+                }
+            }
+        }
+    }
+    if (!have) return false;
+    int k = (int)rrange(&g->r, 0, v->nvalues - 1);
+    if (p->kind == CF_PARAM_STRING) snprintf(p->str, sizeof p->str, "%s", v->value_str[k]);
+    else if (p->kind == CF_PARAM_BOOL) p->b = v->value_int[k] != 0;
+    else p->i = v->value_int[k];
+    return true;
+}
+
+static bool break_empty_tensor(gx *g, const cz_rule *ru, int tgt)
+{
+    (void)ru;
+    cf_case *c = g->c;
+    const cz_model *m = &g->cz->model;
+    if (m->kind != CZ_MODEL_NSA) {
+        cf_tensor *t = &c->tensors[tgt];
+        if (t->ndim == 0) return false;
+        t->shape[rrange(&g->r, 0, t->ndim - 1)] = 0;
+        return true;
+    }
+    if (g->k == 1 || (g->k > 1 && rbern(&g->r, 0.5))) g->N = 0;
+    else { /* every batch shorter than l: C = 0, only outputGrad is empty */
+        for (int b = 0; b < g->nb; b++)
+            if (g->S[b] >= g->l) g->S[b] = rbern(&g->r, 0.5) ? g->l - 1 : rrange(&g->r, 1, g->l - 1);
+    }
+    nsa_apply(g);
+    return true;
+}
+
+static bool break_nsa_block_multiple(gx *g, const cz_rule *ru, int tgt)
+{
+    (void)tgt;
+    cf_case *c = g->c;
+    const cz_model *m = &g->cz->model;
+    /* l or d off the multiple by one or by half of it, or d = 0 / negative (kept l > d) */
+    int64_t bm = m->block_multiple;
+    int form = g->k == 0 ? 2 : g->k == 1 ? 5 : (int)rrange(&g->r, 0, 5);
+    if (form == 5) { /* d <= 0: the parameter only; shapes stay those of the valid d.  d = 0
+                        and d = -16 are multiples that are not positive: only where the
+                        profile keeps the rule's base status (cann-kernel's 561002 is a
+                        tiling check of the multiple); d = -1 breaks both */
+        nsa_apply(g);
+        bool base = g->pf->status[g->rule] == ru->status;
+        c->params[m->p_d].i = base && rbern(&g->r, 0.5) ? 0 : base && rbern(&g->r, 0.5) ? -bm : -1;
+        return true;
+    }
+    if (form == 0) g->l += 1;
+    else if (form == 1) g->l -= 1;
+    else if (form == 2) g->d += 1;
+    else if (form == 3) g->d -= 1;
+    else if (rbern(&g->r, 0.5)) g->l += bm / 2;
+    else g->d -= bm / 2;
+    if (g->d <= 0 || g->l <= g->d || (g->l % bm == 0 && g->d % bm == 0)) return false;
+    nsa_apply(g);
+    return true;
+}
+
+static bool break_nsa_l_gt_d(gx *g, const cz_rule *ru, int tgt)
+{
+    (void)ru;
+    (void)tgt;
+    const cz_model *m = &g->cz->model;
+    double u = g->k == 0 ? 0.25 : g->k == 1 ? 0.6 : runif(&g->r);
+    if (u < 0.5) g->d = g->l;           /* the first invalid stride */
+    else if (u < 0.75) g->l = g->d;     /* or block */
+    else g->d = g->l + m->block_multiple;
+    nsa_apply(g);
+    return true;
+}
+
+static bool break_nsa_d_multiple(gx *g, const cz_rule *ru, int tgt)
+{
+    (void)ru;
+    (void)tgt;
+    const cz_model *m = &g->cz->model;
+    int64_t Dm = m->D_multiple, k = g->k < 2 ? g->k : rrange(&g->r, 0, 2);
+    int64_t delta = k == 0 ? 1 : k == 1 ? -1 : (Dm / 2 ? Dm / 2 : 1);
+    if (g->D + delta <= 0) delta = 1;
+    g->D += delta;
+    if (g->D % Dm == 0) return false;
+    nsa_apply(g);
+    return true;
+}
+
+static bool break_nsa_actseqlen(gx *g, const cz_rule *ru, int tgt)
+{
+    (void)ru;
+    (void)tgt;
+    cf_case *c = g->c;
+    const cz_model *m = &g->cz->model;
+    /* from the valid cumulative array: empty, a negative entry, one step down by one, or
+     * the last entry T +- 1 */
+    cf_param *ps = &c->params[m->p_seq];
+    int64_t T = c->tensors[m->in].shape[0];
+    int64_t n = ps->is_null ? 1 : ps->arr_len;
+    int64_t *arr = malloc(sizeof(int64_t) * (size_t)(n + 1));
+    if (!arr) return false;
+    if (ps->is_null) arr[0] = T;
+    else memcpy(arr, ps->arr, sizeof(int64_t) * (size_t)n);
+    int form = g->k == 0 ? 3 : g->k == 1 ? 2 : (int)rrange(&g->r, 0, 3);
+    if (form == 0) n = 0; /* empty (not NULL) */
+    else if (form == 1) arr[0] = -1;
+    else if (form == 2) { /* decreasing: arr[i] = arr[i-1] - 1 (or a leading T + 1) */
+        int64_t cand[FZ_NSA_MAX_BATCHES], nc = 0;
+        for (int64_t i = 1; i < n; i++)
+            if (arr[i - 1] >= 1) cand[nc++] = i;
+        if (nc) {
+            int64_t i = cand[rrange(&g->r, 0, nc - 1)];
+            arr[i] = arr[i - 1] - 1;
+        } else {
+            memmove(arr + 1, arr, sizeof(int64_t) * (size_t)n);
+            arr[0] = T + 1;
+            n++;
+        }
+    } else
+        arr[n - 1] = T >= 1 && (n < 2 || arr[n - 2] <= T - 1) && rbern(&g->r, 0.5) ? T - 1 : T + 1;
+    free(ps->arr);
+    ps->arr = arr;
+    ps->arr_len = n;
+    ps->is_null = false;
+    return true;
+}
+
+static bool break_nsa_c(gx *g, const cz_rule *ru, int tgt)
+{
+    (void)ru;
+    (void)tgt;
+    cf_case *c = g->c;
+    const cz_model *m = &g->cz->model;
+    /* C +- 1, or C by a plausible wrong window count: (S - l) / d without the + 1, with a
+     * partial tail window, or S / d */
+    cf_tensor *og = &c->tensors[m->og];
+    int64_t C = og->shape[0], alt[3] = {0, 0, 0};
+    for (int b = 0; b < g->nb; b++) {
+        int64_t S = g->S[b];
+        if (S >= g->l) {
+            alt[0] += (S - g->l) / g->d;
+            alt[1] += (S - g->l + g->d - 1) / g->d + 1;
+        }
+        alt[2] += S / g->d;
+    }
+    int64_t cand[3], nc = 0;
+    for (int i = 0; i < 3; i++)
+        if (alt[i] >= 1 && alt[i] != C) cand[nc++] = alt[i];
+    if (nc && (g->k == 1 || (g->k > 1 && rbern(&g->r, 0.5)))) og->shape[0] = cand[rrange(&g->r, 0, nc - 1)];
+    else if (C >= 2 && g->k > 1 && rbern(&g->r, 0.5)) og->shape[0] = C - 1;
+    else og->shape[0] = C + 1;
+    return true;
+}
+
+static bool break_nsa_dims(gx *g, const cz_rule *ru, int tgt)
+{
+    (void)ru;
+    (void)tgt;
+    cf_case *c = g->c;
+    const cz_model *m = &g->cz->model;
+    /* outputGrad's N or D off (by one head, by one D step, or N = 1 that would
+     * broadcast), weight not [l, N]: l + 1 rows, N + 1 or 1 columns (broadcastable,
+     * as the CANN page's wording suggests), or transposed [N, l] */
+    cf_tensor *og = &c->tensors[m->og], *w = &c->tensors[m->w], *wg = &c->tensors[m->wg];
+    for (int tries = 0; tries < 8; tries++) {
+        int form = tries == 0 && g->k < 2 ? (g->k == 0 ? 6 : 0) : (int)rrange(&g->r, 0, 7);
+        if (form == 0) og->shape[1] += 1;
+        else if (form == 1 && og->shape[1] > 1) og->shape[1] = 1;
+        else if (form == 2) og->shape[2] += m->D_multiple;
+        else if (form == 3 && og->shape[2] > m->D_multiple) og->shape[2] -= m->D_multiple;
+        else if (form == 4) w->shape[0] += 1;
+        else if (form == 5) w->shape[1] += 1;
+        else if (form == 6 && w->shape[1] > 1) w->shape[1] = 1;
+        else if (form == 7 && w->shape[0] != w->shape[1]) {
+            int64_t x = w->shape[0];
+            w->shape[0] = w->shape[1];
+            w->shape[1] = x;
+        } else
+            continue;
+        wg->shape[0] = w->shape[0];
+        wg->shape[1] = w->shape[1];
+        return true;
+    }
+    og->shape[1] += 1;
+    return true;
+}
+
+/* How each rule kind is broken (stage 1: dtypes, shapes, attributes; later stages return true
+ * here and break the case after its views or data exist). */
+static bool (*const BREAK_META[CZ_RULE_KIND_COUNT])(gx *, const cz_rule *, int) = {
+    [CZ_RULE_NULL_TENSOR] = break_later,
+    [CZ_RULE_NULL_PARAM] = break_later,
+    [CZ_RULE_NULL_DATA] = break_later,
+    [CZ_RULE_OUTPUT_OVERLAP] = break_later,
+    [CZ_RULE_FORMAT_NOT_ACCEPTED] = break_later,
+    [CZ_RULE_DTYPE_NOT_ALLOWED] = break_dtype_not_allowed,
+    [CZ_RULE_DTYPE_RELATION] = break_dtype_relation,
+    [CZ_RULE_RANK_OUT_OF_RANGE] = break_rank_out_of_range,
+    [CZ_RULE_SHAPE_EQUAL] = break_shape_equal,
+    [CZ_RULE_NOT_BROADCASTABLE] = break_not_broadcastable,
+    [CZ_RULE_OUTPUT_SHAPE] = break_output_shape,
+    [CZ_RULE_SHAPE_BROADCAST_DIMS] = break_shape_broadcast_dims,
+    [CZ_RULE_DIM_OUT_OF_RANGE] = break_dim_out_of_range,
+    [CZ_RULE_PARAM_INVALID] = break_param_invalid,
+    [CZ_RULE_EMPTY_TENSOR] = break_empty_tensor,
+    [CZ_RULE_NSA_BLOCK_MULTIPLE] = break_nsa_block_multiple,
+    [CZ_RULE_NSA_L_GT_D] = break_nsa_l_gt_d,
+    [CZ_RULE_NSA_D_MULTIPLE] = break_nsa_d_multiple,
+    [CZ_RULE_NSA_ACTSEQLEN] = break_nsa_actseqlen,
+    [CZ_RULE_NSA_C] = break_nsa_c,
+    [CZ_RULE_NSA_DIMS] = break_nsa_dims,
+};
+
 static bool break_meta_kind(gx *g)
 {
     const cz_constraints *cz = g->cz;
     const cz_rule *ru = &cz->rules[g->rule];
-    cf_case *c = g->c;
     int tgt = ru->ntargets ? ru->targets[rrange(&g->r, 0, ru->ntargets - 1)] : -1;
-    const cz_model *m = &cz->model;
     if (tgt >= 0)
         snprintf(g->target, sizeof g->target, "%s",
                  ru->kind == CZ_RULE_NULL_PARAM || ru->kind == CZ_RULE_PARAM_INVALID ? cz->params[tgt].name : cz->tensors[tgt].name);
     if (ru->kind == CZ_RULE_RANK_OUT_OF_RANGE) g->target[0] = 0; /* all targets change */
-    switch (ru->kind) {
-    case CZ_RULE_NULL_TENSOR:
-    case CZ_RULE_NULL_PARAM:
-    case CZ_RULE_NULL_DATA:
-    case CZ_RULE_OUTPUT_OVERLAP:
-    case CZ_RULE_FORMAT_NOT_ACCEPTED: return true; /* later stages */
-    case CZ_RULE_DTYPE_NOT_ALLOWED: {
-        const cz_rule *v;
-        cz_dtset set = rule_values(g, &v) ? v->value_dtypes : ((1u << CF_DTYPE_COUNT) - 1) & ~cz->tensors[tgt].dtypes;
-        if (!set) return false;
-        c->tensors[tgt].dtype = pick_dtype(&g->r, set);
-        return true;
-    }
-    case CZ_RULE_DTYPE_RELATION: {
-        const cz_tensor *t = &cz->tensors[tgt];
-        int want = t->rel == CZ_REL_EQUAL ? (int)c->tensors[t->rel_a].dtype
-                                          : cz_promote(cz, c->tensors[t->rel_a].dtype, c->tensors[t->rel_b].dtype);
-        cz_dtset set = t->dtypes & ~(want >= 0 ? 1u << want : 0u);
-        if (!set) return false;
-        c->tensors[tgt].dtype = pick_dtype(&g->r, set);
-        return true;
-    }
-    case CZ_RULE_RANK_OUT_OF_RANGE: {
-        /* the first invalid rank on each side: rank_min - 1 (leading dims dropped) or
-         * rank_max + 1 (leading 1-dims: every other property holds) */
-        bool can_below = true;
-        for (int k = 0; k < ru->ntargets; k++) {
-            const cf_tensor *t = &c->tensors[ru->targets[k]];
-            int lo = cz->tensors[ru->targets[k]].rank_min;
-            if (lo == 0 || t->ndim < lo) can_below = false;
-        }
-        if (can_below && (g->k == 1 || (g->k > 1 && rbern(&g->r, 0.5)))) {
-            for (int k = 0; k < ru->ntargets; k++) {
-                cf_tensor *t = &c->tensors[ru->targets[k]];
-                int drop = t->ndim - (cz->tensors[ru->targets[k]].rank_min - 1);
-                memmove(t->shape, t->shape + drop, sizeof(int64_t) * (size_t)(t->ndim - drop));
-                t->ndim -= drop;
-            }
-            return true;
-        }
-        int delta = 0;
-        for (int k = 0; k < ru->ntargets; k++) {
-            int need = cz->tensors[ru->targets[k]].rank_max + 1 - c->tensors[ru->targets[k]].ndim;
-            if (need > delta) delta = need;
-        }
-        for (int k = 0; k < ru->ntargets; k++) {
-            cf_tensor *t = &c->tensors[ru->targets[k]];
-            if (t->ndim + delta > CF_MAX_RANK) return false;
-            memmove(t->shape + delta, t->shape, sizeof(int64_t) * (size_t)t->ndim);
-            for (int d = 0; d < delta; d++) t->shape[d] = 1;
-            t->ndim += delta;
-        }
-        return true;
-    }
-    case CZ_RULE_SHAPE_EQUAL: {
-        /* equality required: a dim off by one, or a shape that broadcasts to the other one
-         * (a dim of 1, a leading 1 added, a leading dim dropped) -- what a kernel that
-         * broadcasts where it should not would accept */
-        cf_tensor *t = &c->tensors[tgt];
-        const cz_tensor *ct = &cz->tensors[tgt];
-        int form = edge_k(g) ? g->k == 0 ? 0 : 1 : (int)rrange(&g->r, 0, 3);
-        if (t->ndim == 0) {
-            if (ct->rank_max < 1) return false;
-            t->ndim = 1;
-            t->shape[0] = form < 2 ? 1 : rrange(&g->r, 2, 4);
-            return true;
-        }
-        int big[CF_MAX_RANK], nb = 0;
-        for (int d = 0; d < t->ndim; d++)
-            if (t->shape[d] > 1) big[nb++] = d;
-        if (form == 1 && nb > 0) t->shape[big[rrange(&g->r, 0, nb - 1)]] = 1;
-        else if (form == 2 && t->ndim < ct->rank_max && t->ndim < CF_MAX_RANK) {
-            memmove(t->shape + 1, t->shape, sizeof(int64_t) * (size_t)t->ndim);
-            t->shape[0] = 1;
-            t->ndim++;
-        } else if (form == 3 && t->ndim > ct->rank_min) {
-            memmove(t->shape, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
-            t->ndim--;
-        } else {
-            int64_t *d = &t->shape[rrange(&g->r, 0, t->ndim - 1)];
-            if (*d >= 2 && rbern(&g->r, 0.5)) (*d)--;
-            else (*d)++;
-        }
-        return true;
-    }
-    case CZ_RULE_NOT_BROADCASTABLE: {
-        /* one right-aligned dim pair that fails: off by one (p, p +- 1), 0 against p > 1, or
-         * two unrelated sizes */
-        cf_tensor *a = &c->tensors[ru->targets[0]], *b = &c->tensors[ru->targets[1]];
-        if (a->ndim == 0) a->shape[a->ndim++] = 1;
-        if (b->ndim == 0) b->shape[b->ndim++] = 1;
-        int r = a->ndim < b->ndim ? a->ndim : b->ndim;
-        int j = (int)rrange(&g->r, 0, r - 1); /* from the right */
-        int64_t *pa = &a->shape[a->ndim - 1 - j], *pb = &b->shape[b->ndim - 1 - j];
-        int64_t p = *pa > *pb ? *pa : *pb, q;
-        if (p < 2) p = rrange(&g->r, 2, 5);
-        double u = g->k == 0 ? 0.25 : g->k == 1 ? 0.6 : runif(&g->r);
-        if (u < 0.5) q = p >= 3 && rbern(&g->r, 0.5) ? p - 1 : p + 1;
-        else if (u < 0.7) q = 0;
-        else {
-            p = rrange(&g->r, 2, 5);
-            q = rrange(&g->r, 2, 4);
-            if (q >= p) q++;
-        }
-        if (rbern(&g->r, 0.5)) {
-            *pa = p;
-            *pb = q;
-        } else {
-            *pa = q;
-            *pb = p;
-        }
-        return true;
-    }
-    case CZ_RULE_OUTPUT_SHAPE: {
-        /* the output is not the broadcast shape: a dim off by one, the shape of one of the
-         * inputs (what a kernel that sizes its output from one input accepts), a leading 1
-         * added or dropped, a broadcast dim left at 1 */
-        cf_tensor *t = &c->tensors[tgt];
-        const cz_tensor *ct = &cz->tensors[tgt];
-        int form = edge_k(g) ? (int)g->k : (int)rrange(&g->r, 0, 3);
-        if (form == 1) { /* an input's shape, when it differs */
-            int cand[2], nc = 0;
-            for (int i = 0; i < 2; i++) {
-                const cf_tensor *in = &c->tensors[ru->bcast[i]];
-                bool same = in->ndim == t->ndim;
-                for (int d = 0; same && d < t->ndim; d++) same = in->shape[d] == t->shape[d];
-                if (!same) cand[nc++] = ru->bcast[i];
-            }
-            if (nc) {
-                const cf_tensor *in = &c->tensors[cand[rrange(&g->r, 0, nc - 1)]];
-                set_shape(t, in->ndim, in->shape);
-                return true;
-            }
-        }
-        if (form == 2 && t->ndim < ct->rank_max && (t->ndim == 0 || rbern(&g->r, 0.5))) {
-            memmove(t->shape + 1, t->shape, sizeof(int64_t) * (size_t)t->ndim);
-            t->shape[0] = rbern(&g->r, 0.5) ? 1 : rrange(&g->r, 2, 3);
-            t->ndim++;
-            return true;
-        }
-        if (form == 2 && t->ndim > ct->rank_min && t->ndim > 0) {
-            memmove(t->shape, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
-            t->ndim--;
-            return true;
-        }
-        if (t->ndim == 0) {
-            if (ct->rank_max < 1) return false;
-            t->shape[t->ndim++] = rrange(&g->r, 2, 3);
-            return true;
-        }
-        int64_t *d = &t->shape[rrange(&g->r, 0, t->ndim - 1)];
-        if (form == 3 && *d > 1) *d = 1;
-        else if (*d >= 2 && rbern(&g->r, 0.5)) (*d)--;
-        else (*d)++;
-        return true;
-    }
-    case CZ_RULE_SHAPE_BROADCAST_DIMS: {
-        /* the mask broadcasts the wrong way: a dim that must be full left at 1 (numpy would
-         * accept it), a broadcast dim larger than gradOutput's 1, or a dim off by one */
-        cf_tensor *mk = &c->tensors[tgt];
-        const cf_tensor *to = &c->tensors[ru->to];
-        if (mk->ndim != to->ndim || mk->ndim == 0) return false;
-        int form = edge_k(g) ? (g->k == 0 ? 0 : 2) : (int)rrange(&g->r, 0, 2);
-        int cand[CF_MAX_RANK], nc = 0;
-        for (int j = 0; j < mk->ndim; j++) {
-            bool bd = (ru->bdims >> j) & 1u;
-            if (form == 0 ? !bd && to->shape[j] > 1 : form == 1 ? bd && to->shape[j] == 1 : false) cand[nc++] = j;
-        }
-        if (nc) {
-            int j = cand[rrange(&g->r, 0, nc - 1)];
-            mk->shape[j] = form == 0 ? 1 : rrange(&g->r, 2, 4);
-            return true;
-        }
-        int j = (int)rrange(&g->r, 0, mk->ndim - 1);
-        int64_t gd = to->shape[j];
-        if ((ru->bdims >> j) & 1u) mk->shape[j] = gd == 0 ? 2 : gd + 1;
-        else mk->shape[j] = gd >= 1 && rbern(&g->r, 0.5) ? gd - 1 : gd + 1;
-        return true;
-    }
-    case CZ_RULE_DIM_OUT_OF_RANGE: {
-        /* mostly the first invalid value, max + 1 */
-        const cz_tensor *ct = &cz->tensors[tgt];
-        int k = (int)rrange(&g->r, 0, ct->ndims - 1), dim = ct->dim_idx[k];
-        double u = g->k < 2 ? 0 : runif(&g->r);
-        int64_t v = ct->dim_max[k] + (u < 0.6 ? 1 : u < 0.85 ? rrange(&g->r, 2, 64) : ct->dim_max[k]);
-        int rank = c->tensors[tgt].ndim;
-        for (int i = 0; i < c->ntensors; i++) {
-            cf_tensor *t = &c->tensors[i];
-            if (t->ndim != rank) continue;
-            for (int d = 0; d < rank; d++) t->shape[d] = d == dim ? v : 1;
-        }
-        return true;
-    }
-    case CZ_RULE_PARAM_INVALID: {
-        const cz_rule *v;
-        bool have = rule_values(g, &v);
-        cf_param *p = &c->params[tgt];
-        const cz_param *cp = &cz->params[tgt];
-        p->is_null = false;
-        if (!have || g->k == 0 || (g->k > 1 && rbern(&g->r, 0.5))) { /* a near miss of a valid value */
-            if (p->kind == CF_PARAM_STRING && cp->nvalid > 0 && near_miss(g, cp, p->str, sizeof p->str)) return true;
-            if (p->kind == CF_PARAM_INT && cp->nvalid > 0) {
-                for (int tries = 0; tries < 8; tries++) {
-                    int64_t x = cp->valid_int[rrange(&g->r, 0, cp->nvalid - 1)] + (rbern(&g->r, 0.5) ? 1 : -1);
-                    bool ok = true;
-                    for (int i = 0; i < cp->nvalid; i++) ok &= cp->valid_int[i] != x;
-                    if (ok) {
-                        p->i = x;
-                        return true;
-                    }
-                }
-            }
-        }
-        if (!have) return false;
-        int k = (int)rrange(&g->r, 0, v->nvalues - 1);
-        if (p->kind == CF_PARAM_STRING) snprintf(p->str, sizeof p->str, "%s", v->value_str[k]);
-        else if (p->kind == CF_PARAM_BOOL) p->b = v->value_int[k] != 0;
-        else p->i = v->value_int[k];
-        return true;
-    }
-    case CZ_RULE_EMPTY_TENSOR:
-        if (m->kind != CZ_MODEL_NSA) {
-            cf_tensor *t = &c->tensors[tgt];
-            if (t->ndim == 0) return false;
-            t->shape[rrange(&g->r, 0, t->ndim - 1)] = 0;
-            return true;
-        }
-        if (g->k == 1 || (g->k > 1 && rbern(&g->r, 0.5))) g->N = 0;
-        else { /* every batch shorter than l: C = 0, only outputGrad is empty */
-            for (int b = 0; b < g->nb; b++)
-                if (g->S[b] >= g->l) g->S[b] = rbern(&g->r, 0.5) ? g->l - 1 : rrange(&g->r, 1, g->l - 1);
-        }
-        nsa_apply(g);
-        return true;
-    case CZ_RULE_NSA_BLOCK_MULTIPLE: {
-        /* l or d off the multiple by one or by half of it, or d = 0 / negative (kept l > d) */
-        int64_t bm = m->block_multiple;
-        int form = g->k == 0 ? 2 : g->k == 1 ? 5 : (int)rrange(&g->r, 0, 5);
-        if (form == 5) { /* d <= 0: the parameter only; shapes stay those of the valid d.  d = 0
-                            and d = -16 are multiples that are not positive: only where the
-                            profile keeps the rule's base status (cann-kernel's 561002 is a
-                            tiling check of the multiple); d = -1 breaks both */
-            nsa_apply(g);
-            bool base = g->pf->status[g->rule] == ru->status;
-            c->params[m->p_d].i = base && rbern(&g->r, 0.5) ? 0 : base && rbern(&g->r, 0.5) ? -bm : -1;
-            return true;
-        }
-        if (form == 0) g->l += 1;
-        else if (form == 1) g->l -= 1;
-        else if (form == 2) g->d += 1;
-        else if (form == 3) g->d -= 1;
-        else if (rbern(&g->r, 0.5)) g->l += bm / 2;
-        else g->d -= bm / 2;
-        if (g->d <= 0 || g->l <= g->d || (g->l % bm == 0 && g->d % bm == 0)) return false;
-        nsa_apply(g);
-        return true;
-    }
-    case CZ_RULE_NSA_L_GT_D: {
-        double u = g->k == 0 ? 0.25 : g->k == 1 ? 0.6 : runif(&g->r);
-        if (u < 0.5) g->d = g->l;           /* the first invalid stride */
-        else if (u < 0.75) g->l = g->d;     /* or block */
-        else g->d = g->l + m->block_multiple;
-        nsa_apply(g);
-        return true;
-    }
-    case CZ_RULE_NSA_D_MULTIPLE: {
-        int64_t Dm = m->D_multiple, k = g->k < 2 ? g->k : rrange(&g->r, 0, 2);
-        int64_t delta = k == 0 ? 1 : k == 1 ? -1 : (Dm / 2 ? Dm / 2 : 1);
-        if (g->D + delta <= 0) delta = 1;
-        g->D += delta;
-        if (g->D % Dm == 0) return false;
-        nsa_apply(g);
-        return true;
-    }
-    case CZ_RULE_NSA_ACTSEQLEN: {
-        /* from the valid cumulative array: empty, a negative entry, one step down by one, or
-         * the last entry T +- 1 */
-        cf_param *ps = &c->params[m->p_seq];
-        int64_t T = c->tensors[m->in].shape[0];
-        int64_t n = ps->is_null ? 1 : ps->arr_len;
-        int64_t *arr = malloc(sizeof(int64_t) * (size_t)(n + 1));
-        if (!arr) return false;
-        if (ps->is_null) arr[0] = T;
-        else memcpy(arr, ps->arr, sizeof(int64_t) * (size_t)n);
-        int form = g->k == 0 ? 3 : g->k == 1 ? 2 : (int)rrange(&g->r, 0, 3);
-        if (form == 0) n = 0; /* empty (not NULL) */
-        else if (form == 1) arr[0] = -1;
-        else if (form == 2) { /* decreasing: arr[i] = arr[i-1] - 1 (or a leading T + 1) */
-            int64_t cand[FZ_NSA_MAX_BATCHES], nc = 0;
-            for (int64_t i = 1; i < n; i++)
-                if (arr[i - 1] >= 1) cand[nc++] = i;
-            if (nc) {
-                int64_t i = cand[rrange(&g->r, 0, nc - 1)];
-                arr[i] = arr[i - 1] - 1;
-            } else {
-                memmove(arr + 1, arr, sizeof(int64_t) * (size_t)n);
-                arr[0] = T + 1;
-                n++;
-            }
-        } else
-            arr[n - 1] = T >= 1 && (n < 2 || arr[n - 2] <= T - 1) && rbern(&g->r, 0.5) ? T - 1 : T + 1;
-        free(ps->arr);
-        ps->arr = arr;
-        ps->arr_len = n;
-        ps->is_null = false;
-        return true;
-    }
-    case CZ_RULE_NSA_C: {
-        /* C +- 1, or C by a plausible wrong window count: (S - l) / d without the + 1, with a
-         * partial tail window, or S / d */
-        cf_tensor *og = &c->tensors[m->og];
-        int64_t C = og->shape[0], alt[3] = {0, 0, 0};
-        for (int b = 0; b < g->nb; b++) {
-            int64_t S = g->S[b];
-            if (S >= g->l) {
-                alt[0] += (S - g->l) / g->d;
-                alt[1] += (S - g->l + g->d - 1) / g->d + 1;
-            }
-            alt[2] += S / g->d;
-        }
-        int64_t cand[3], nc = 0;
-        for (int i = 0; i < 3; i++)
-            if (alt[i] >= 1 && alt[i] != C) cand[nc++] = alt[i];
-        if (nc && (g->k == 1 || (g->k > 1 && rbern(&g->r, 0.5)))) og->shape[0] = cand[rrange(&g->r, 0, nc - 1)];
-        else if (C >= 2 && g->k > 1 && rbern(&g->r, 0.5)) og->shape[0] = C - 1;
-        else og->shape[0] = C + 1;
-        return true;
-    }
-    case CZ_RULE_NSA_DIMS: {
-        /* outputGrad's N or D off (by one head, by one D step, or N = 1 that would
-         * broadcast), weight not [l, N]: l + 1 rows, N + 1 or 1 columns (broadcastable,
-         * as the CANN page's wording suggests), or transposed [N, l] */
-        cf_tensor *og = &c->tensors[m->og], *w = &c->tensors[m->w], *wg = &c->tensors[m->wg];
-        for (int tries = 0; tries < 8; tries++) {
-            int form = tries == 0 && g->k < 2 ? (g->k == 0 ? 6 : 0) : (int)rrange(&g->r, 0, 7);
-            if (form == 0) og->shape[1] += 1;
-            else if (form == 1 && og->shape[1] > 1) og->shape[1] = 1;
-            else if (form == 2) og->shape[2] += m->D_multiple;
-            else if (form == 3 && og->shape[2] > m->D_multiple) og->shape[2] -= m->D_multiple;
-            else if (form == 4) w->shape[0] += 1;
-            else if (form == 5) w->shape[1] += 1;
-            else if (form == 6 && w->shape[1] > 1) w->shape[1] = 1;
-            else if (form == 7 && w->shape[0] != w->shape[1]) {
-                int64_t x = w->shape[0];
-                w->shape[0] = w->shape[1];
-                w->shape[1] = x;
-            } else
-                continue;
-            wg->shape[0] = w->shape[0];
-            wg->shape[1] = w->shape[1];
-            return true;
-        }
-        og->shape[1] += 1;
-        return true;
-    }
-    case CZ_RULE_KIND_COUNT: break;
-    }
-    return false;
+    return ru->kind < CZ_RULE_KIND_COUNT && BREAK_META[ru->kind] && BREAK_META[ru->kind](g, ru, tgt);
 }
 
 /* Stage 2: views (output overlap). */
