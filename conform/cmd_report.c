@@ -453,6 +453,9 @@ static const char *cell_colour(const cf_row *r, int y)
     return ylo >= r->tol.max_ulp ? over_colour(r) : (exp2(y - 10) <= r->tol.max_ulp || y == 0) ? C_OK : C_EDGE;
 }
 
+/* a cell's opacity: 0.25 .. 1 by the log of its count against the fullest cell's */
+static double cell_opacity(int64_t c, int64_t mx) { return 0.25 + 0.75 * log((double)c + 1) / log((double)mx + 1); }
+
 static void svg_error_plot(FILE *f, const cf_row *r, bool compact)
 {
     int xmin = CF_PLOT_X, xmax = -1;
@@ -506,12 +509,12 @@ static void svg_error_plot(FILE *f, const cf_row *r, bool compact)
         for (int y = 0; y < CF_PLOT_Y; y++) {
             int64_t c = r->plot[x][y];
             if (!c) continue;
-            double op = 0.25 + 0.75 * log((double)c + 1) / log((double)mx + 1);
+            double op = cell_opacity(c, mx);
             const char *color = cell_colour(r, y);
             if (compact) {
                 int level = (int)ceil(op * 4), y1 = y;
                 while (y1 + 1 < CF_PLOT_Y && r->plot[x][y1 + 1] && cell_colour(r, y1 + 1) == color &&
-                       (int)ceil((0.25 + 0.75 * log((double)r->plot[x][y1 + 1] + 1) / log((double)mx + 1)) * 4) == level)
+                       (int)ceil(cell_opacity(r->plot[x][y1 + 1], mx) * 4) == level)
                     y1++;
                 fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"%.2f\"/>\n", PX(x),
                         PY(y1), cw > 1.2 ? cw - 0.4 : cw, (y1 - y + 1) * ch - 0.4, color, level / 4.0);

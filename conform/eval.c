@@ -47,18 +47,9 @@ cf_status cf_tolerance_for(cz_constraints *const *cz, const cf_case *c, const ch
 
 void cf_row_describe(cf_row *row, const cz_constraints *cz)
 {
-    const cz_report *r = cz_report_of(cz);
     cf_plot_spec *ps = &row->plot_spec;
-    memset(ps, 0, sizeof *ps);
-    snprintf(ps->x, sizeof ps->x, "%s", r->x);
-    snprintf(ps->scale, sizeof ps->scale, "%s", r->scale);
-    snprintf(ps->label, sizeof ps->label, "%s", r->label[0] ? r->label : r->x);
-    ps->nmarks = r->nmarks < CF_MAX_MARKS ? r->nmarks : CF_MAX_MARKS;
-    for (int i = 0; i < ps->nmarks; i++) {
-        ps->mark_at[i] = r->mark_at[i];
-        snprintf(ps->mark_label[i], sizeof ps->mark_label[i], "%s", r->mark_label[i]);
-    }
-    snprintf(ps->scaled_reason, sizeof ps->scaled_reason, "%s", r->scaled_reason);
+    *ps = *cz_report_of(cz); /* the same type: the loader bounds every field */
+    if (!ps->label[0]) snprintf(ps->label, sizeof ps->label, "%s", ps->x); /* the axis is the input's name */
     row->has_plot = ps->x[0] != 0;
 }
 

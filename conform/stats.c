@@ -565,11 +565,32 @@ static void value_text(char *buf, size_t n, cf_dtype dt, const uint8_t *p)
 
 /* Multi-index text and the inputs at output element e (inputs broadcastable to it): as a JSON
  * object of bits ({"x":"0x3c00"}, the report's form) or decoded (x=f16:1 (0x3c00), a line's). */
+/* The multi-index of flat output element e. */
+static void out_index(const cf_tensor *out, int64_t e, int64_t ix[CF_MAX_RANK])
+{
+    for (int k = out->ndim - 1; k >= 0; k--) ix[k] = e % out->shape[k], e /= out->shape[k];
+}
+
+/* The storage offset of input t, broadcast (right-aligned) to out, at the output multi-index ix;
+ * false when t does not broadcast to out. */
+static bool bcast_offset(const cf_tensor *t, const cf_tensor *out, const int64_t *ix, int64_t *off)
+{
+    if (t->ndim > out->ndim) return false;
+    int lead = out->ndim - t->ndim;
+    *off = t->offset;
+    for (int k = 0; k < t->ndim; k++) {
+        if (t->shape[k] == 1) continue;
+        if (t->shape[k] != out->shape[k + lead]) return false;
+        *off += ix[k + lead] * t->strides[k];
+    }
+    return true;
+}
+
 static void element_context(const cf_case *c, const cf_tensor *out, int64_t e, char *idx, size_t idxn,
                             char *inputs, size_t inn, bool decoded)
 {
-    int64_t ix[CF_MAX_RANK], rem = e;
-    for (int k = out->ndim - 1; k >= 0; k--) ix[k] = rem % out->shape[k], rem /= out->shape[k];
+    int64_t ix[CF_MAX_RANK];
+    out_index(out, e, ix);
     size_t n = (size_t)snprintf(idx, idxn, "[");
     for (int k = 0; k < out->ndim && n < idxn; k++) n += (size_t)snprintf(idx + n, idxn - n, "%s%lld", k ? "," : "", (long long)ix[k]);
     if (n < idxn) snprintf(idx + n, idxn - n, "]");
@@ -578,16 +599,8 @@ static void element_context(const cf_case *c, const cf_tensor *out, int64_t e, c
     int first = 1;
     for (int i = 0; i < c->ntensors && n < inn; i++) {
         const cf_tensor *t = &c->tensors[i];
-        if (!t->present || t->output || !t->data || t->ndim > out->ndim) continue;
-        int lead = out->ndim - t->ndim;
-        bool ok = true;
-        int64_t off = t->offset;
-        for (int k = 0; k < t->ndim && ok; k++) {
-            if (t->shape[k] == 1) continue;
-            if (t->shape[k] != out->shape[k + lead]) ok = false;
-            else off += ix[k + lead] * t->strides[k];
-        }
-        if (!ok) continue;
+        int64_t off;
+        if (!t->present || t->output || !t->data || !bcast_offset(t, out, ix, &off)) continue;
         const uint8_t *p = (const uint8_t *)t->data + (size_t)off * cf_dtype_size(t->dtype);
         char val[80];
         if (decoded) value_text(val, sizeof val, t->dtype, p);
@@ -759,25 +772,16 @@ static void plot_input_init(plot_input *pin, const cf_case *c, const cf_plot_spe
     }
 }
 
-static double plot_value(const plot_input *pin, const cf_case *c, const cf_tensor *out, int64_t e, double exact, double m)
+static double plot_value(const plot_input *pin, const cf_tensor *out, int64_t e, double exact, double m)
 {
-    (void)c;
     if (pin->cancellation) {
         if (!isfinite(exact)) return NAN;
         return exact != 0 ? fabs(m) / fabs(exact) : (m == 0 ? 1 : INFINITY);
     }
     const cf_tensor *t = pin->t;
-    if (t->ndim > out->ndim) return NAN;
-    int lead = out->ndim - t->ndim;
-    int64_t off = t->offset, rem = e;
-    for (int k = out->ndim - 1; k >= 0; k--) {
-        int64_t ix = rem % out->shape[k];
-        rem /= out->shape[k];
-        int tk = k - lead;
-        if (tk < 0 || t->shape[tk] == 1) continue;
-        if (t->shape[tk] != out->shape[k]) return NAN;
-        off += ix * t->strides[tk];
-    }
+    int64_t ix[CF_MAX_RANK], off;
+    out_index(out, e, ix);
+    if (!bcast_offset(t, out, ix, &off)) return NAN;
     return elem_double(t->dtype, (const uint8_t *)t->data + (size_t)off * cf_dtype_size(t->dtype)) * pin->scale;
 }
 
@@ -871,7 +875,7 @@ void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *
                     set_worst(&row->worst_finite, u, case_index, k, case_ref, c, t, gp, es, eo->r[k]);
                 msprobe_add(row, &f, o->dtype, cf_decode(o->dtype, gp), eo->r[k], ex.alt);
                 if (row->has_plot) {
-                    double pv = pin.t || pin.cancellation ? plot_value(&pin, c, t, k, eo->r[k], eo->m[k]) : NAN;
+                    double pv = pin.t || pin.cancellation ? plot_value(&pin, t, k, eo->r[k], eo->m[k]) : NAN;
                     row->plot[cf_plot_xbin(pv)][cf_plot_ybin(u)]++;
                 }
             }

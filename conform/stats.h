@@ -9,6 +9,7 @@
 
 #include "case.h"
 #include "casefile.h"
+#include "fuzz.h"
 #include "run.h"
 #include "ulp.h"
 
@@ -26,16 +27,11 @@ extern const double cf_hist_edges[CF_HIST_BINS];
 #define CF_PLOT_SIDE (8 * CF_PLOT_OCT)        /* quarter-octave bins per sign */
 #define CF_PLOT_X (2 * CF_PLOT_SIDE + 6)      /* -inf, <-2^OCT, neg, tiny, pos, >=2^OCT, +inf, nan */
 #define CF_PLOT_Y 33
-#define CF_MAX_MARKS 6
-typedef struct {
-    char x[32];      /* input tensor name, "cancellation" (m/|exact|), or "" (no plot) */
-    char scale[32];  /* a scalar attribute the input is multiplied by ("" none) */
-    char label[48];  /* axis label ("β·x") */
-    int nmarks;
-    double mark_at[CF_MAX_MARKS];
-    char mark_label[CF_MAX_MARKS][48];
-    char scaled_reason[160]; /* why elements over max_ulp may pass by the scaled bound */
-} cf_plot_spec;
+/* The row's description: the operator's "report" block of its constraint file (fuzz.h cz_report:
+ * plot axis x / scale / label, marks, scaled_reason), copied into the row so that a report JSON
+ * carries it and publishing needs no constraint file. */
+#define CF_MAX_MARKS CZ_MAX_MARKS
+typedef cz_report cf_plot_spec;
 int cf_plot_xbin(double v);
 int cf_plot_ybin(double ulp);
 /* Lower and upper value of x bin i (the symmetric-log axis); ±inf / NaN bins give ±inf / NaN. */
