@@ -280,7 +280,7 @@ static cf_status copy_path(const char *flag, char *dst, size_t n, const char *va
     return CFE_OK;
 }
 
-cf_status cf_parse_opts(const char *cmd, int argc, char **argv, int first, cf_opts *o, cf_err *e)
+static void set_defaults(cf_opts *o)
 {
     memset(o, 0, sizeof *o);
     for (int i = 0; i < CF_OP_COUNT; i++) o->op_on[i] = true;
@@ -297,7 +297,169 @@ cf_status cf_parse_opts(const char *cmd, int argc, char **argv, int first, cf_op
     snprintf(o->profile, sizeof o->profile, "spec");
     snprintf(o->out_dir, sizeof o->out_dir, "reports");
     snprintf(o->corpus, sizeof o->corpus, "corpus");
-    o->constraints[0] = '\0';
+}
+
+static const optdef *opt_of(int id)
+{
+    for (size_t i = 0; i < NOPTS; i++)
+        if (OPTS[i].id == id) return &OPTS[i];
+    return NULL;
+}
+
+/* getopt's '?' (unknown flag, or a switch given a value) and ':' (missing value), as a message
+ * naming the flag, with a did-you-mean among the command's own flags. */
+static cf_status getopt_error(int c, const char *bad, const char *cmd, unsigned bit, cf_err *e)
+{
+    char name[64];
+    snprintf(name, sizeof name, "%s", bad ? bad : "?");
+    char *eq = strchr(name, '=');
+    if (eq) *eq = '\0';
+    if (c == ':') return cf_fail(e, CFE_INPUT, "%s needs a value (see 'aclnn-conform %s --help')", name, cmd);
+    if (eq && !strncmp(name, "--", 2)) /* --quiet=3: a switch given a value */
+        for (size_t i = 0; i < NOPTS; i++)
+            if (!OPTS[i].arg && !strcmp(name + 2, OPTS[i].name))
+                return cf_fail(e, CFE_INPUT, "%s is a switch and takes no value (got '%s')", name, bad);
+    const char *cands[NOPTS];
+    int nc = 0;
+    for (size_t i = 0; i < NOPTS; i++)
+        if (OPTS[i].cmds & bit) cands[nc++] = OPTS[i].name;
+    const char *near = !strncmp(name, "--", 2) ? cf_did_you_mean(name + 2, cands, nc) : NULL;
+    return cf_fail(e, CFE_INPUT, "unknown flag '%s'%s%s%s (see 'aclnn-conform %s --help')", name,
+                   near ? "; did you mean '--" : "", near ? near : "", near ? "'?" : "", cmd);
+}
+
+/* A known flag of another command: say whose it is. */
+static cf_status not_an_option_of(const optdef *d, const char *cmd, cf_err *e)
+{
+    char owners[128] = "";
+    for (size_t i = 0; i < NCMDS; i++)
+        if (d->cmds & CMDS[i].bit)
+            snprintf(owners + strlen(owners), sizeof owners - strlen(owners), "%s%s", owners[0] ? ", " : "", CMDS[i].name);
+    return cf_fail(e, CFE_INPUT, "--%s is not an option of '%s' (it belongs to: %s; see 'aclnn-conform %s --help')", d->name,
+                   cmd, owners, cmd);
+}
+
+static cf_status parse_seed(const char *val, cf_opts *o, cf_err *e)
+{
+    int64_t v;
+    if (!parse_int("seed", val, 0, INT64_MAX, &v, e)) {
+        o->seed = (uint64_t)v, o->seed_given = true;
+        return CFE_OK;
+    }
+    /* full 64-bit seeds (printed as 0x...) are fine too */
+    char *end;
+    errno = 0;
+    unsigned long long x = strtoull(val, &end, 0);
+    if (!*val || *val == '-' || *end || errno == ERANGE)
+        return cf_fail(e, CFE_INPUT, "--seed: expected an unsigned 64-bit integer, got '%s'", val);
+    o->seed = x, o->seed_given = true;
+    return CFE_OK;
+}
+
+static cf_status parse_shard(const char *val, cf_opts *o, cf_err *e)
+{
+    long long k, nn;
+    int used = 0;
+    if (sscanf(val, "%lld/%lld%n", &k, &nn, &used) != 2 || val[used] || nn < 1 || nn > 1000000 || k < 0 || k >= nn ||
+        val[0] == '-' || val[0] == '+')
+        return cf_fail(e, CFE_INPUT, "--shard: expected K/N with 0 <= K < N <= 1000000, got '%s'", val);
+    o->shard_k = (int)k, o->shard_n = (int)nn;
+    return CFE_OK;
+}
+
+/* One flag of the command, with its value (NULL for a switch). */
+static cf_status apply_flag(int c, const char *val, cf_opts *o, cf_err *e)
+{
+    cf_status st = CFE_OK;
+    int64_t v;
+    switch (c) {
+    case O_OP: st = set_ops(val, o, e); break;
+    case O_DTYPE: st = set_dtypes(val, o, e); break;
+    case O_SEED: st = parse_seed(val, o, e); break;
+    case O_CASES: if (!(st = parse_int("cases", val, 1, INT64_C(1) << 40, &v, e))) o->cases = v; break;
+    case O_INVALID: if (!(st = parse_int("invalid-cases", val, 0, INT64_C(1) << 30, &v, e))) o->invalid_cases = v; break;
+    case O_MAXEL: if (!(st = parse_int("max-elements", val, 0, INT64_MAX, &v, e))) o->max_elements = v; break;
+    case O_TIME: st = parse_seconds("time", val, &o->time_s, e); break;
+    case O_TIMEOUT: st = parse_seconds("timeout", val, &o->timeout_s, e); break;
+    case O_TARGET:
+        if (!(st = copy_path("target", o->target, sizeof o->target, val, e))) o->target_given = true;
+        break;
+    case O_PROFILE:
+        if (strcmp(val, "spec") && strcmp(val, "cann-kernel"))
+            st = cf_fail(e, CFE_INPUT, "--profile: expected spec or cann-kernel, got '%s'", val);
+        else snprintf(o->profile, sizeof o->profile, "%s", val);
+        break;
+    case O_SHARD: st = parse_shard(val, o, e); break;
+    case O_JOBS: if (!(st = parse_int("jobs", val, 1, 256, &v, e))) o->jobs = (int)v; break;
+    case O_OUT:
+        if (!(st = copy_path("out", o->out_dir, sizeof o->out_dir, val, e))) o->out_given = true;
+        break;
+    case O_CORPUS:
+        if (!(st = copy_path("corpus", o->corpus, sizeof o->corpus, val, e))) o->corpus_given = true;
+        break;
+    case O_CONSTRAINTS: st = copy_path("constraints", o->constraints, sizeof o->constraints, val, e); break;
+    case O_FORMAT:
+        if (strcmp(val, "md") && strcmp(val, "html") && strcmp(val, "csv"))
+            st = cf_fail(e, CFE_INPUT, "--format: expected md, html or csv, got '%s'", val);
+        else o->format = val;
+        break;
+    case O_OUTPUT:
+        if (!*val) st = cf_fail(e, CFE_INPUT, "--output: expected a file name");
+        else o->output = val;
+        break;
+    case O_MAXBYTES:
+        if (!(st = parse_int("max-bytes", val, 1, INT64_MAX, &v, e))) {
+            o->max_bytes = (uint64_t)v;
+            cf_set_max_bytes(o->max_bytes);
+        }
+        break;
+    case O_MAXFAIL: if (!(st = parse_int("max-fail-lines", val, 0, 1000000, &v, e))) o->max_fail_lines = (int)v; break;
+    case O_JUNIT:
+        if (!*val) st = cf_fail(e, CFE_INPUT, "--junit: expected a file name");
+        else o->junit = val;
+        break;
+    case O_EXHAUSTIVE: o->exhaustive = true; break;
+    case O_ALLF32: o->exhaustive_f32 = true; break;
+    case O_QUIET: o->quiet = true; break;
+    case O_JSON: o->json = true; break;
+    case O_STRICT0: o->strict_zero = true; break;
+    case O_NOSHRINK: o->no_shrink = true; break;
+    case O_NOSTORE: o->no_store = true; break;
+    case O_KEEPWORST: o->keep_worst = true; break;
+    case O_PARTIAL: o->partial = true; break;
+    case O_ALL: o->all_lines = true; break;
+    case O_GUARD: o->guard_pages = true; break;
+    case O_COVERAGE: o->coverage = true; break;
+    default: st = cf_fail(e, CFE_INPUT, "unhandled flag"); break;
+    }
+    return st;
+}
+
+/* The positionals after the flags, counted against the command's usage. */
+static cf_status take_positionals(int ci, const char *cmd, int n, char **av, cf_opts *o, cf_err *e)
+{
+    for (int i = optind; i < n; i++) o->pos[o->npos++] = av[i];
+    if (o->npos >= CMDS[ci].minpos && o->npos <= CMDS[ci].maxpos) return CFE_OK;
+    if (CMDS[ci].maxpos == 0)
+        return cf_fail(e, CFE_INPUT, "'%s' takes no positional argument, got '%s' (usage: aclnn-conform %s)", cmd, o->pos[0],
+                       CMDS[ci].usage);
+    return cf_fail(e, CFE_INPUT, "'%s' expects %s, got %d (usage: aclnn-conform %s)", cmd,
+                   CMDS[ci].minpos == CMDS[ci].maxpos ? "one path" : "at least one path", o->npos, CMDS[ci].usage);
+}
+
+/* Flags that imply or exclude each other. */
+static cf_status check_combinations(cf_opts *o, cf_err *e)
+{
+    /* cli.md: --exhaustive with --dtype f32 sweeps all 2^32 x values (--all-f32 says it alone) */
+    if (o->exhaustive && o->dtype_given && o->dtype_on[CF_F32]) o->exhaustive_f32 = true;
+    if (o->exhaustive_f32 && !o->exhaustive) return cf_fail(e, CFE_INPUT, "--all-f32 needs --exhaustive");
+    if (o->cases && o->time_s > 0) return cf_fail(e, CFE_INPUT, "--cases and --time are alternatives: give one");
+    return CFE_OK;
+}
+
+cf_status cf_parse_opts(const char *cmd, int argc, char **argv, int first, cf_opts *o, cf_err *e)
+{
+    set_defaults(o);
     o->pos = calloc((size_t)argc + 1, sizeof *o->pos);
     if (!o->pos) return cf_fail(e, CFE_IO, "out of memory");
     int ci = cmd_index(cmd);
@@ -317,36 +479,9 @@ cf_status cf_parse_opts(const char *cmd, int argc, char **argv, int first, cf_op
     opterr = 0;
     optind = 1;
     cf_status st = CFE_OK;
-    int64_t v;
     for (int c; !st && (c = getopt_long(n, av, ":o:h", lo, NULL)) != -1;) {
-        const char *bad = av[optind - 1];
-        const optdef *d = NULL;
-        for (size_t i = 0; i < NOPTS; i++)
-            if (OPTS[i].id == c) d = &OPTS[i];
         if (c == '?' || c == ':') {
-            char name[64];
-            snprintf(name, sizeof name, "%s", bad ? bad : "?");
-            char *eq = strchr(name, '=');
-            if (eq) *eq = '\0';
-            if (c == ':') {
-                st = cf_fail(e, CFE_INPUT, "%s needs a value (see 'aclnn-conform %s --help')", name, cmd);
-                break;
-            }
-            if (eq) { /* --quiet=3: a switch given a value */
-                for (size_t i = 0; i < NOPTS; i++)
-                    if (!OPTS[i].arg && !strcmp(name + 2, OPTS[i].name) && !strncmp(name, "--", 2)) {
-                        st = cf_fail(e, CFE_INPUT, "%s is a switch and takes no value (got '%s')", name, bad);
-                        break;
-                    }
-                if (st) break;
-            }
-            const char *cands[NOPTS];
-            int nc = 0;
-            for (size_t i = 0; i < NOPTS; i++)
-                if (OPTS[i].cmds & bit) cands[nc++] = OPTS[i].name;
-            const char *near = !strncmp(name, "--", 2) ? cf_did_you_mean(name + 2, cands, nc) : NULL;
-            st = cf_fail(e, CFE_INPUT, "unknown flag '%s'%s%s%s (see 'aclnn-conform %s --help')", name,
-                         near ? "; did you mean '--" : "", near ? near : "", near ? "'?" : "", cmd);
+            st = getopt_error(c, av[optind - 1], cmd, bit, e);
             break;
         }
         if (c == 'h') c = O_HELP;
@@ -355,116 +490,13 @@ cf_status cf_parse_opts(const char *cmd, int argc, char **argv, int first, cf_op
             o->help = true;
             continue;
         }
-        if (!d) {
-            for (size_t i = 0; i < NOPTS; i++)
-                if (OPTS[i].id == c) d = &OPTS[i];
-        }
-        if (d && !(d->cmds & bit)) {
-            char owners[128] = "";
-            for (size_t i = 0; i < NCMDS; i++)
-                if (d->cmds & CMDS[i].bit)
-                    snprintf(owners + strlen(owners), sizeof owners - strlen(owners), "%s%s", owners[0] ? ", " : "", CMDS[i].name);
-            st = cf_fail(e, CFE_INPUT, "--%s is not an option of '%s' (it belongs to: %s; see 'aclnn-conform %s --help')", d->name,
-                         cmd, owners, cmd);
-            break;
-        }
-        const char *val = optarg;
-        switch (c) {
-        case O_OP: st = set_ops(val, o, e); break;
-        case O_DTYPE: st = set_dtypes(val, o, e); break;
-        case O_SEED:
-            if (!(st = parse_int("seed", val, 0, INT64_MAX, &v, e))) o->seed = (uint64_t)v, o->seed_given = true;
-            if (st) { /* full 64-bit seeds (printed as 0x...) are fine too */
-                char *end;
-                errno = 0;
-                unsigned long long x = strtoull(val, &end, 0);
-                if (*val && *val != '-' && !*end && errno != ERANGE) o->seed = x, o->seed_given = true, st = CFE_OK;
-                else st = cf_fail(e, CFE_INPUT, "--seed: expected an unsigned 64-bit integer, got '%s'", val);
-            }
-            break;
-        case O_CASES: if (!(st = parse_int("cases", val, 1, INT64_C(1) << 40, &v, e))) o->cases = v; break;
-        case O_INVALID: if (!(st = parse_int("invalid-cases", val, 0, INT64_C(1) << 30, &v, e))) o->invalid_cases = v; break;
-        case O_MAXEL: if (!(st = parse_int("max-elements", val, 0, INT64_MAX, &v, e))) o->max_elements = v; break;
-        case O_TIME: st = parse_seconds("time", val, &o->time_s, e); break;
-        case O_TIMEOUT: st = parse_seconds("timeout", val, &o->timeout_s, e); break;
-        case O_TARGET:
-            if (!(st = copy_path("target", o->target, sizeof o->target, val, e))) o->target_given = true;
-            break;
-        case O_PROFILE:
-            if (strcmp(val, "spec") && strcmp(val, "cann-kernel"))
-                st = cf_fail(e, CFE_INPUT, "--profile: expected spec or cann-kernel, got '%s'", val);
-            else snprintf(o->profile, sizeof o->profile, "%s", val);
-            break;
-        case O_SHARD: {
-            long long k, nn;
-            int used = 0;
-            if (sscanf(val, "%lld/%lld%n", &k, &nn, &used) != 2 || val[used] || nn < 1 || nn > 1000000 || k < 0 || k >= nn ||
-                val[0] == '-' || val[0] == '+')
-                st = cf_fail(e, CFE_INPUT, "--shard: expected K/N with 0 <= K < N <= 1000000, got '%s'", val);
-            else o->shard_k = (int)k, o->shard_n = (int)nn;
-            break;
-        }
-        case O_JOBS: if (!(st = parse_int("jobs", val, 1, 256, &v, e))) o->jobs = (int)v; break;
-        case O_OUT:
-            if (!(st = copy_path("out", o->out_dir, sizeof o->out_dir, val, e))) o->out_given = true;
-            break;
-        case O_CORPUS:
-            if (!(st = copy_path("corpus", o->corpus, sizeof o->corpus, val, e))) o->corpus_given = true;
-            break;
-        case O_CONSTRAINTS: st = copy_path("constraints", o->constraints, sizeof o->constraints, val, e); break;
-        case O_FORMAT:
-            if (strcmp(val, "md") && strcmp(val, "html") && strcmp(val, "csv"))
-                st = cf_fail(e, CFE_INPUT, "--format: expected md, html or csv, got '%s'", val);
-            else o->format = val;
-            break;
-        case O_OUTPUT:
-            if (!*val) st = cf_fail(e, CFE_INPUT, "--output: expected a file name");
-            else o->output = val;
-            break;
-        case O_MAXBYTES:
-            if (!(st = parse_int("max-bytes", val, 1, INT64_MAX, &v, e))) {
-                o->max_bytes = (uint64_t)v;
-                cf_set_max_bytes(o->max_bytes);
-            }
-            break;
-        case O_MAXFAIL: if (!(st = parse_int("max-fail-lines", val, 0, 1000000, &v, e))) o->max_fail_lines = (int)v; break;
-        case O_JUNIT:
-            if (!*val) st = cf_fail(e, CFE_INPUT, "--junit: expected a file name");
-            else o->junit = val;
-            break;
-        case O_EXHAUSTIVE: o->exhaustive = true; break;
-        case O_ALLF32: o->exhaustive_f32 = true; break;
-        case O_QUIET: o->quiet = true; break;
-        case O_JSON: o->json = true; break;
-        case O_STRICT0: o->strict_zero = true; break;
-        case O_NOSHRINK: o->no_shrink = true; break;
-        case O_NOSTORE: o->no_store = true; break;
-        case O_KEEPWORST: o->keep_worst = true; break;
-        case O_PARTIAL: o->partial = true; break;
-        case O_ALL: o->all_lines = true; break;
-        case O_GUARD: o->guard_pages = true; break;
-        case O_COVERAGE: o->coverage = true; break;
-        default: st = cf_fail(e, CFE_INPUT, "unhandled flag"); break;
-        }
+        const optdef *d = opt_of(c);
+        if (d && !(d->cmds & bit)) st = not_an_option_of(d, cmd, e);
+        else st = apply_flag(c, optarg, o, e);
     }
-    if (!st && !o->help) {
-        for (int i = optind; i < n; i++) o->pos[o->npos++] = av[i];
-        if (o->npos < CMDS[ci].minpos || o->npos > CMDS[ci].maxpos) {
-            if (CMDS[ci].maxpos == 0)
-                st = cf_fail(e, CFE_INPUT, "'%s' takes no positional argument, got '%s' (usage: aclnn-conform %s)", cmd, o->pos[0],
-                             CMDS[ci].usage);
-            else
-                st = cf_fail(e, CFE_INPUT, "'%s' expects %s, got %d (usage: aclnn-conform %s)", cmd,
-                             CMDS[ci].minpos == CMDS[ci].maxpos ? "one path" : "at least one path", o->npos, CMDS[ci].usage);
-        }
-    }
+    if (!st && !o->help) st = take_positionals(ci, cmd, n, av, o, e);
     free(av);
-    if (st) return st;
-    /* cli.md: --exhaustive with --dtype f32 sweeps all 2^32 x values (--all-f32 says it alone) */
-    if (o->exhaustive && o->dtype_given && o->dtype_on[CF_F32]) o->exhaustive_f32 = true;
-    if (o->exhaustive_f32 && !o->exhaustive) return cf_fail(e, CFE_INPUT, "--all-f32 needs --exhaustive");
-    if (o->cases && o->time_s > 0) return cf_fail(e, CFE_INPUT, "--cases and --time are alternatives: give one");
-    return CFE_OK;
+    return st ? st : check_combinations(o, e);
 }
 
 void cf_opts_free(cf_opts *o)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "npy.h"
@@ -59,114 +60,109 @@ static cf_status read_result(const char *dir, const cf_case *c, cf_run_result *r
     return CFE_OK;
 }
 
-int cmd_score(const cf_opts *o)
+/* A score run: the export's cases, the rows they add up to, and the counts of the verdict. */
+typedef struct {
+    cz_constraints *cz[CF_OP_COUNT];
+    char **dirs;
+    int n;
+    cf_row *rows; /* grow as keys appear (each is ~0.1 MB with its error plot) */
+    int nrows, rcap;
+    int64_t unsupported, failed, status_cases, status_mm, scored, unscorable;
+    cJSON *failures;
+    cf_status st; /* the worst status of a case that could not be scored */
+} score_run;
+
+/* The row of (op, dtype, variant), added when new. */
+static cf_row *row_for(score_run *S, const cf_case *c, cf_dtype dt, const char *variant, const cf_tol *tol, cf_err *e)
 {
-    cf_err e = {{0}};
-    if (o->npos != 1) {
-        fprintf(stderr, "aclnn-conform score: usage: score DIR (a directory written by export)\n");
-        return CFE_INPUT;
+    const char *op = cf_op_name(c->op);
+    for (int k = 0; k < S->nrows; k++)
+        if (S->rows[k].dtype == dt && !strcmp(S->rows[k].op, op) && !strcmp(S->rows[k].variant, variant)) return &S->rows[k];
+    if (S->nrows == S->rcap) {
+        int cap = S->rcap ? 2 * S->rcap : 8;
+        cf_row *nr = realloc(S->rows, sizeof(cf_row) * (size_t)cap);
+        if (!nr) {
+            cf_fail(e, CFE_IO, "out of memory");
+            return NULL;
+        }
+        S->rows = nr, S->rcap = cap;
     }
-    cz_constraints *cz[CF_OP_COUNT] = {0};
-    cf_status st = cf_load_constraints(o, cz, &e);
-    char **dirs = NULL;
-    int n = 0;
-    if (!st) st = cf_collect_cases(o->pos[0], &dirs, &n, &e);
-    if (st) {
-        fprintf(stderr, "aclnn-conform score: %s\n", e.msg);
-        for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
-        return st;
-    }
-    int nrows = 0, rcap = 8; /* rows grow as keys appear (each is ~0.1 MB with its error plot) */
-    cf_row *rows = calloc((size_t)rcap, sizeof(cf_row));
-    int64_t unsupported = 0, failed = 0, status_cases = 0, status_mm = 0, scored = 0, unscorable = 0;
-    cJSON *failures = cJSON_CreateArray();
-    time_t wall = time(NULL);
-    char started[32];
-    strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", gmtime(&wall));
-    for (int i = 0; i < n && rows; i++) {
-        cf_err ce = {{0}};
-        cf_case c;
-        cf_expected x;
-        cf_run_result r;
-        memset(&r, 0, sizeof r);
-        bool unsup;
-        cf_status cs = cf_case_read(dirs[i], &c, &x, &ce);
-        if (!cs) cs = cf_fill_masked(&c, &x, &ce);
-        if (!cs) cs = read_result(dirs[i], &c, &r, &unsup, &ce);
+    cf_row *row = &S->rows[S->nrows++];
+    memset(row, 0, sizeof *row);
+    cf_row_init(row, op, dt, variant, tol);
+    cf_row_describe(row, S->cz[c->op]);
+    return row;
+}
+
+static void add_failure(score_run *S, const char *dir)
+{
+    S->failed++;
+    cJSON_AddItemToArray(S->failures, cJSON_CreateString(dir));
+}
+
+/* A case that cannot be scored is never counted as passed: the first ten are named. */
+static void unscorable(score_run *S, cf_status cs, const cf_err *ce)
+{
+    if (S->unscorable++ < 10) fprintf(stderr, "aclnn-conform score: %s\n", ce->msg);
+    S->st = S->st > cs ? S->st : cs;
+}
+
+/* Case i of the export against the result the target wrote beside it. */
+static void score_one(score_run *S, const cf_opts *o, int i)
+{
+    const char *dir = S->dirs[i];
+    cf_err ce = {{0}};
+    cf_case c;
+    cf_expected x;
+    cf_run_result r;
+    memset(&r, 0, sizeof r);
+    bool unsup;
+    cf_status cs = cf_case_read(dir, &c, &x, &ce);
+    if (!cs) cs = cf_fill_masked(&c, &x, &ce);
+    if (!cs) cs = read_result(dir, &c, &r, &unsup, &ce);
+    if (cs) {
+        unscorable(S, cs, &ce);
+    } else if (unsup) {
+        S->unsupported++;
+    } else if (c.expect_status != 0) {
+        S->status_cases++;
+        S->scored++;
+        if (r.status != c.expect_status) {
+            S->status_mm++;
+            add_failure(S, dir);
+            if (!o->quiet) printf("FAIL %s %s: status %d, expected %d\n", cf_op_name(c.op), dir, r.status, c.expect_status);
+        }
+    } else {
+        cf_dtype dt;
+        char variant[FZ_VARIANT_LEN];
+        cf_case_stream_key(S->cz, &c, c.profile, &dt, variant);
+        cf_tol tol;
+        cf_row *row = NULL;
+        cs = cf_tolerance_for(S->cz, &c, c.profile, variant, o->strict_zero, &tol, &ce);
+        if (!cs && !(row = row_for(S, &c, dt, variant, &tol, &ce))) cs = CFE_IO;
         if (cs) {
-            /* a case that cannot be scored is never counted as passed */
-            if (unscorable++ < 10) fprintf(stderr, "aclnn-conform score: %s\n", ce.msg);
-            st = st > cs ? st : cs;
-            cf_run_result_free(&r);
-            cf_expected_free(&x);
-            cf_case_free(&c);
-            continue;
-        }
-        if (unsup) {
-            unsupported++;
-        } else if (c.expect_status != 0) {
-            status_cases++;
-            scored++;
-            if (r.status != c.expect_status) {
-                status_mm++;
-                failed++;
-                cJSON_AddItemToArray(failures, cJSON_CreateString(dirs[i]));
-                if (!o->quiet) printf("FAIL %s %s: status %d, expected %d\n", cf_op_name(c.op), dirs[i], r.status, c.expect_status);
-            }
+            unscorable(S, cs, &ce);
         } else {
-            cf_dtype dt;
-            char variant[FZ_VARIANT_LEN];
-            cf_case_stream_key(cz, &c, c.profile, &dt, variant);
-            int k = 0;
-            while (k < nrows && !(rows[k].dtype == dt && !strcmp(rows[k].op, cf_op_name(c.op)) && !strcmp(rows[k].variant, variant))) k++;
-            cf_tol tol;
-            cs = cf_tolerance_for(cz, &c, c.profile, variant, o->strict_zero, &tol, &ce);
-            if (!cs) {
-                if (k == nrows && nrows == rcap) {
-                    cf_row *nr = realloc(rows, sizeof(cf_row) * (size_t)rcap * 2);
-                    if (nr) rows = nr, rcap *= 2;
-                }
-                if (k == nrows && nrows == rcap) {
-                    cs = cf_fail(&ce, CFE_IO, "out of memory");
-                } else if (k == nrows) {
-                    cf_row_init(&rows[nrows++], cf_op_name(c.op), dt, variant, &tol);
-                    cf_row_describe(&rows[k], cz[c.op]);
-                }
-            }
-            if (!cs) {
-                cf_case_verdict v;
-                cf_score_case(&c, &x, &r, &tol, i, dirs[i], &rows[k], &v, o->quiet ? NULL : (cf_fail_cb)NULL, NULL, 0);
-                scored++;
-                if (!v.pass) {
-                    cf_row_add_example(&rows[k], v.kind, i, v.elements, v.max_ulp, dirs[i], v.first_failure);
-                    failed++;
-                    cJSON_AddItemToArray(failures, cJSON_CreateString(dirs[i]));
-                    if (!o->quiet) printf("%s\n", v.first_failure);
-                }
-            } else {
-                if (unscorable++ < 10) fprintf(stderr, "aclnn-conform score: %s\n", ce.msg);
-                st = st > cs ? st : cs;
+            cf_case_verdict v;
+            cf_score_case(&c, &x, &r, &tol, i, dir, row, &v, NULL, NULL, 0);
+            S->scored++;
+            if (!v.pass) {
+                cf_row_add_example(row, v.kind, i, v.elements, v.max_ulp, dir, v.first_failure);
+                add_failure(S, dir);
+                if (!o->quiet) printf("%s\n", v.first_failure);
             }
         }
-        cf_run_result_free(&r);
-        cf_expected_free(&x);
-        cf_case_free(&c);
     }
-    if (unscorable > 10) fprintf(stderr, "aclnn-conform score: ... and %lld more cases that cannot be scored\n", (long long)unscorable - 10);
-    if (scored == 0) {
-        /* nothing scorable (no result.json written, every case unsupported or unreadable): that is
-         * not a pass, and no report that could be read as one is written */
-        fprintf(stderr, "aclnn-conform score: nothing to score in %s: %d cases, %lld without a readable result, %lld unsupported%s\n",
-                o->pos[0], n, (long long)unscorable, (long long)unsupported,
-                unscorable ? " (did the target write result.json beside each case.json?)" : "");
-        cJSON_Delete(failures);
-        for (int i = 0; i < n; i++) free(dirs[i]);
-        free(dirs);
-        free(rows);
-        for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
-        return CFE_INPUT;
-    }
-    cf_opts ro = *o; /* the report names the export's seed and profile when DIR/export.json says */
+    cf_run_result_free(&r);
+    cf_expected_free(&x);
+    cf_case_free(&c);
+}
+
+/* The report: the rows, one status row for all invalid-input rules, the export's seed and
+ * profile when DIR/export.json names them. */
+static cJSON *score_report(score_run *S, const cf_opts *o, const char *started)
+{
+    cf_opts ro = *o;
     char ej[2048];
     cf_err ee = {{0}};
     cJSON *x;
@@ -177,42 +173,85 @@ int cmd_score(const cf_opts *o)
         if (cJSON_IsString(pf)) snprintf(ro.profile, sizeof ro.profile, "%s", pf->valuestring);
         cJSON_Delete(x);
     }
-    cJSON *rep = cf_report_new("score", &ro, 0, n, started);
+    cJSON *rep = cf_report_new("score", &ro, 0, S->n, started);
     cJSON *results = cJSON_AddArrayToObject(rep, "results");
-    for (int i = 0; i < nrows; i++) {
-        cJSON_AddItemToArray(results, cf_row_to_json(&rows[i]));
-    }
+    for (int i = 0; i < S->nrows; i++) cJSON_AddItemToArray(results, cf_row_to_json(&S->rows[i]));
     cJSON *sc = cJSON_AddArrayToObject(rep, "status_checks");
     cJSON *sx = cJSON_CreateObject();
     cJSON_AddStringToObject(sx, "op", "*");
     cJSON_AddStringToObject(sx, "rule", "all invalid-input rules");
     cJSON_AddNumberToObject(sx, "expected", 0);
-    cJSON_AddNumberToObject(sx, "cases", (double)status_cases);
-    cJSON_AddNumberToObject(sx, "mismatches", (double)status_mm);
+    cJSON_AddNumberToObject(sx, "cases", (double)S->status_cases);
+    cJSON_AddNumberToObject(sx, "mismatches", (double)S->status_mm);
     cJSON_AddStringToObject(sx, "example", "");
     cJSON_AddItemToArray(sc, sx);
-    cJSON_AddNumberToObject(rep, "unsupported", (double)unsupported);
-    if (unscorable) cJSON_AddNumberToObject(rep, "unscorable", (double)unscorable); /* neither passed nor failed: exit 2 */
-    cJSON_AddItemToObject(rep, "failures", failures);
+    cJSON_AddNumberToObject(rep, "unsupported", (double)S->unsupported);
+    if (S->unscorable) cJSON_AddNumberToObject(rep, "unscorable", (double)S->unscorable); /* neither passed nor failed: exit 2 */
+    cJSON_AddItemToObject(rep, "failures", S->failures);
+    S->failures = NULL; /* owned by the report */
+    return rep;
+}
+
+static void score_free(score_run *S)
+{
+    for (int i = 0; i < S->n; i++) free(S->dirs[i]);
+    free(S->dirs);
+    free(S->rows);
+    cJSON_Delete(S->failures);
+    for (int i = 0; i < CF_OP_COUNT; i++) cz_free(S->cz[i]);
+}
+
+int cmd_score(const cf_opts *o)
+{
+    if (o->npos != 1) {
+        fprintf(stderr, "aclnn-conform score: usage: score DIR (a directory written by export)\n");
+        return CFE_INPUT;
+    }
+    score_run S = {0};
+    cf_err e = {{0}};
+    int rc;
+    cf_status st = cf_load_constraints(o, S.cz, &e);
+    if (!st) st = cf_collect_cases(o->pos[0], &S.dirs, &S.n, &e);
+    if (!st && !(S.failures = cJSON_CreateArray())) st = cf_fail(&e, CFE_IO, "out of memory");
+    if (st) {
+        fprintf(stderr, "aclnn-conform score: %s\n", e.msg);
+        rc = st;
+        goto out;
+    }
+    time_t wall = time(NULL);
+    char started[32], stamp[32];
+    strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", gmtime(&wall));
+    strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&wall));
+    for (int i = 0; i < S.n; i++) score_one(&S, o, i);
+    if (S.unscorable > 10)
+        fprintf(stderr, "aclnn-conform score: ... and %lld more cases that cannot be scored\n", (long long)S.unscorable - 10);
+    if (S.scored == 0) {
+        /* nothing scorable (no result.json written, every case unsupported or unreadable): that is
+         * not a pass, and no report that could be read as one is written */
+        fprintf(stderr, "aclnn-conform score: nothing to score in %s: %d cases, %lld without a readable result, %lld unsupported%s\n",
+                o->pos[0], S.n, (long long)S.unscorable, (long long)S.unsupported,
+                S.unscorable ? " (did the target write result.json beside each case.json?)" : "");
+        rc = CFE_INPUT;
+        goto out;
+    }
+    cJSON *rep = score_report(&S, o, started);
     char path[2048];
     if (o->output) snprintf(path, sizeof path, "%s", o->output);
-    else snprintf(path, sizeof path, "%s/score-%ld.json", o->out_dir, (long)wall);
+    else snprintf(path, sizeof path, "%s/score-%s-%ld.json", o->out_dir, stamp, (long)getpid()); /* two runs never share a name */
     cf_status ws = cf_write_report(path, rep, &e);
     cJSON_Delete(rep);
-    cf_print_summary(stdout, rows, nrows);
-    printf("score: %d cases, %lld unsupported, status checks %lld/%lld mismatching; report %s\n", n, (long long)unsupported,
-           (long long)status_mm, (long long)status_cases, ws ? "NOT WRITTEN" : path);
-    if (unscorable)
-        printf("score: %lld passed, %lld failed, %lld could not be scored (see above)\n", (long long)(scored - failed), (long long)failed,
-               (long long)unscorable);
+    cf_print_summary(stdout, S.rows, S.nrows);
+    printf("score: %d cases, %lld unsupported, status checks %lld/%lld mismatching; report %s\n", S.n,
+           (long long)S.unsupported, (long long)S.status_mm, (long long)S.status_cases, ws ? "NOT WRITTEN" : path);
+    long long passed = (long long)(S.scored - S.failed);
+    if (S.unscorable)
+        printf("score: %lld passed, %lld failed, %lld could not be scored (see above)\n", passed, (long long)S.failed,
+               (long long)S.unscorable);
     else
-        printf("score: %lld passed, %lld failed\n", (long long)(scored - failed), (long long)failed);
+        printf("score: %lld passed, %lld failed\n", passed, (long long)S.failed);
     if (ws) fprintf(stderr, "aclnn-conform score: %s\n", e.msg);
-    for (int i = 0; i < n; i++) free(dirs[i]);
-    free(dirs);
-    free(rows);
-    for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
-    if (ws) return ws;
-    if (st) return st;
-    return failed ? CFE_FAIL : CFE_OK;
+    rc = ws ? ws : S.st ? S.st : S.failed ? CFE_FAIL : CFE_OK;
+out:
+    score_free(&S);
+    return rc;
 }

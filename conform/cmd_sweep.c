@@ -196,6 +196,27 @@ static void keep_worst(sweep_ctx *S, int stream, cf_worst *w)
     cf_case_free(&c);
 }
 
+/* The case of a job: a stream's valid (or exhaustive) case k, an invalid-input case of a rule, or
+ * a protocol check: valid inputs of one of the op's streams with the protocol step as its rule. */
+static fz_status generate_job_case(const sweep_ctx *S, const job_t *j, cf_case *c)
+{
+    const cf_opts *o = S->o;
+    const fz_stream *s = j->kind == JOB_INVALID ? NULL : &S->streams[j->stream];
+    cf_op op = s ? s->op : j->op;
+    if (j->kind == JOB_VALID) return fz_generate(S->cz[op], o->profile, s, o->seed, j->k, c);
+    if (j->kind == JOB_EXHAUSTIVE) return fz_exhaustive_case(S->cz[op], o->profile, s, o->seed, j->k, c);
+    if (j->kind == JOB_INVALID) return fz_generate_invalid(S->cz[op], o->profile, j->rule, o->seed, j->k, c);
+    /* protocol: indices of their own per check (2^40 + check * 2^32 + k): distinct inputs, distinct ids */
+    fz_status fs = fz_generate(S->cz[op], o->profile, s, o->seed, (INT64_C(1) << 40) + ((int64_t)j->rule << 32) + j->k, c);
+    if (fs == FZ_OK) {
+        static const char *const names[] = {"", CF_PROTO_RULE_NULL_EXECUTOR, CF_PROTO_RULE_SHORT_WORKSPACE,
+                                            CF_PROTO_RULE_NULL_WORKSPACE};
+        snprintf(c->rule, sizeof c->rule, "%s", names[j->rule]);
+        c->expect_status = j->rule == CF_PROTO_NULL_EXECUTOR ? 161001 : 161002;
+    }
+    return fs;
+}
+
 /* Evaluate one job: generate, run, oracle, score, store on failure. */
 static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
 {
@@ -206,24 +227,10 @@ static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
     }
     cf_err e = {{0}};
     cf_case c;
-    fz_status fs;
-    const fz_stream *s = j->kind == JOB_INVALID ? NULL : &S->streams[j->stream];
-    cf_op op = s ? s->op : j->op;
+    const fz_stream *s = j->kind == JOB_INVALID || j->kind == JOB_PROTOCOL ? NULL : &S->streams[j->stream];
+    cf_op op = j->kind == JOB_INVALID ? j->op : S->streams[j->stream].op;
     res->not_applicable = false;
-    if (j->kind == JOB_PROTOCOL) { /* valid inputs of a stream of op, the protocol step as the rule */
-        s = NULL;
-        /* indices of their own per check (2^40 + check * 2^32 + k): distinct inputs, distinct ids */
-        fs = fz_generate(S->cz[op], o->profile, &S->streams[j->stream], o->seed,
-                         (INT64_C(1) << 40) + ((int64_t)j->rule << 32) + j->k, &c);
-        if (fs == FZ_OK) {
-            static const char *const names[] = {"", CF_PROTO_RULE_NULL_EXECUTOR, CF_PROTO_RULE_SHORT_WORKSPACE,
-                                                CF_PROTO_RULE_NULL_WORKSPACE};
-            snprintf(c.rule, sizeof c.rule, "%s", names[j->rule]);
-            c.expect_status = j->rule == CF_PROTO_NULL_EXECUTOR ? 161001 : 161002;
-        }
-    } else if (j->kind == JOB_VALID) fs = fz_generate(S->cz[op], o->profile, s, o->seed, j->k, &c);
-    else if (j->kind == JOB_EXHAUSTIVE) fs = fz_exhaustive_case(S->cz[op], o->profile, s, o->seed, j->k, &c);
-    else fs = fz_generate_invalid(S->cz[op], o->profile, j->rule, o->seed, j->k, &c);
+    fz_status fs = generate_job_case(S, j, &c);
     if (fs != FZ_OK) {
         res->err = CFE_IO;
         snprintf(res->errmsg, sizeof res->errmsg, "generator failed (%s) for %s case %lld", fz_status_name(fs),
@@ -329,6 +336,31 @@ static void run_batch(sweep_ctx *S, int nthreads)
     pthread_mutex_unlock(&S->mu);
 }
 
+/* The first difference between a case's run with 1 op thread (a) and with `many` (b): the status,
+ * or the first output element whose bits differ ("" when identical). */
+static void thread_difference(const cf_run_result *a, const cf_run_result *b, int many, char *diff, size_t cap)
+{
+    if (a->error[0] || b->error[0] || a->status || b->status) {
+        if (a->status != b->status || !!a->error[0] != !!b->error[0])
+            snprintf(diff, cap, "status %d with 1 op thread, %d with %d%s%s", a->status, b->status, many, b->error[0] ? ": " : "",
+                     b->error);
+        return;
+    }
+    for (int k = 0; k < a->nout; k++) {
+        size_t es = cf_dtype_size(a->out[k].dtype);
+        for (int64_t x = 0; x < a->out[k].n && a->out[k].n == b->out[k].n; x++) {
+            const uint8_t *pa = a->out[k].bits + x * (int64_t)es, *pb = b->out[k].bits + x * (int64_t)es;
+            if (!memcmp(pa, pb, es)) continue;
+            uint64_t va = 0, vb = 0;
+            memcpy(&va, pa, es);
+            memcpy(&vb, pb, es);
+            snprintf(diff, cap, "output %s flat element %lld is 0x%llx with 1 op thread, 0x%llx with %d", a->out[k].name,
+                     (long long)x, (unsigned long long)va, (unsigned long long)vb, many);
+            return;
+        }
+    }
+}
+
 /* Determinism across op threads (ops.md: results do not depend on the thread count): the first
  * valid case of each stream in the batch runs again with 1 op thread and with 2, 3 or 4 (in
  * turn), through the target's aclconformSetNumThreads, and the outputs must be bit-identical.
@@ -375,26 +407,7 @@ static int thread_checks(sweep_ctx *S, int nj, int round)
         cf_row_init(&r->row, cf_op_name(s->op), s->dtype, s->variant, NULL);
         r->v.pass = true;
         char diff[300] = "";
-        if (!sa && !sb) {
-            if (a.error[0] || b.error[0] || a.status || b.status) {
-                if (a.status != b.status || !!a.error[0] != !!b.error[0])
-                    snprintf(diff, sizeof diff, "status %d with 1 op thread, %d with %d%s%s", a.status, b.status, many,
-                             b.error[0] ? ": " : "", b.error);
-            } else {
-                for (int k = 0; k < a.nout && !diff[0]; k++) {
-                    size_t es = cf_dtype_size(a.out[k].dtype);
-                    for (int64_t x = 0; x < a.out[k].n && a.out[k].n == b.out[k].n; x++)
-                        if (memcmp(a.out[k].bits + x * (int64_t)es, b.out[k].bits + x * (int64_t)es, es)) {
-                            uint64_t va = 0, vb = 0;
-                            memcpy(&va, a.out[k].bits + x * (int64_t)es, es);
-                            memcpy(&vb, b.out[k].bits + x * (int64_t)es, es);
-                            snprintf(diff, sizeof diff, "output %s flat element %lld is 0x%llx with 1 op thread, 0x%llx with %d",
-                                     a.out[k].name, (long long)x, (unsigned long long)va, (unsigned long long)vb, many);
-                            break;
-                        }
-                }
-            }
-        }
+        if (!sa && !sb) thread_difference(&a, &b, many, diff, sizeof diff);
         if (!sa) cf_run_result_free(&a);
         if (!sa && !sb) cf_run_result_free(&b);
         if (diff[0]) {
@@ -536,443 +549,601 @@ static void target_short(const char *spec, char *buf, size_t n)
             *p = '_';
 }
 
-int cmd_sweep(const cf_opts *o_in)
-{
-    cf_opts opts = *o_in, *o = &opts;
-    cf_err e = {{0}};
-    cz_constraints *cz[CF_OP_COUNT] = {0};
-    cf_target target;
-    cf_status st = cf_load_constraints(o, cz, &e);
-    if (st) {
-        fprintf(stderr, "aclnn-conform: %s\n", e.msg);
-        return st;
-    }
-    char tname[128];
-    target_short(o->target, tname, sizeof tname);
-    bool foreign = strcmp(o->target, "builtin") != 0;
-    /* a foreign target's failures never land in the golden corpus unless asked */
-    if (foreign && !o->corpus_given) snprintf(o->corpus, sizeof o->corpus, "failures/%s", tname);
+/* ---- the run: one state, phases in the order cmd_sweep calls them, one cleanup ---- */
 
-    /* streams and status rows, sized from the constraint files (no cap) */
-    int maxstreams = 0, maxsrows = 0;
+typedef struct {
+    cf_opts opts;                  /* the options, with the foreign target's corpus default */
+    cz_constraints *cz[CF_OP_COUNT];
+    cf_target target;
+    bool target_open, foreign, pool_up, signals_set;
+    char tname[128];
+    /* what runs: streams (valid cases, one report row each) and status rows (invalid-input
+     * rules, then three protocol checks per operator), sized from the constraint files */
+    fz_stream *streams;
+    cf_row *rows; /* ~0.1 MB each (the error plot) */
+    int nstreams, maxstreams;
+    cf_status_row *srows;
+    int nsrows, maxsrows, first_proto_row;
+    int *op_streams; /* [op][i]: stream index of the op's i-th stream */
+    int n_op_streams[CF_OP_COUNT];
+    /* the pool, the batch and what the batches add up to */
+    sweep_ctx S;
+    pthread_t th[256];
+    int nthreads;
+    struct sigaction old_int, old_term;
+    junit_case *jc;
+    group_t *groups;
+    int ngroups, gcap;
+    int64_t total_cases, failures, internal, skipped, thread_checked, planned;
+    cJSON *failures_json;
+    /* time and names */
+    char started[32], run_id[256];
+    double t0, budget, seconds;
+    FILE *lines; /* FAIL lines: stdout, or stderr under --json */
+    bool quiet, tty, github;
+    int sig;
+} sweep_run;
+
+enum { BATCH = 8 }; /* case indices per stream (and per rule) per batch */
+
+static int *op_stream(sweep_run *R, int op, int k) { return &R->op_streams[(size_t)op * (size_t)(R->maxstreams + 1) + (size_t)k]; }
+
+/* Constraint files, the target's short name, and where its failures go. */
+static cf_status sweep_setup(sweep_run *R, const cf_opts *o_in, cf_err *e)
+{
+    R->opts = *o_in;
+    cf_opts *o = &R->opts;
+    cf_status st = cf_load_constraints(o, R->cz, e);
+    if (st) return st;
+    target_short(o->target, R->tname, sizeof R->tname);
+    R->foreign = strcmp(o->target, "builtin") != 0;
+    /* a foreign target's failures never land in the golden corpus unless asked */
+    if (R->foreign && !o->corpus_given) snprintf(o->corpus, sizeof o->corpus, "failures/%s", R->tname);
+    return CFE_OK;
+}
+
+/* The selected (operator, dtype, variant) streams, each with its report row.  An empty selection
+ * is a usage error, never a pass. */
+static cf_status plan_streams(sweep_run *R, cf_err *e)
+{
+    const cf_opts *o = &R->opts;
     for (int op = 0; op < CF_OP_COUNT; op++)
         if (o->op_on[op]) {
-            int n = fz_streams(cz[op], o->profile, NULL, 0), r = fz_rule_count(cz[op], o->profile);
-            maxstreams += n > 0 ? n : 0;
-            maxsrows += (r > 0 ? r : 0) + 3; /* the rules, then three protocol checks */
+            int n = fz_streams(R->cz[op], o->profile, NULL, 0), r = fz_rule_count(R->cz[op], o->profile);
+            R->maxstreams += n > 0 ? n : 0;
+            R->maxsrows += (r > 0 ? r : 0) + 3; /* the rules, then three protocol checks */
         }
-    fz_stream *streams = calloc((size_t)maxstreams + 1, sizeof *streams);
-    cf_row *rows = calloc((size_t)maxstreams + 1, sizeof(cf_row)); /* ~0.1 MB each (the error plot) */
-    cf_status_row *srows = calloc((size_t)maxsrows + 1, sizeof *srows);
-    int *op_streams = calloc((size_t)CF_OP_COUNT * (size_t)(maxstreams + 1), sizeof(int)); /* [op][i]: stream index */
-    if (!streams || !rows || !srows || !op_streams) {
-        fprintf(stderr, "aclnn-conform: out of memory\n");
-        for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
-        free(streams), free(rows), free(srows), free(op_streams);
-        return CFE_IO;
-    }
-    int nstreams = 0;
+    R->streams = calloc((size_t)R->maxstreams + 1, sizeof *R->streams);
+    R->rows = calloc((size_t)R->maxstreams + 1, sizeof *R->rows);
+    R->srows = calloc((size_t)R->maxsrows + 1, sizeof *R->srows);
+    R->op_streams = calloc((size_t)CF_OP_COUNT * (size_t)(R->maxstreams + 1), sizeof(int));
+    if (!R->streams || !R->rows || !R->srows || !R->op_streams) return cf_fail(e, CFE_IO, "out of memory");
     for (int op = 0; op < CF_OP_COUNT; op++) {
         if (!o->op_on[op]) continue;
-        int n = fz_streams(cz[op], o->profile, streams + nstreams, maxstreams - nstreams);
-        fz_stream *tmp = streams + nstreams; /* kept in place when selected, else overwritten */
+        int n = fz_streams(R->cz[op], o->profile, R->streams + R->nstreams, R->maxstreams - R->nstreams);
+        fz_stream *tmp = R->streams + R->nstreams; /* kept in place when selected, else overwritten */
         int kept = 0;
         for (int i = 0; i < n; i++) {
             if (!o->dtype_on[tmp[i].dtype]) continue;
-            if (o->exhaustive && fz_exhaustive_count(cz[op], &tmp[i], o->exhaustive_f32) == 0) continue;
+            if (o->exhaustive && fz_exhaustive_count(R->cz[op], &tmp[i], o->exhaustive_f32) == 0) continue;
             fz_stream keep = tmp[i];
             tmp[kept++] = keep;
             cf_tol tol = {0};
-            cz_tolerance(cz[op], o->profile, keep.dtype, keep.variant, &tol.max_ulp, &tol.max_scaled_ulp);
-            cf_row_init(&rows[nstreams], cf_op_name((cf_op)op), keep.dtype, keep.variant, &tol);
-            cf_row_describe(&rows[nstreams], cz[op]);
-            nstreams++;
+            cz_tolerance(R->cz[op], o->profile, keep.dtype, keep.variant, &tol.max_ulp, &tol.max_scaled_ulp);
+            cf_row_init(&R->rows[R->nstreams], cf_op_name((cf_op)op), keep.dtype, keep.variant, &tol);
+            cf_row_describe(&R->rows[R->nstreams], R->cz[op]);
+            R->nstreams++;
         }
     }
-    if (nstreams == 0) { /* an empty selection is a usage error, never a pass */
-        char ops[256] = "", dts[128] = "";
-        for (int op = 0; op < CF_OP_COUNT; op++)
-            if (o->op_on[op]) snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s", ops[0] ? "," : "", cf_op_name((cf_op)op));
-        for (int d = 0; d < CF_DTYPE_COUNT; d++)
-            if (o->dtype_on[d]) snprintf(dts + strlen(dts), sizeof dts - strlen(dts), "%s%s", dts[0] ? "," : "", cf_dtype_name((cf_dtype)d));
-        fprintf(stderr, "aclnn-conform sweep: nothing to run: no (operator, dtype) stream matches --op %s --dtype %s%s in profile %s "
-                        "(see 'aclnn-conform list' for each operator's dtypes)\n",
-                ops, dts, o->exhaustive ? " --exhaustive" : "", o->profile);
-        for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
-        free(streams), free(rows), free(srows), free(op_streams);
-        return CFE_INPUT;
-    }
-    if ((st = cf_target_open(o->target, &target, &e))) {
-        fprintf(stderr, "aclnn-conform: %s\n", e.msg);
-        for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
-        free(streams), free(rows), free(srows), free(op_streams);
-        return st;
-    }
-    target.guard_pages = o->guard_pages;
-    target.one_thread = foreign && o->jobs > 1; /* workers run one OpenMP thread each */
-    if (!foreign && o->jobs > 1) { /* parallel over cases instead */
+    if (R->nstreams > 0) return CFE_OK;
+    char ops[256] = "", dts[128] = "";
+    for (int op = 0; op < CF_OP_COUNT; op++)
+        if (o->op_on[op]) snprintf(ops + strlen(ops), sizeof ops - strlen(ops), "%s%s", ops[0] ? "," : "", cf_op_name((cf_op)op));
+    for (int d = 0; d < CF_DTYPE_COUNT; d++)
+        if (o->dtype_on[d]) snprintf(dts + strlen(dts), sizeof dts - strlen(dts), "%s%s", dts[0] ? "," : "", cf_dtype_name((cf_dtype)d));
+    return cf_fail(e, CFE_INPUT,
+                   "sweep: nothing to run: no (operator, dtype) stream matches --op %s --dtype %s%s in profile %s "
+                   "(see 'aclnn-conform list' for each operator's dtypes)",
+                   ops, dts, o->exhaustive ? " --exhaustive" : "", o->profile);
+}
+
+static cf_status open_target(sweep_run *R, cf_err *e)
+{
+    const cf_opts *o = &R->opts;
+    cf_status st = cf_target_open(o->target, &R->target, e);
+    if (st) return st;
+    R->target_open = true;
+    R->target.guard_pages = o->guard_pages;
+    R->target.one_thread = R->foreign && o->jobs > 1; /* workers run one OpenMP thread each */
+    if (!R->foreign && o->jobs > 1) { /* parallel over cases instead */
         aclconformSetNumThreads(1);
-        target.default_threads = 1;
+        R->target.default_threads = 1;
     }
-    int nsrows = 0;
+    return CFE_OK;
+}
+
+static void add_status_row(sweep_run *R, int op, const char *rule, int32_t expected)
+{
+    if (R->nsrows >= R->maxsrows) return; /* not reached: maxsrows counts every rule and check */
+    cf_status_row *sr = &R->srows[R->nsrows++];
+    memset(sr, 0, sizeof *sr);
+    snprintf(sr->op, sizeof sr->op, "%s", cf_op_name((cf_op)op));
+    snprintf(sr->rule, sizeof sr->rule, "%s", rule);
+    sr->expected = expected;
+}
+
+/* The invalid-input rules of each selected operator, then the protocol checks (run.h): three
+ * rows per operator with a selected stream.  None under --exhaustive. */
+static void plan_status_rows(sweep_run *R)
+{
+    const cf_opts *o = &R->opts;
     for (int op = 0; op < CF_OP_COUNT && !o->exhaustive; op++) {
         if (!o->op_on[op]) continue;
-        int n = fz_rule_count(cz[op], o->profile);
-        for (int i = 0; i < n && nsrows < maxsrows; i++) {
-            cf_status_row *sr = &srows[nsrows++];
-            memset(sr, 0, sizeof *sr);
-            snprintf(sr->op, sizeof sr->op, "%s", cf_op_name((cf_op)op));
-            snprintf(sr->rule, sizeof sr->rule, "%s", fz_rule_name(cz[op], o->profile, i));
-            sr->expected = fz_rule_status(cz[op], o->profile, i);
-        }
+        int n = fz_rule_count(R->cz[op], o->profile);
+        for (int i = 0; i < n; i++)
+            add_status_row(R, op, fz_rule_name(R->cz[op], o->profile, i), fz_rule_status(R->cz[op], o->profile, i));
     }
+    R->first_proto_row = R->nsrows;
+    for (int i = 0; i < R->nstreams; i++) *op_stream(R, R->streams[i].op, R->n_op_streams[R->streams[i].op]++) = i;
+    static const struct { const char *rule; int32_t status; } P[] = {
+        {CF_PROTO_RULE_NULL_EXECUTOR, 161001}, {CF_PROTO_RULE_SHORT_WORKSPACE, 161002}, {CF_PROTO_RULE_NULL_WORKSPACE, 161002}};
+    for (int op = 0; op < CF_OP_COUNT && !o->exhaustive; op++)
+        if (R->n_op_streams[op])
+            for (int i = 0; i < 3; i++) add_status_row(R, op, P[i].rule, P[i].status);
+}
 
-    /* protocol checks (run.h): three rows per operator with a selected stream */
-    int first_proto_row = nsrows, n_op_streams[CF_OP_COUNT] = {0};
-#define OP_STREAM(op, k) op_streams[(size_t)(op) * (size_t)(maxstreams + 1) + (size_t)(k)]
-    for (int i = 0; i < nstreams; i++) OP_STREAM(streams[i].op, n_op_streams[streams[i].op]++) = i;
-    for (int op = 0; op < CF_OP_COUNT && !o->exhaustive; op++) {
-        if (!n_op_streams[op]) continue;
-        static const struct { const char *rule; int32_t status; } P[] = {
-            {CF_PROTO_RULE_NULL_EXECUTOR, 161001}, {CF_PROTO_RULE_SHORT_WORKSPACE, 161002}, {CF_PROTO_RULE_NULL_WORKSPACE, 161002}};
-        for (int i = 0; i < 3 && nsrows < maxsrows; i++) {
-            cf_status_row *sr = &srows[nsrows];
-            memset(sr, 0, sizeof *sr);
-            snprintf(sr->op, sizeof sr->op, "%s", cf_op_name((cf_op)op));
-            snprintf(sr->rule, sizeof sr->rule, "%s", P[i].rule);
-            sr->expected = P[i].status;
-            nsrows++;
-        }
+/* Cases of stream s the run makes (its case budget, or the exhaustive stream's length); 0 for a
+ * time budget without --exhaustive. */
+static int64_t stream_limit(const sweep_run *R, int s, int64_t unbounded)
+{
+    const cf_opts *o = &R->opts;
+    if (o->exhaustive) {
+        int64_t n = fz_exhaustive_count(R->cz[R->streams[s].op], &R->streams[s], o->exhaustive_f32);
+        return o->cases && o->cases < n ? o->cases : n;
     }
+    return o->cases ? o->cases : unbounded;
+}
 
+/* Names and clocks of the run, the banner, the job arrays, the pool and the signal handlers. */
+static cf_status begin_run(sweep_run *R, cf_err *e)
+{
+    const cf_opts *o = &R->opts;
     time_t wall = time(NULL);
-    char started[32], stamp[32], run_id[256];
-    strftime(started, sizeof started, "%Y-%m-%dT%H:%M:%SZ", gmtime(&wall));
+    char stamp[32];
+    strftime(R->started, sizeof R->started, "%Y-%m-%dT%H:%M:%SZ", gmtime(&wall));
     strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&wall));
     /* unique per run: two shards, two targets or two runs in the same second never collide */
-    snprintf(run_id, sizeof run_id, "sweep-%llx-%s-%dof%d-%s-%ld", (unsigned long long)o->seed, tname, o->shard_k,
+    snprintf(R->run_id, sizeof R->run_id, "sweep-%llx-%s-%dof%d-%s-%ld", (unsigned long long)o->seed, R->tname, o->shard_k,
              o->shard_n, stamp, (long)getpid());
-    bool quiet = o->quiet;
-    FILE *lines = o->json ? stderr : stdout; /* --json keeps stdout for the JSON */
-    bool github = getenv("GITHUB_ACTIONS") && !strcmp(getenv("GITHUB_ACTIONS"), "true");
-    if (!quiet)
+    R->quiet = o->quiet;
+    R->lines = o->json ? stderr : stdout; /* --json keeps stdout for the JSON */
+    R->github = getenv("GITHUB_ACTIONS") && !strcmp(getenv("GITHUB_ACTIONS"), "true");
+    if (!R->quiet)
         fprintf(stderr, "aclnn-conform sweep: seed 0x%llx, target %s, profile %s, shard %d/%d, %d streams, %s, %d jobs, corpus %s\n",
-                (unsigned long long)o->seed, o->target, o->profile, o->shard_k, o->shard_n, nstreams,
+                (unsigned long long)o->seed, o->target, o->profile, o->shard_k, o->shard_n, R->nstreams,
                 o->cases ? "case budget" : "time budget", o->jobs, o->no_store ? "(not stored)" : o->corpus);
-    double t0 = cf_now_s();
-    double budget = o->cases ? INFINITY : (o->time_s > 0 ? o->time_s : 60);
-    int64_t total_cases = 0, failures = 0, internal = 0, skipped = 0, thread_checked = 0;
-    cJSON *failures_json = cJSON_CreateArray();
-    bool tty = cf_stderr_is_tty() && !quiet;
-    double beat = 10; /* heartbeat interval off a terminal (ACLNN_CONFORM_HEARTBEAT=S overrides) */
-    const char *hb = getenv("ACLNN_CONFORM_HEARTBEAT");
-    if (hb && atof(hb) > 0) beat = atof(hb);
-
-    const int B = 8; /* case indices per stream per batch */
-    double last_draw = -1, last_beat = 0;
-    int64_t planned = 0; /* with a case budget: the whole run, for the progress line */
-    planned += (int64_t)nsrows * ((o->invalid_cases + o->shard_n - 1 - o->shard_k) / o->shard_n);
-    for (int s = 0; s < nstreams; s++) {
-        int64_t limit = o->cases ? o->cases : 0;
-        if (o->exhaustive) limit = fz_exhaustive_count(cz[streams[s].op], &streams[s], o->exhaustive_f32);
-        if (o->cases && limit > o->cases) limit = o->cases;
-        planned += (limit + o->shard_n - 1 - o->shard_k) / o->shard_n;
-    }
-    size_t cap = (size_t)(nstreams * B + nsrows * B + nstreams + 1); /* protocol rows, thread checks */
-    job_t *jobs = calloc(cap, sizeof(job_t));
-    result_t *res = calloc(cap, sizeof(result_t));
-    junit_case *jc = calloc((size_t)(nstreams + nsrows + 1), sizeof(junit_case));
-    group_t *groups = NULL;
-    int ngroups = 0, gcap = 0;
-    sweep_ctx S = {.o = o, .cz = cz, .target = &target, .streams = streams, .nstreams = nstreams, .jobs = jobs, .res = res};
-    if (!jobs || !res || !jc) {
-        fprintf(stderr, "aclnn-conform: out of memory\n");
-        return CFE_IO;
-    }
-    if (foreign && !realpath(o->target, S.target_real)) snprintf(S.target_real, sizeof S.target_real, "%s", o->target);
-    else if (!foreign) snprintf(S.target_real, sizeof S.target_real, "builtin");
-    S.deadline = t0 + budget;
-    pthread_mutex_init(&S.cov_mu, NULL);
+    R->t0 = cf_now_s();
+    R->budget = o->cases ? INFINITY : (o->time_s > 0 ? o->time_s : 60);
+    R->tty = cf_stderr_is_tty() && !R->quiet;
+    /* with a case budget: the whole run, for the progress line */
+    R->planned = (int64_t)R->nsrows * ((o->invalid_cases + o->shard_n - 1 - o->shard_k) / o->shard_n);
+    for (int s = 0; s < R->nstreams; s++) R->planned += (stream_limit(R, s, 0) + o->shard_n - 1 - o->shard_k) / o->shard_n;
+    size_t cap = (size_t)(R->nstreams * BATCH + R->nsrows * BATCH + R->nstreams + 1); /* protocol rows, thread checks */
+    R->failures_json = cJSON_CreateArray();
+    R->jc = calloc((size_t)(R->nstreams + R->nsrows + 1), sizeof(junit_case));
+    sweep_ctx *S = &R->S;
+    S->o = o; /* the rest of S is zero (R is calloc'd) */
+    S->cz = R->cz;
+    S->target = &R->target;
+    S->streams = R->streams;
+    S->nstreams = R->nstreams;
+    S->jobs = calloc(cap, sizeof(job_t));
+    S->res = calloc(cap, sizeof(result_t));
+    if (!S->jobs || !S->res || !R->jc || !R->failures_json) return cf_fail(e, CFE_IO, "out of memory");
+    if (R->foreign && !realpath(o->target, S->target_real)) snprintf(S->target_real, sizeof S->target_real, "%s", o->target);
+    else if (!R->foreign) snprintf(S->target_real, sizeof S->target_real, "builtin");
+    S->deadline = R->t0 + R->budget;
     for (int op = 0; op < CF_OP_COUNT; op++)
-        if (n_op_streams[op]) S.bins[op] = fz_bins_new(cz[op]);
-    pthread_mutex_init(&S.mu, NULL);
-    pthread_cond_init(&S.go, NULL);
-    pthread_cond_init(&S.done, NULL);
-    pthread_t th[256];
-    int nthreads = 0;
+        if (R->n_op_streams[op]) S->bins[op] = fz_bins_new(R->cz[op]);
+    pthread_mutex_init(&S->cov_mu, NULL);
+    pthread_mutex_init(&S->mu, NULL);
+    pthread_cond_init(&S->go, NULL);
+    pthread_cond_init(&S->done, NULL);
+    R->pool_up = true;
     for (int i = 1; i < o->jobs && i < 256; i++)
-        if (pthread_create(&th[nthreads], NULL, pool_thread, &S) == 0) nthreads++;
-
-    struct sigaction sa, old_int, old_term;
+        if (pthread_create(&R->th[R->nthreads], NULL, pool_thread, S) == 0) R->nthreads++;
+    struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     g_signal = 0;
-    sigaction(SIGINT, &sa, &old_int);
-    sigaction(SIGTERM, &sa, &old_term);
+    sigaction(SIGINT, &sa, &R->old_int);
+    sigaction(SIGTERM, &sa, &R->old_term);
+    R->signals_set = true;
+    return CFE_OK;
+}
 
-    for (int round = 0;; round++) {
-        int nj = 0;
-        bool more = false;
-        /* the invalid-input cases first in each batch (cheap; a status table needs them), B
-         * indices per rule per batch like the streams: memory does not grow with --invalid-cases */
-        for (int i = 0; i < nsrows; i++) {
-            cf_op op;
-            cf_op_parse(srows[i].op, &op);
-            bool proto = i >= first_proto_row;
-            int rule = proto ? 0 : fz_rule_find(cz[op], o->profile, srows[i].rule);
-            if (proto) {
-                cf_case *probe = calloc(1, sizeof *probe);
-                if (probe) {
-                    snprintf(probe->rule, sizeof probe->rule, "%s", srows[i].rule);
-                    rule = (int)cf_protocol_of(probe);
-                    free(probe);
-                }
+/* The jobs of batch `round`: the invalid-input and protocol cases first (cheap; a status table
+ * needs them), then BATCH case indices of every stream, so memory does not grow with the budget.
+ * *more: some stream or rule has cases after this batch. */
+static int plan_batch(sweep_run *R, int round, bool *more)
+{
+    const cf_opts *o = &R->opts;
+    job_t *jobs = R->S.jobs;
+    int nj = 0;
+    *more = false;
+    int64_t k0 = (int64_t)round * BATCH, k1 = (int64_t)(round + 1) * BATCH;
+    for (int i = 0; i < R->nsrows; i++) {
+        cf_op op;
+        cf_op_parse(R->srows[i].op, &op);
+        bool proto = i >= R->first_proto_row;
+        int rule = proto ? 0 : fz_rule_find(R->cz[op], o->profile, R->srows[i].rule);
+        if (proto) {
+            cf_case *probe = calloc(1, sizeof *probe);
+            if (probe) {
+                snprintf(probe->rule, sizeof probe->rule, "%s", R->srows[i].rule);
+                rule = (int)cf_protocol_of(probe);
+                free(probe);
             }
-            for (int64_t k = (int64_t)round * B; k < (int64_t)(round + 1) * B && k < o->invalid_cases; k++) {
-                if (k % o->shard_n != o->shard_k) continue;
-                if (proto) /* the op's streams in turn: every dtype meets the protocol */
-                    jobs[nj++] = (job_t){JOB_PROTOCOL, OP_STREAM(op, k % n_op_streams[op]), op, rule, i, k};
-                else
-                    jobs[nj++] = (job_t){JOB_INVALID, -1, op, rule, i, k};
-            }
-            if ((int64_t)(round + 1) * B < o->invalid_cases) more = true;
         }
-        for (int s = 0; s < nstreams; s++) {
-            int64_t limit = o->cases ? o->cases : INT64_MAX;
-            if (o->exhaustive) {
-                int64_t n = fz_exhaustive_count(cz[streams[s].op], &streams[s], o->exhaustive_f32);
-                if (n < limit) limit = n;
-            }
-            for (int64_t k = (int64_t)round * B; k < (int64_t)(round + 1) * B && k < limit; k++)
-                if (k % o->shard_n == o->shard_k)
-                    jobs[nj++] = (job_t){o->exhaustive ? JOB_EXHAUSTIVE : JOB_VALID, s, 0, 0, -1, k};
-            if ((int64_t)(round + 1) * B < limit) more = true;
+        for (int64_t k = k0; k < k1 && k < o->invalid_cases; k++) {
+            if (k % o->shard_n != o->shard_k) continue;
+            if (proto) /* the op's streams in turn: every dtype meets the protocol */
+                jobs[nj++] = (job_t){JOB_PROTOCOL, *op_stream(R, op, (int)(k % R->n_op_streams[op])), op, rule, i, k};
+            else
+                jobs[nj++] = (job_t){JOB_INVALID, -1, op, rule, i, k};
         }
-        memset(res, 0, sizeof(result_t) * (size_t)nj);
-        S.njobs = nj;
-        run_batch(&S, nthreads);
-        nj = thread_checks(&S, nj, round);
-        for (int i = 0; i < nj; i++) { /* merge in job order: deterministic for any --jobs */
-            result_t *r = &res[i];
-            const job_t *j = &jobs[i];
-            if (r->skipped) {
-                skipped++;
-                continue;
-            }
-            if (j->kind == JOB_THREADS) { /* a check of a case counted already */
-                thread_checked++;
-                cf_row_merge(&rows[j->stream], &r->row);
-                if (r->v.pass) continue;
-                total_cases++; /* counted once more as the failure it is */
-            }
-            if (r->not_applicable) {
-                srows[j->status_row].not_applicable++;
-                continue;
-            }
-            total_cases++;
-            if (r->err) {
-                internal++;
-                fprintf(stderr, "%saclnn-conform: internal error: %s\n", tty ? "\r\033[K" : "", r->errmsg);
-                continue;
-            }
-            bool status_job = j->kind == JOB_INVALID || j->kind == JOB_PROTOCOL;
-            junit_case *tc = status_job ? &jc[nstreams + j->status_row] : &jc[j->stream];
-            tc->cases++;
-            if (status_job) {
-                cf_status_row *sr = &srows[j->status_row];
-                sr->cases++;
-                if (!r->v.pass) {
-                    sr->mismatches++;
-                    if (!sr->example[0]) snprintf(sr->example, sizeof sr->example, "%s", r->stored);
-                }
-            } else if (j->kind != JOB_THREADS) {
-                cf_row_merge(&rows[j->stream], &r->row);
-            }
+        if (k1 < o->invalid_cases) *more = true;
+    }
+    for (int s = 0; s < R->nstreams; s++) {
+        int64_t limit = stream_limit(R, s, INT64_MAX);
+        for (int64_t k = k0; k < k1 && k < limit; k++)
+            if (k % o->shard_n == o->shard_k) jobs[nj++] = (job_t){o->exhaustive ? JOB_EXHAUSTIVE : JOB_VALID, s, 0, 0, -1, k};
+        if (k1 < limit) *more = true;
+    }
+    return nj;
+}
+
+/* One failing result: its row example, its JUnit case, the corpus list, and its FAIL line
+ * (the first --max-fail-lines of its group). */
+static void report_failure(sweep_run *R, const job_t *j, const result_t *r, junit_case *tc, bool status_job)
+{
+    const cf_opts *o = &R->opts;
+    R->failures++;
+    if (!status_job) cf_row_add_example(&R->rows[j->stream], r->v.kind, j->k, r->v.elements, r->v.max_ulp, r->stored, r->v.first_failure);
+    if (!tc->failures++) snprintf(tc->first, sizeof tc->first, "%s", r->v.first_failure);
+    if (r->stored[0]) cJSON_AddItemToArray(R->failures_json, cJSON_CreateString(r->stored));
+    group_t *g = group_of(&R->groups, &R->ngroups, &R->gcap, r->group);
+    if (!g) return;
+    g->count++;
+    if (R->quiet || (!o->all_lines && g->shown >= o->max_fail_lines)) return;
+    g->shown++;
+    if (R->tty) fprintf(stderr, "\r\033[K");
+    fprintf(R->lines, "%s\n", r->v.first_failure);
+    if (r->stored[0])
+        fprintf(R->lines, "  rerun: %s replay %s%s%s\n", CF_TOOL_NAME, r->stored, R->foreign ? " --target " : "",
+                R->foreign ? R->S.target_real : "");
+    if (R->github && g->shown == 1) {
+        char title[200];
+        snprintf(title, sizeof title, "aclnn-conform %s", r->group);
+        github_error(stdout, title, r->v.first_failure);
+    }
+    fflush(R->lines);
+}
+
+/* Merge the batch's results in job order (deterministic for any --jobs). */
+static void merge_batch(sweep_run *R, int nj)
+{
+    for (int i = 0; i < nj; i++) {
+        const result_t *r = &R->S.res[i];
+        const job_t *j = &R->S.jobs[i];
+        if (r->skipped) {
+            R->skipped++;
+            continue;
+        }
+        if (j->kind == JOB_THREADS) { /* a check of a case counted already */
+            R->thread_checked++;
+            cf_row_merge(&R->rows[j->stream], &r->row);
             if (r->v.pass) continue;
-            failures++;
-            if (!status_job) cf_row_add_example(&rows[j->stream], r->v.kind, j->k, r->v.elements, r->v.max_ulp, r->stored, r->v.first_failure);
-            if (!tc->failures++) snprintf(tc->first, sizeof tc->first, "%s", r->v.first_failure);
-            if (r->stored[0]) cJSON_AddItemToArray(failures_json, cJSON_CreateString(r->stored));
-            group_t *g = group_of(&groups, &ngroups, &gcap, r->group);
-            if (!g) continue;
-            g->count++;
-            if (quiet || (!o->all_lines && g->shown >= o->max_fail_lines)) continue;
-            g->shown++;
-            if (tty) fprintf(stderr, "\r\033[K");
-            fprintf(lines, "%s\n", r->v.first_failure);
-            if (r->stored[0])
-                fprintf(lines, "  rerun: %s replay %s%s%s\n", CF_TOOL_NAME, r->stored, foreign ? " --target " : "",
-                        foreign ? S.target_real : "");
-            if (github && g->shown == 1) {
-                char title[200];
-                snprintf(title, sizeof title, "aclnn-conform %s", r->group);
-                github_error(stdout, title, r->v.first_failure);
+            R->total_cases++; /* counted once more as the failure it is */
+        }
+        if (r->not_applicable) {
+            R->srows[j->status_row].not_applicable++;
+            continue;
+        }
+        R->total_cases++;
+        if (r->err) {
+            R->internal++;
+            fprintf(stderr, "%saclnn-conform: internal error: %s\n", R->tty ? "\r\033[K" : "", r->errmsg);
+            continue;
+        }
+        bool status_job = j->kind == JOB_INVALID || j->kind == JOB_PROTOCOL;
+        junit_case *tc = status_job ? &R->jc[R->nstreams + j->status_row] : &R->jc[j->stream];
+        tc->cases++;
+        if (status_job) {
+            cf_status_row *sr = &R->srows[j->status_row];
+            sr->cases++;
+            if (!r->v.pass) {
+                sr->mismatches++;
+                if (!sr->example[0]) snprintf(sr->example, sizeof sr->example, "%s", r->stored);
             }
-            fflush(lines);
+        } else if (j->kind != JOB_THREADS) {
+            cf_row_merge(&R->rows[j->stream], &r->row);
         }
-        double el = cf_now_s() - t0;
-        bool last = !more || el >= budget || g_signal;
-        if (tty && (last || el - last_draw >= 0.2)) { /* cases done / total, elapsed, ETA, failures so far */
-            last_draw = el;
-            if (isfinite(budget))
-                fprintf(stderr, "\r\033[K%lld cases, %.0f s of %.0f s, ETA %.0f s, %lld failures", (long long)total_cases,
-                        el, budget, budget > el ? budget - el : 0.0, (long long)failures);
-            else
-                fprintf(stderr, "\r\033[K%lld / %lld cases, %.0f s, ETA %.0f s, %lld failures", (long long)total_cases,
-                        (long long)planned, el, total_cases ? el * (double)(planned - total_cases) / (double)total_cases : 0.0,
-                        (long long)failures);
-        } else if (!tty && !quiet && el - last_beat >= beat && !last) { /* off a terminal: a heartbeat for CI logs */
-            last_beat = el;
-            if (isfinite(budget))
-                fprintf(stderr, "aclnn-conform: %lld cases, %.0f s of %.0f s, %lld failures\n", (long long)total_cases, el,
-                        budget, (long long)failures);
-            else
-                fprintf(stderr, "aclnn-conform: %lld / %lld cases, %.0f s, %lld failures\n", (long long)total_cases,
-                        (long long)planned, el, (long long)failures);
-        }
-        if (last) break;
+        if (!r->v.pass) report_failure(R, j, r, tc, status_job);
     }
-    if (tty) fprintf(stderr, "\n");
-    int sig = g_signal;
-    pthread_mutex_lock(&S.mu);
-    S.quit = true;
-    pthread_cond_broadcast(&S.go);
-    pthread_mutex_unlock(&S.mu);
-    for (int i = 0; i < nthreads; i++) pthread_join(th[i], NULL);
-    double seconds = cf_now_s() - t0;
+}
 
-    for (int s = 0; s < nstreams && o->keep_worst; s++) {
-        keep_worst(&S, s, &rows[s].worst);
-        cf_worst *a = &rows[s].worst, *b = &rows[s].worst_finite;
+/* The progress line on a terminal (cases done / total, elapsed, ETA, failures so far), a
+ * heartbeat line off one (for CI logs).  Returns true when the run is over. */
+static bool progress(sweep_run *R, bool more, double *last_draw, double *last_beat, double beat)
+{
+    double el = cf_now_s() - R->t0;
+    bool last = !more || el >= R->budget || g_signal;
+    long long n = (long long)R->total_cases, f = (long long)R->failures;
+    if (R->tty && (last || el - *last_draw >= 0.2)) {
+        *last_draw = el;
+        if (isfinite(R->budget))
+            fprintf(stderr, "\r\033[K%lld cases, %.0f s of %.0f s, ETA %.0f s, %lld failures", n, el, R->budget,
+                    R->budget > el ? R->budget - el : 0.0, f);
+        else
+            fprintf(stderr, "\r\033[K%lld / %lld cases, %.0f s, ETA %.0f s, %lld failures", n, (long long)R->planned, el,
+                    n ? el * (double)(R->planned - n) / (double)n : 0.0, f);
+    } else if (!R->tty && !R->quiet && el - *last_beat >= beat && !last) {
+        *last_beat = el;
+        if (isfinite(R->budget))
+            fprintf(stderr, "aclnn-conform: %lld cases, %.0f s of %.0f s, %lld failures\n", n, el, R->budget, f);
+        else
+            fprintf(stderr, "aclnn-conform: %lld / %lld cases, %.0f s, %lld failures\n", n, (long long)R->planned, el, f);
+    }
+    return last;
+}
+
+static void run_batches(sweep_run *R)
+{
+    double beat = 10; /* heartbeat interval off a terminal (ACLNN_CONFORM_HEARTBEAT=S overrides) */
+    const char *hb = getenv("ACLNN_CONFORM_HEARTBEAT");
+    if (hb && atof(hb) > 0) beat = atof(hb);
+    double last_draw = -1, last_beat = 0;
+    for (int round = 0;; round++) {
+        bool more;
+        int nj = plan_batch(R, round, &more);
+        memset(R->S.res, 0, sizeof(result_t) * (size_t)nj);
+        R->S.njobs = nj;
+        run_batch(&R->S, R->nthreads);
+        nj = thread_checks(&R->S, nj, round);
+        merge_batch(R, nj);
+        if (progress(R, more, &last_draw, &last_beat, beat)) break;
+    }
+    if (R->tty) fprintf(stderr, "\n");
+    R->sig = g_signal;
+    R->seconds = cf_now_s() - R->t0;
+}
+
+/* Stop the pool (idempotent). */
+static void stop_pool(sweep_run *R)
+{
+    sweep_ctx *S = &R->S;
+    if (!R->pool_up) return;
+    pthread_mutex_lock(&S->mu);
+    S->quit = true;
+    pthread_cond_broadcast(&S->go);
+    pthread_mutex_unlock(&S->mu);
+    for (int i = 0; i < R->nthreads; i++) pthread_join(R->th[i], NULL);
+    R->nthreads = 0;
+}
+
+/* --keep-worst: the worst element's cases of every row, stored (one case stored once). */
+static void keep_worst_cases(sweep_run *R)
+{
+    for (int s = 0; s < R->nstreams && R->opts.keep_worst; s++) {
+        keep_worst(&R->S, s, &R->rows[s].worst);
+        cf_worst *a = &R->rows[s].worst, *b = &R->rows[s].worst_finite;
         if (a->has && b->has && a->case_index == b->case_index && !b->case_ref[0])
-            snprintf(b->case_ref, sizeof b->case_ref, "%s", a->case_ref); /* one case, stored once */
-        keep_worst(&S, s, b);
+            snprintf(b->case_ref, sizeof b->case_ref, "%s", a->case_ref);
+        keep_worst(&R->S, s, b);
     }
-    cJSON *rep = cf_report_new("sweep", o, seconds, total_cases, started);
-    cJSON *runj = cJSON_GetObjectItemCaseSensitive(rep, "run");
-    cJSON_AddStringToObject(runj, "id", run_id);
-    if (foreign) {
-        cJSON_AddStringToObject(runj, "target_path", S.target_real);
-        cJSON_AddStringToObject(runj, "target_sha256", target.sha256);
-    }
-    cJSON_AddStringToObject(runj, "corpus", o->no_store ? "" : o->corpus);
-    cJSON_AddBoolToObject(runj, "interrupted", sig != 0);
-    if (skipped) cJSON_AddNumberToObject(runj, "skipped", (double)skipped);
-    cJSON_AddNumberToObject(runj, "thread_checks", (double)thread_checked);
-    cJSON *results = cJSON_AddArrayToObject(rep, "results");
-    for (int s = 0; s < nstreams; s++) {
-        cJSON_AddItemToArray(results, cf_row_to_json(&rows[s]));
-        snprintf(jc[s].classname, sizeof jc[s].classname, "%s", rows[s].op);
-        snprintf(jc[s].name, sizeof jc[s].name, "%s %s", cf_dtype_name(rows[s].dtype), rows[s].variant[0] ? rows[s].variant : "-");
-    }
-    cJSON *sc = cJSON_AddArrayToObject(rep, "status_checks");
-    for (int i = 0; i < nsrows; i++) {
-        cJSON *x = cJSON_CreateObject();
-        cJSON_AddStringToObject(x, "op", srows[i].op);
-        cJSON_AddStringToObject(x, "rule", srows[i].rule);
-        cJSON_AddNumberToObject(x, "expected", srows[i].expected);
-        cJSON_AddNumberToObject(x, "cases", (double)srows[i].cases);
-        cJSON_AddNumberToObject(x, "mismatches", (double)srows[i].mismatches);
-        if (i >= first_proto_row) cJSON_AddNumberToObject(x, "not_applicable", (double)srows[i].not_applicable);
-        cJSON_AddStringToObject(x, "example", srows[i].example);
-        cJSON_AddItemToArray(sc, x);
-        snprintf(jc[nstreams + i].classname, sizeof jc[0].classname, "%s", srows[i].op);
-        snprintf(jc[nstreams + i].name, sizeof jc[0].name, "status %s", srows[i].rule);
-    }
-    cJSON_AddItemToObject(rep, "failures", failures_json);
-    /* structural coverage: per operator, the generator's bins (fuzz.h) and the op thread counts
-     * cases ran with ("default" = the target's own choice) */
+}
+
+/* The structural coverage: per operator, the generator's bins (fuzz.h) and the op thread counts
+ * cases ran with ("default" = the target's own choice). */
+static void add_coverage(sweep_run *R, cJSON *rep)
+{
+    sweep_ctx *S = &R->S;
     cJSON *cov = cJSON_AddObjectToObject(rep, "coverage");
     cJSON *thr = cJSON_AddObjectToObject(cov, "op_threads");
     static const char *const tn[5] = {"default", "1", "2", "3", "4"};
-    int dt = target.default_threads > 0 && target.default_threads <= 4 ? target.default_threads : 0;
+    int dt = R->target.default_threads > 0 && R->target.default_threads <= 4 ? R->target.default_threads : 0;
     for (int op = 0; op < CF_OP_COUNT; op++) /* every valid case ran at the target's default */
-        if (S.bins[op]) S.op_threads_hits[dt] += fz_bins_cases(S.bins[op]);
-    for (int i = 0; i < 5; i++) cJSON_AddNumberToObject(thr, tn[i], (double)S.op_threads_hits[i]);
+        if (S->bins[op]) S->op_threads_hits[dt] += fz_bins_cases(S->bins[op]);
+    for (int i = 0; i < 5; i++) cJSON_AddNumberToObject(thr, tn[i], (double)S->op_threads_hits[i]);
     cJSON *covops = cJSON_AddArrayToObject(cov, "ops");
-    int missing_bins = 0;
     for (int op = 0; op < CF_OP_COUNT; op++)
-        if (S.bins[op]) {
-            cJSON *bj = fz_bins_to_cjson(S.bins[op]);
+        if (S->bins[op]) {
+            cJSON *bj = fz_bins_to_cjson(S->bins[op]);
             if (bj) cJSON_AddItemToArray(covops, bj);
-            missing_bins += fz_bins_missing(S.bins[op]);
         }
+}
+
+/* The report JSON (and the JUnit names of its rows). */
+static cJSON *build_report(sweep_run *R)
+{
+    const cf_opts *o = &R->opts;
+    cJSON *rep = cf_report_new("sweep", o, R->seconds, R->total_cases, R->started);
+    cJSON *runj = cJSON_GetObjectItemCaseSensitive(rep, "run");
+    cJSON_AddStringToObject(runj, "id", R->run_id);
+    if (R->foreign) {
+        cJSON_AddStringToObject(runj, "target_path", R->S.target_real);
+        cJSON_AddStringToObject(runj, "target_sha256", R->target.sha256);
+    }
+    cJSON_AddStringToObject(runj, "corpus", o->no_store ? "" : o->corpus);
+    cJSON_AddBoolToObject(runj, "interrupted", R->sig != 0);
+    if (R->skipped) cJSON_AddNumberToObject(runj, "skipped", (double)R->skipped);
+    cJSON_AddNumberToObject(runj, "thread_checks", (double)R->thread_checked);
+    cJSON *results = cJSON_AddArrayToObject(rep, "results");
+    for (int s = 0; s < R->nstreams; s++) {
+        const cf_row *row = &R->rows[s];
+        cJSON_AddItemToArray(results, cf_row_to_json(row));
+        snprintf(R->jc[s].classname, sizeof R->jc[s].classname, "%s", row->op);
+        snprintf(R->jc[s].name, sizeof R->jc[s].name, "%s %s", cf_dtype_name(row->dtype), row->variant[0] ? row->variant : "-");
+    }
+    cJSON *sc = cJSON_AddArrayToObject(rep, "status_checks");
+    for (int i = 0; i < R->nsrows; i++) {
+        const cf_status_row *sr = &R->srows[i];
+        cJSON *x = cJSON_CreateObject();
+        cJSON_AddStringToObject(x, "op", sr->op);
+        cJSON_AddStringToObject(x, "rule", sr->rule);
+        cJSON_AddNumberToObject(x, "expected", sr->expected);
+        cJSON_AddNumberToObject(x, "cases", (double)sr->cases);
+        cJSON_AddNumberToObject(x, "mismatches", (double)sr->mismatches);
+        if (i >= R->first_proto_row) cJSON_AddNumberToObject(x, "not_applicable", (double)sr->not_applicable);
+        cJSON_AddStringToObject(x, "example", sr->example);
+        cJSON_AddItemToArray(sc, x);
+        junit_case *tc = &R->jc[R->nstreams + i];
+        snprintf(tc->classname, sizeof tc->classname, "%s", sr->op);
+        snprintf(tc->name, sizeof tc->name, "status %s", sr->rule);
+    }
+    cJSON_AddItemToObject(rep, "failures", R->failures_json);
+    R->failures_json = NULL; /* owned by the report now */
+    add_coverage(R, rep);
+    return rep;
+}
+
+/* --coverage: one line per bin group, hits per bin, the empty ones marked. */
+static void print_coverage(const sweep_run *R)
+{
+    const sweep_ctx *S = &R->S;
+    int missing = 0;
+    printf("coverage (cases per structural bin; '!' = never reached):\n");
+    for (int op = 0; op < CF_OP_COUNT; op++) {
+        fz_bins *b = S->bins[op];
+        if (!b) continue;
+        missing += fz_bins_missing(b);
+        const char *group = NULL;
+        for (int i = 0; i < fz_bins_count(b); i++) {
+            if (!group || strcmp(group, fz_bins_group(b, i))) {
+                group = fz_bins_group(b, i);
+                printf("%s  %-31s %-12s", i ? "\n" : "", cf_op_name((cf_op)op), group);
+            }
+            const char *name = fz_bins_name(b, i), *colon = strchr(name, ':');
+            int64_t h = fz_bins_hits(b, i);
+            printf(" %s%s=%lld", h ? "" : "!", colon ? colon + 1 : name, (long long)h);
+        }
+        printf("\n");
+    }
+    const int64_t *t = S->op_threads_hits;
+    printf("  op threads: default=%lld 1=%lld 2=%lld 3=%lld 4=%lld; %d bins never reached\n", (long long)t[0],
+           (long long)t[1], (long long)t[2], (long long)t[3], (long long)t[4], missing);
+}
+
+/* The text ending: coverage, counted-but-not-shown groups, the summary table, the verdict. */
+static void print_summary(const sweep_run *R, const char *path, bool written)
+{
+    const cf_opts *o = &R->opts;
+    long long n = (long long)R->total_cases, bad = (long long)(R->failures + R->internal);
+    if (!R->quiet && o->coverage) print_coverage(R);
+    if (!R->quiet) {
+        for (int i = 0; i < R->ngroups; i++)
+            if (R->groups[i].count > R->groups[i].shown)
+                printf("FAIL %s: %lld failing cases, %lld shown (--all or --max-fail-lines N for more)\n", R->groups[i].key,
+                       (long long)R->groups[i].count, (long long)R->groups[i].shown);
+        cf_print_summary(stdout, R->rows, R->nstreams);
+        int64_t smm = 0, sc_cases = 0;
+        for (int i = 0; i < R->nsrows; i++) smm += R->srows[i].mismatches, sc_cases += R->srows[i].cases;
+        printf("status checks: %d rules, %lld cases, %lld mismatches\n", R->nsrows, (long long)sc_cases, (long long)smm);
+        printf("%lld cases in %.1f s, %lld failing in %d groups; report %s; seed 0x%llx\n", n, R->seconds,
+               (long long)R->failures, R->ngroups, written ? path : "NOT WRITTEN", (unsigned long long)o->seed);
+        if (R->failures && !o->no_store) printf("failing cases stored under %s/\n", o->corpus);
+    }
+    if (R->sig)
+        printf("sweep: INTERRUPTED by signal %d after %lld cases (%lld passed, %lld failed); report marked interrupted\n", R->sig,
+               n, n - bad, bad);
+    else printf("sweep: %lld passed, %lld failed\n", n - bad, bad);
+}
+
+/* Write the report (and --junit), print the ending.  Returns the exit code's share: CFE_IO when
+ * a file was not written. */
+static cf_status finish_run(sweep_run *R)
+{
+    const cf_opts *o = &R->opts;
+    keep_worst_cases(R);
+    cJSON *rep = build_report(R);
     char path[2048];
     if (o->output) snprintf(path, sizeof path, "%s", o->output);
-    else snprintf(path, sizeof path, "%s/%s.json", o->out_dir, run_id);
-    st = cf_write_report(path, rep, &e);
-    cf_err je = {{0}};
-    cf_status jst = o->junit ? write_junit(o->junit, jc, nstreams + nsrows, seconds, sig != 0, &je) : CFE_OK;
+    else snprintf(path, sizeof path, "%s/%s.json", o->out_dir, R->run_id);
+    cf_err e = {{0}}, je = {{0}};
+    cf_status st = cf_write_report(path, rep, &e);
+    cf_status jst = o->junit ? write_junit(o->junit, R->jc, R->nstreams + R->nsrows, R->seconds, R->sig != 0, &je) : CFE_OK;
     if (o->json) {
         char *txt = cJSON_PrintUnformatted(rep);
         if (txt) printf("%s\n", txt);
         free(txt);
     } else {
-        if (!quiet && o->coverage) { /* one line per bin group: hits per bin, the empty ones marked */
-            printf("coverage (cases per structural bin; '!' = never reached):\n");
-            for (int op = 0; op < CF_OP_COUNT; op++) {
-                fz_bins *b = S.bins[op];
-                if (!b) continue;
-                const char *group = NULL;
-                for (int i = 0; i < fz_bins_count(b); i++) {
-                    if (!group || strcmp(group, fz_bins_group(b, i))) {
-                        group = fz_bins_group(b, i);
-                        printf("%s  %-31s %-12s", i ? "\n" : "", cf_op_name((cf_op)op), group);
-                    }
-                    const char *name = fz_bins_name(b, i), *colon = strchr(name, ':');
-                    int64_t h = fz_bins_hits(b, i);
-                    printf(" %s%s=%lld", h ? "" : "!", colon ? colon + 1 : name, (long long)h);
-                }
-                printf("\n");
-            }
-            printf("  op threads: default=%lld 1=%lld 2=%lld 3=%lld 4=%lld; %d bins never reached\n",
-                   (long long)S.op_threads_hits[0], (long long)S.op_threads_hits[1], (long long)S.op_threads_hits[2],
-                   (long long)S.op_threads_hits[3], (long long)S.op_threads_hits[4], missing_bins);
-        }
-        if (!quiet) {
-            for (int i = 0; i < ngroups; i++)
-                if (groups[i].count > groups[i].shown)
-                    printf("FAIL %s: %lld failing cases, %lld shown (--all or --max-fail-lines N for more)\n", groups[i].key,
-                           (long long)groups[i].count, (long long)groups[i].shown);
-            cf_print_summary(stdout, rows, nstreams);
-            int64_t smm = 0, sc_cases = 0;
-            for (int i = 0; i < nsrows; i++) smm += srows[i].mismatches, sc_cases += srows[i].cases;
-            printf("status checks: %d rules, %lld cases, %lld mismatches\n", nsrows, (long long)sc_cases, (long long)smm);
-            printf("%lld cases in %.1f s, %lld failing in %d groups; report %s; seed 0x%llx\n", (long long)total_cases, seconds,
-                   (long long)failures, ngroups, st ? "NOT WRITTEN" : path, (unsigned long long)o->seed);
-            if (failures && !o->no_store) printf("failing cases stored under %s/\n", o->corpus);
-        }
-        if (sig) printf("sweep: INTERRUPTED by signal %d after %lld cases (%lld passed, %lld failed); report marked interrupted\n",
-                        sig, (long long)total_cases, (long long)(total_cases - failures - internal), (long long)(failures + internal));
-        else printf("sweep: %lld passed, %lld failed\n", (long long)(total_cases - failures - internal), (long long)(failures + internal));
+        print_summary(R, path, !st);
     }
     if (st) fprintf(stderr, "aclnn-conform: %s\n", e.msg);
     if (jst) fprintf(stderr, "aclnn-conform: %s\n", je.msg);
     cJSON_Delete(rep);
-    free(jobs);
-    free(res);
-    free(jc);
-    free(groups);
-    free(rows);
-    free(streams);
-    free(srows);
-    free(op_streams);
-    cf_target_close(&target);
-    pthread_mutex_destroy(&S.mu);
-    pthread_mutex_destroy(&S.cov_mu);
-    for (int op = 0; op < CF_OP_COUNT; op++) fz_bins_free(S.bins[op]);
-    pthread_cond_destroy(&S.go);
-    pthread_cond_destroy(&S.done);
-    sigaction(SIGINT, &old_int, NULL);
-    sigaction(SIGTERM, &old_term, NULL);
-    for (int i = 0; i < CF_OP_COUNT; i++) cz_free(cz[i]);
-    int rc = failures ? CFE_FAIL : CFE_OK;
-    if (total_cases == 0 && !sig) {
+    return st || jst ? CFE_IO : CFE_OK;
+}
+
+/* The one cleanup, for every exit path (each part is released only if it was set up). */
+static void sweep_free(sweep_run *R)
+{
+    sweep_ctx *S = &R->S;
+    stop_pool(R);
+    if (R->pool_up) {
+        pthread_mutex_destroy(&S->mu);
+        pthread_mutex_destroy(&S->cov_mu);
+        pthread_cond_destroy(&S->go);
+        pthread_cond_destroy(&S->done);
+    }
+    if (R->signals_set) {
+        sigaction(SIGINT, &R->old_int, NULL);
+        sigaction(SIGTERM, &R->old_term, NULL);
+    }
+    for (int op = 0; op < CF_OP_COUNT; op++) fz_bins_free(S->bins[op]);
+    free(S->jobs);
+    free(S->res);
+    cJSON_Delete(R->failures_json);
+    free(R->jc);
+    free(R->groups);
+    free(R->rows);
+    free(R->streams);
+    free(R->srows);
+    free(R->op_streams);
+    if (R->target_open) cf_target_close(&R->target);
+    for (int i = 0; i < CF_OP_COUNT; i++) cz_free(R->cz[i]);
+}
+
+int cmd_sweep(const cf_opts *o_in)
+{
+    sweep_run *R = calloc(1, sizeof *R);
+    if (!R) {
+        fprintf(stderr, "aclnn-conform: out of memory\n");
+        return CFE_IO;
+    }
+    cf_err e = {{0}};
+    cf_status st;
+    if ((st = sweep_setup(R, o_in, &e)) || (st = plan_streams(R, &e)) || (st = open_target(R, &e))) goto out;
+    plan_status_rows(R);
+    if ((st = begin_run(R, &e))) goto out;
+    run_batches(R);
+    stop_pool(R);
+    cf_status wst = finish_run(R);
+    int rc = R->failures ? CFE_FAIL : CFE_OK;
+    if (R->total_cases == 0 && !R->sig) {
         fprintf(stderr, "aclnn-conform sweep: no case ran (budget too small?): nothing was checked\n");
         rc = CFE_INPUT;
     }
-    if (internal || st || jst) rc = CFE_IO;
-    if (sig) rc = 128 + sig; /* 130 SIGINT, 143 SIGTERM: the shell's convention */
+    if (R->internal || wst) rc = CFE_IO;
+    if (R->sig) rc = 128 + R->sig; /* 130 SIGINT, 143 SIGTERM: the shell's convention */
+    sweep_free(R);
+    free(R);
     return rc;
+out:
+    fprintf(stderr, "aclnn-conform%s%s\n", strncmp(e.msg, "sweep: ", 7) ? ": " : " ", e.msg);
+    sweep_free(R);
+    free(R);
+    return st;
 }

@@ -182,123 +182,160 @@ static void check_input(const cf_tensor *ct, const guarded *g, cf_run_result *r)
         }
 }
 
-static cf_status run_here(const cf_target *t, const cf_case *c, cf_run_result *r, cf_err *e)
-{
-    aclTensor *tensors[CF_MAX_TENSORS] = {0};
-    void *params[CF_MAX_PARAMS] = {0};
+/* One call of a case in this process: the guarded storages (and their device copies), the
+ * params and the workspace, released by run_state_free whatever happened. */
+typedef struct {
+    aclTensor *tensors[CF_MAX_TENSORS];
+    void *params[CF_MAX_PARAMS];
     guarded buf[CF_MAX_TENSORS];
-    size_t total[CF_MAX_TENSORS] = {0}; /* device copies: the whole guarded span */
-    void *ws_buf = NULL;
-    void *dev[CF_MAX_TENSORS] = {0}; /* device copies when the target has device hooks */
-    bool on_dev = t->dev_alloc != NULL;
-    cf_status st = CFE_OK;
-    memset(buf, 0, sizeof buf);
+    size_t total[CF_MAX_TENSORS]; /* device copies: the whole guarded span */
+    void *dev[CF_MAX_TENSORS];    /* device copies when the target has device hooks */
+    void *ws_buf;
+    bool on_dev;
+} run_state;
+
+/* What run_here does next: the following step, straight to reading the outputs, or nothing more
+ * (an error is recorded in r->error or the returned status). */
+typedef enum { STEP_ON, STEP_OUTPUTS, STEP_DONE } run_step;
+
+/* Every present tensor in guarded storage (and on the device), then the params. */
+static run_step stage_inputs(const cf_target *t, const cf_case *c, run_state *s, cf_run_result *r, cf_status *st, cf_err *e)
+{
     for (int i = 0; i < c->ntensors; i++) {
         const cf_tensor *ct = &c->tensors[i];
         if (!ct->present) continue;
         if (ct->null_data) { /* described, with no storage: the data pointer is NULL */
-            tensors[i] = t->create_tensor(ct->shape, (uint64_t)ct->ndim, ACL_DT[ct->dtype], ct->strides, ct->offset,
-                                          format_of(ct->format), ct->storage_shape, (uint64_t)ct->storage_ndim, NULL);
+            s->tensors[i] = t->create_tensor(ct->shape, (uint64_t)ct->ndim, ACL_DT[ct->dtype], ct->strides, ct->offset,
+                                             format_of(ct->format), ct->storage_shape, (uint64_t)ct->storage_ndim, NULL);
             continue;
         }
         int64_t sn = cf_tensor_storage_numel(ct);
         size_t es = cf_dtype_size(ct->dtype);
         if (sn < 0 || (uint64_t)sn * es > cf_max_bytes()) continue; /* left NULL: the description is invalid */
-        if (!guarded_alloc(&buf[i], (size_t)sn * es, t->guard_pages)) {
-            st = cf_fail(e, CFE_IO, "out of memory for tensor %s", ct->name);
-            goto done;
+        guarded *g = &s->buf[i];
+        if (!guarded_alloc(g, (size_t)sn * es, t->guard_pages)) {
+            *st = cf_fail(e, CFE_IO, "out of memory for tensor %s", ct->name);
+            return STEP_DONE;
         }
-        if (!ct->output && ct->data) memcpy(buf[i].data, ct->data, buf[i].bytes);
-        total[i] = 2 * CF_GUARD_BYTES + buf[i].bytes;
-        if (on_dev && (t->dev_alloc(&dev[i], total[i]) != 0 ||
-                       t->copy_to_dev(dev[i], buf[i].data - CF_GUARD_BYTES, total[i]) != 0)) {
+        if (!ct->output && ct->data) memcpy(g->data, ct->data, g->bytes);
+        s->total[i] = 2 * CF_GUARD_BYTES + g->bytes;
+        if (s->on_dev && (t->dev_alloc(&s->dev[i], s->total[i]) != 0 ||
+                          t->copy_to_dev(s->dev[i], g->data - CF_GUARD_BYTES, s->total[i]) != 0)) {
             snprintf(r->error, sizeof r->error, "device allocation or copy of %s failed", ct->name);
-            goto done;
+            return STEP_DONE;
         }
-        tensors[i] = t->create_tensor(ct->shape, (uint64_t)ct->ndim, ACL_DT[ct->dtype], ct->strides,
-                                      ct->offset, format_of(ct->format), ct->storage_shape,
-                                      (uint64_t)ct->storage_ndim,
-                                      on_dev ? (void *)((uint8_t *)dev[i] + CF_GUARD_BYTES) : (void *)buf[i].data);
+        s->tensors[i] = t->create_tensor(ct->shape, (uint64_t)ct->ndim, ACL_DT[ct->dtype], ct->strides, ct->offset,
+                                         format_of(ct->format), ct->storage_shape, (uint64_t)ct->storage_ndim,
+                                         s->on_dev ? (void *)((uint8_t *)s->dev[i] + CF_GUARD_BYTES) : (void *)g->data);
     }
     for (int i = 0; i < c->nparams; i++) {
         const cf_param *p = &c->params[i];
         if (p->is_null) continue;
         if (p->kind == CF_PARAM_SCALAR) {
             uint64_t b = p->scalar_bits; /* little endian: the low bytes are the value */
-            params[i] = t->create_scalar(&b, ACL_DT[p->scalar_dtype]);
+            s->params[i] = t->create_scalar(&b, ACL_DT[p->scalar_dtype]);
         } else if (p->kind == CF_PARAM_INTARRAY && p->arr) {
-            params[i] = t->create_int_array(p->arr, (uint64_t)p->arr_len);
+            s->params[i] = t->create_int_array(p->arr, (uint64_t)p->arr_len);
         }
     }
-    uint64_t ws = 0;
-    aclOpExecutor *ex = NULL;
-    cf_protocol proto = cf_protocol_of(c);
-    if (proto == CF_PROTO_NULL_EXECUTOR) { /* execute(NULL executor) must be 161001 */
-        r->status = t->exec[c->op](NULL, 0, NULL, NULL);
+    return STEP_ON;
+}
+
+/* The short- and NULL-workspace checks after a successful first phase: execute with ws - 1 bytes
+ * (or NULL) must be rejected with the executor left valid for the proper retry, which follows. */
+static run_step probe_workspace(const cf_target *t, const cf_case *c, cf_protocol proto, uint64_t ws, aclOpExecutor *ex,
+                                run_state *s, cf_run_result *r)
+{
+    if (ws == 0) { /* nothing to shorten: the check does not apply to this case */
+        r->not_applicable = true;
+        return STEP_ON;
+    }
+    if (ws > cf_max_bytes()) return STEP_ON; /* the execute step reports it */
+    bool shorten = proto == CF_PROTO_SHORT_WORKSPACE;
+    void *shorter = shorten && !s->on_dev ? malloc(ws) : NULL;
+    if (s->on_dev && shorten && t->dev_alloc(&shorter, ws) != 0) shorter = NULL;
+    int32_t first = shorten && !shorter ? -1 : t->exec[c->op](shorter, shorten ? ws - 1 : ws, ex, NULL);
+    if (s->on_dev && shorter) t->dev_free(shorter);
+    else free(shorter);
+    if (first == -1) {
+        snprintf(r->error, sizeof r->error, "out of memory for a workspace of %llu bytes", (unsigned long long)ws);
+        if (t->destroy_executor) t->destroy_executor(ex);
+        return STEP_DONE;
+    }
+    if (first == 0) { /* accepted: it ran, and released the executor; nothing to retry */
+        r->status = 0;
         r->phase = 1;
-        goto outputs;
+        return STEP_OUTPUTS;
     }
-    r->status = cf_adapters[c->op]->call_ws(t->get_ws[c->op], c, tensors, params, &ws, &ex);
-    r->phase = 0;
-    if (r->status == 0 && (proto == CF_PROTO_SHORT_WORKSPACE || proto == CF_PROTO_NULL_WORKSPACE)) {
-        if (ws == 0) { /* nothing to shorten: the check does not apply to this case */
-            r->not_applicable = true;
-        } else if (ws <= cf_max_bytes()) {
-            /* the rejected call (161002) must leave the executor valid for a proper retry */
-            void *shorter = proto == CF_PROTO_SHORT_WORKSPACE && !on_dev ? malloc(ws) : NULL;
-            if (on_dev && proto == CF_PROTO_SHORT_WORKSPACE && t->dev_alloc(&shorter, ws) != 0) shorter = NULL;
-            int32_t first = proto == CF_PROTO_SHORT_WORKSPACE && !shorter ? -1
-                                                                         : t->exec[c->op](shorter, proto == CF_PROTO_SHORT_WORKSPACE ? ws - 1 : ws, ex, NULL);
-            if (on_dev && shorter) t->dev_free(shorter);
-            else free(shorter);
-            if (first == -1) {
-                snprintf(r->error, sizeof r->error, "out of memory for a workspace of %llu bytes", (unsigned long long)ws);
-                if (t->destroy_executor) t->destroy_executor(ex);
-                goto done;
-            }
-            if (first == 0) { /* accepted: it ran, and released the executor; nothing to retry */
-                r->status = 0;
-                r->phase = 1;
-                goto outputs;
-            }
-            r->protocol_status = first;
-        }
-    }
+    r->protocol_status = first;
+    return STEP_ON;
+}
+
+/* The second phase with a workspace of the planned size (copied back from the device), or the
+ * executor released after a failed first phase. */
+static run_step execute(const cf_target *t, const cf_case *c, uint64_t ws, aclOpExecutor *ex, run_state *s, cf_run_result *r)
+{
     if (r->status != 0) {
         if (ex) {
             r->executor_leak_check = true;
             if (t->destroy_executor) t->destroy_executor(ex);
         }
-    } else {
-        if (ws > cf_max_bytes()) {
-            snprintf(r->error, sizeof r->error, "workspace of %llu bytes requested (over --max-bytes %llu)",
-                     (unsigned long long)ws, (unsigned long long)cf_max_bytes());
-            if (t->destroy_executor) t->destroy_executor(ex);
-            goto done;
-        }
-        if (ws && on_dev) {
-            if (t->dev_alloc(&ws_buf, ws) != 0) ws_buf = NULL;
-        } else {
-            ws_buf = ws ? malloc(ws) : NULL;
-        }
-        r->status = t->exec[c->op](ws_buf, ws, ex, NULL);
-        r->phase = 1;
-        if (on_dev) {
-            if (t->dev_sync(NULL) != 0) snprintf(r->error, sizeof r->error, "device sync failed");
-            for (int i = 0; i < c->ntensors; i++)
-                if (dev[i] && t->copy_to_host(buf[i].data - CF_GUARD_BYTES, dev[i], total[i]) != 0)
-                    snprintf(r->error, sizeof r->error, "device copy of %s failed", c->tensors[i].name);
-        }
+        return STEP_ON;
     }
-    if (r->protocol_status) { /* the rejection is the verdict; the retry had to succeed */
+    if (ws > cf_max_bytes()) {
+        snprintf(r->error, sizeof r->error, "workspace of %llu bytes requested (over --max-bytes %llu)", (unsigned long long)ws,
+                 (unsigned long long)cf_max_bytes());
+        if (t->destroy_executor) t->destroy_executor(ex);
+        return STEP_DONE;
+    }
+    if (ws && s->on_dev) {
+        if (t->dev_alloc(&s->ws_buf, ws) != 0) s->ws_buf = NULL;
+    } else {
+        s->ws_buf = ws ? malloc(ws) : NULL;
+    }
+    r->status = t->exec[c->op](s->ws_buf, ws, ex, NULL);
+    r->phase = 1;
+    if (s->on_dev) {
+        if (t->dev_sync(NULL) != 0) snprintf(r->error, sizeof r->error, "device sync failed");
+        for (int i = 0; i < c->ntensors; i++)
+            if (s->dev[i] && t->copy_to_host(s->buf[i].data - CF_GUARD_BYTES, s->dev[i], s->total[i]) != 0)
+                snprintf(r->error, sizeof r->error, "device copy of %s failed", c->tensors[i].name);
+    }
+    return STEP_ON;
+}
+
+/* Both phases, or the protocol step the case checks. */
+static run_step call_op(const cf_target *t, const cf_case *c, run_state *s, cf_run_result *r)
+{
+    cf_protocol proto = cf_protocol_of(c);
+    if (proto == CF_PROTO_NULL_EXECUTOR) { /* execute(NULL executor) must be 161001 */
+        r->status = t->exec[c->op](NULL, 0, NULL, NULL);
+        r->phase = 1;
+        return STEP_OUTPUTS;
+    }
+    uint64_t ws = 0;
+    aclOpExecutor *ex = NULL;
+    r->status = cf_adapters[c->op]->call_ws(t->get_ws[c->op], c, s->tensors, s->params, &ws, &ex);
+    r->phase = 0;
+    run_step k = STEP_ON;
+    if (r->status == 0 && (proto == CF_PROTO_SHORT_WORKSPACE || proto == CF_PROTO_NULL_WORKSPACE))
+        k = probe_workspace(t, c, proto, ws, ex, s, r);
+    if (k == STEP_ON) k = execute(t, c, ws, ex, s, r);
+    if (k == STEP_ON && r->protocol_status) { /* the rejection is the verdict; the retry had to succeed */
         if (r->status != 0 && !r->error[0])
             snprintf(r->error, sizeof r->error, "the retry with the planned workspace after a rejected %s returned %d (the executor must stay valid)",
                      proto == CF_PROTO_SHORT_WORKSPACE ? "short workspace" : "NULL workspace", r->status);
         r->status = r->protocol_status;
     }
-outputs:
-    for (int i = 0; i < c->ntensors; i++) /* inputs unchanged, whatever the status */
-        if (c->tensors[i].present && !c->tensors[i].output && buf[i].base) check_input(&c->tensors[i], &buf[i], r);
+    return k;
+}
+
+/* Inputs unchanged and guard zones intact, whatever the status; output values when there are any. */
+static cf_status collect_outputs(const cf_case *c, const run_state *s, cf_run_result *r, cf_err *e)
+{
+    cf_protocol proto = cf_protocol_of(c);
+    for (int i = 0; i < c->ntensors; i++)
+        if (c->tensors[i].present && !c->tensors[i].output && s->buf[i].base) check_input(&c->tensors[i], &s->buf[i], r);
     for (int i = 0; i < c->ntensors; i++) {
         const cf_tensor *ct = &c->tensors[i];
         if (!ct->present || !ct->output || r->nout >= 2) continue;
@@ -306,24 +343,41 @@ outputs:
         if (r->status != 0 || proto != CF_PROTO_NONE || ct->null_data) { /* no values to read; a write outside the storage still counts */
             snprintf(o->name, sizeof o->name, "%s", ct->name);
             o->dtype = ct->dtype;
-            if (buf[i].base) o->wrote_outside = guard_broken(&buf[i], o->outside, sizeof o->outside);
+            if (s->buf[i].base) o->wrote_outside = guard_broken(&s->buf[i], o->outside, sizeof o->outside);
             continue;
         }
-        if ((st = read_output(ct, &buf[i], o, e))) goto done;
+        cf_status st = read_output(ct, &s->buf[i], o, e);
+        if (st) return st;
     }
-done:
-    if (on_dev && ws_buf) t->dev_free(ws_buf);
-    else free(ws_buf);
+    return CFE_OK;
+}
+
+static void run_state_free(const cf_target *t, const cf_case *c, run_state *s)
+{
+    if (s->on_dev && s->ws_buf) t->dev_free(s->ws_buf);
+    else free(s->ws_buf);
     for (int i = 0; i < c->nparams; i++) {
-        if (!params[i]) continue;
-        if (c->params[i].kind == CF_PARAM_SCALAR) t->destroy_scalar(params[i]);
-        else t->destroy_int_array(params[i]);
+        if (!s->params[i]) continue;
+        if (c->params[i].kind == CF_PARAM_SCALAR) t->destroy_scalar(s->params[i]);
+        else t->destroy_int_array(s->params[i]);
     }
     for (int i = 0; i < c->ntensors; i++) {
-        if (tensors[i]) t->destroy_tensor(tensors[i]);
-        if (dev[i]) t->dev_free(dev[i]);
-        guarded_free(&buf[i]);
+        if (s->tensors[i]) t->destroy_tensor(s->tensors[i]);
+        if (s->dev[i]) t->dev_free(s->dev[i]);
+        guarded_free(&s->buf[i]);
     }
+}
+
+static cf_status run_here(const cf_target *t, const cf_case *c, cf_run_result *r, cf_err *e)
+{
+    run_state s;
+    memset(&s, 0, sizeof s);
+    s.on_dev = t->dev_alloc != NULL;
+    cf_status st = CFE_OK;
+    run_step k = stage_inputs(t, c, &s, r, &st, e);
+    if (k == STEP_ON) k = call_op(t, c, &s, r);
+    if (k != STEP_DONE) st = collect_outputs(c, &s, r, e);
+    run_state_free(t, c, &s);
     return st;
 }
 

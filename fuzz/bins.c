@@ -168,6 +168,117 @@ static void add_param_bins(fz_bins *b, int pi)
     if (inf) add_bin(b, g, p->name, "inf", BK_ABS, INFINITY, INFINITY);
 }
 
+/* Element-wise models (same, broadcast): element counts around the driver's blocks of 1024 and
+ * parallel grains of 16384, and the size tiers of the last three dims of the reference tensor. */
+static void bins_elementwise(fz_bins *b, const cz_tensor *rt, int ref, bool empty_ok)
+{
+    group *g = new_group(b, G_NUMEL, 0);
+    static const double t[][2] = {{1, 1}, {2, 63}, {64, 1022}, {1023, 1025}, {1026, 16382}, {16383, 16385},
+                                  {16386, 1048576}, {1048577, INFINITY}};
+    if (empty_ok) add_range(b, g, "numel", 0, 0);
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) add_range(b, g, "numel", t[i][0], t[i][1]);
+    for (int pos = 1; pos <= 3; pos++) {
+        static const char *const nm[] = {"", "dim[-1]", "dim[-2]", "dim[outer]"};
+        if (rt->rank_max < pos) break;
+        g = new_group(b, G_DIM, pos);
+        g->t = ref;
+        add_size_tiers(b, g, nm[pos], empty_ok ? 0 : 1, 1025, true);
+        add_range(b, g, nm[pos], 7, 1025); /* any size of the sampled range beyond tiny */
+    }
+}
+
+/* softmax model: element counts, B / N / S1 tiers, and S2 over its documented range (vector
+ * widths and powers of two +-1, the maximum). */
+static void bins_softmax(fz_bins *b, const cz_tensor *rt, bool empty_ok)
+{
+    group *g = new_group(b, G_NUMEL, 0);
+    static const double t[][2] = {{1, 63}, {64, 4095}, {4096, 16383}, {16384, 1048576}, {1048577, INFINITY}};
+    if (empty_ok) add_range(b, g, "numel", 0, 0);
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) add_range(b, g, "numel", t[i][0], t[i][1]);
+    int64_t s2max = 0;
+    for (int k = 0; k < rt->ndims; k++)
+        if (rt->dim_idx[k] == 3) s2max = rt->dim_max[k];
+    static const char *const nm[] = {"B", "N", "S1", "S2"};
+    for (int d = 0; d < 3; d++) {
+        g = new_group(b, G_SMS, d);
+        if (empty_ok) add_range(b, g, nm[d], 0, 0);
+        add_range(b, g, nm[d], 1, 1);
+        add_range(b, g, nm[d], 2, d == 2 ? 16 : 4);
+        add_range(b, g, nm[d], d == 2 ? 17 : 5, INFINITY);
+    }
+    g = new_group(b, G_SMS, 3);
+    if (empty_ok) add_range(b, g, "S2", 0, 0);
+    if (s2max >= 4096) { /* the tiers of the documented range up to 4096 */
+        static const double s2[][2] = {{1, 64}, {65, 512}, {513, 4092}, {4093, 4095}, {4096, 4096}};
+        for (size_t i = 0; i < sizeof s2 / sizeof s2[0]; i++) add_range(b, g, "S2", s2[i][0], s2[i][1]);
+    } else
+        add_range(b, g, "S2", 1, INFINITY);
+    add_bin(b, g, "S2", "vec+-1", BK_VEC, 0, 0);
+    add_bin(b, g, "S2", "pow2+-1", BK_POW2, 0, 0);
+    if (s2max > 0 && s2max != 4096) add_range(b, g, "S2", (double)s2max, (double)s2max);
+}
+
+/* nsa model: element counts, D, l, d relative to l, N and batch-count tiers. */
+static void bins_nsa(fz_bins *b, const cz_model *m)
+{
+    group *g = new_group(b, G_NUMEL, 0);
+    static const double t[][2] = {{1, 4095}, {4096, 32767}, {32768, 1048576}, {1048577, INFINITY}};
+    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) add_range(b, g, "numel", t[i][0], t[i][1]);
+    /* D: one NSA_CHUNK-sized row band, below, at and above 256, the maximum */
+    g = new_group(b, G_NSA, 0);
+    double Dm = (double)m->D_multiple, Dmin = ceil((double)m->D_range[0] / Dm) * Dm, Dmax = floor((double)m->D_range[1] / Dm) * Dm;
+    add_pivot_band(b, g, "D", Dmin, Dm, 256, Dmax);
+    g = new_group(b, G_NSA, 1);
+    double bm = (double)m->block_multiple;
+    double lmin = ceil((double)(m->l_range[0] > m->d_range[0] + m->block_multiple ? m->l_range[0] : m->d_range[0] + m->block_multiple) / bm) * bm;
+    double lmax = floor((double)m->l_range[1] / bm) * bm;
+    add_pivot_band(b, g, "l", lmin, bm, 128, lmax);
+    g = new_group(b, G_NSA, 2); /* d relative to l: the smallest, l - d minimal, between */
+    add_bin(b, g, "d", "min", BK_RANGE, 0, 0);
+    add_bin(b, g, "d", "l-multiple", BK_RANGE, 1, 1);
+    add_bin(b, g, "d", "between", BK_RANGE, 2, 2);
+    g = new_group(b, G_NSA, 3);
+    add_range(b, g, "N", 1, 1);
+    if (m->N_range[1] >= 4) add_range(b, g, "N", 2, 4);
+    if (m->N_range[1] >= 5) add_range(b, g, "N", 5, INFINITY);
+    g = new_group(b, G_NSA, 4);
+    add_range(b, g, "batches", 1, 1);
+    if (m->batches[1] >= 6) add_range(b, g, "batches", 2, 6);
+    if (m->batches[1] >= 7) add_range(b, g, "batches", 7, 64 < m->batches[1] ? 64 : (double)m->batches[1]);
+    if (m->batches[1] > 64) add_range(b, g, "batches", 65, INFINITY);
+}
+
+/* A branch boundary x = P / Q on a tensor (Softplus: threshold / beta): bands of z = Q * x, and
+ * both sides of the branch z > P. */
+static void bins_product(fz_bins *b, const cz_constraints *cz, const cz_values *cv, const cz_edge *ed)
+{
+    char gn[24];
+    snprintf(gn, sizeof gn, "%s*%s", cz->params[ed->pb].name, cz->tensors[cv->tensor].name);
+    group *g = new_group(b, G_PRODUCT, 0);
+    g->t = cv->tensor;
+    g->pb = ed->pb;
+    for (int i = 0; i < NBANDS; i++) {
+        char nm[48];
+        band_name(nm, sizeof nm, i);
+        if (i > 0 && bands[i] < 1e-14) continue; /* z in [FLT_MIN, 1e-14): sigmoid(z) = 1/2 exactly */
+        add_bin(b, g, gn, nm, BK_ABS, i == 0 ? 0x1p-1074 : bands[i], bands[i + 1]);
+    }
+    add_bin(b, g, gn, "0", BK_RANGE, 0, 0);
+    add_bin(b, g, gn, "<0", BK_RANGE, -INFINITY, -0x1p-1074);
+    add_bin(b, g, gn, "nan", BK_NAN, 0, 0);
+    add_bin(b, g, gn, "inf", BK_ABS, INFINITY, INFINITY);
+    g = new_group(b, G_BRANCH, 0);
+    g->t = cv->tensor;
+    g->pa = ed->pa;
+    g->pb = ed->pb;
+    snprintf(gn, sizeof gn, "branch");
+    char nm[48];
+    snprintf(nm, sizeof nm, "z>%s", cz->params[g->pa].name);
+    add_bin(b, g, gn, nm, BK_RANGE, 1, 1);
+    snprintf(nm, sizeof nm, "z<=%s", cz->params[g->pa].name);
+    add_bin(b, g, gn, nm, BK_RANGE, 0, 0);
+}
+
 fz_bins *fz_bins_new(const cz_constraints *cz)
 {
     if (!cz) return NULL;
@@ -182,109 +293,20 @@ fz_bins *fz_bins_new(const cz_constraints *cz)
     const cz_tensor *rt = &cz->tensors[ref];
     group *g = new_group(b, G_RANK, ref);
     for (int r = rt->rank_min; r <= rt->rank_max; r++) add_range(b, g, "rank", r, r);
-    g = new_group(b, G_NUMEL, 0);
-    if (m->kind == CZ_MODEL_SAME || m->kind == CZ_MODEL_BROADCAST) {
-        /* the element-wise driver: blocks of 1024, parallel grains of 16384 elements */
-        static const double t[][2] = {{1, 1}, {2, 63}, {64, 1022}, {1023, 1025}, {1026, 16382}, {16383, 16385},
-                                      {16386, 1048576}, {1048577, INFINITY}};
-        if (empty_ok) add_range(b, g, "numel", 0, 0);
-        for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) add_range(b, g, "numel", t[i][0], t[i][1]);
-        for (int pos = 1; pos <= 3; pos++) {
-            static const char *const nm[] = {"", "dim[-1]", "dim[-2]", "dim[outer]"};
-            if (rt->rank_max < pos) break;
-            g = new_group(b, G_DIM, pos);
-            g->t = ref;
-            add_size_tiers(b, g, nm[pos], empty_ok ? 0 : 1, 1025, true);
-            add_range(b, g, nm[pos], 7, 1025); /* any size of the sampled range beyond tiny */
-        }
-    } else if (m->kind == CZ_MODEL_SOFTMAX) {
-        static const double t[][2] = {{1, 63}, {64, 4095}, {4096, 16383}, {16384, 1048576}, {1048577, INFINITY}};
-        if (empty_ok) add_range(b, g, "numel", 0, 0);
-        for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) add_range(b, g, "numel", t[i][0], t[i][1]);
-        int64_t s2max = 0;
-        for (int k = 0; k < rt->ndims; k++)
-            if (rt->dim_idx[k] == 3) s2max = rt->dim_max[k];
-        static const char *const nm[] = {"B", "N", "S1", "S2"};
-        for (int d = 0; d < 3; d++) {
-            g = new_group(b, G_SMS, d);
-            if (empty_ok) add_range(b, g, nm[d], 0, 0);
-            add_range(b, g, nm[d], 1, 1);
-            add_range(b, g, nm[d], 2, d == 2 ? 16 : 4);
-            add_range(b, g, nm[d], d == 2 ? 17 : 5, INFINITY);
-        }
-        g = new_group(b, G_SMS, 3);
-        if (empty_ok) add_range(b, g, "S2", 0, 0);
-        if (s2max >= 4096) { /* the tiers of the documented range up to 4096 */
-            static const double s[][2] = {{1, 64}, {65, 512}, {513, 4092}, {4093, 4095}, {4096, 4096}};
-            for (size_t i = 0; i < sizeof s / sizeof s[0]; i++) add_range(b, g, "S2", s[i][0], s[i][1]);
-        } else
-            add_range(b, g, "S2", 1, INFINITY);
-        add_bin(b, g, "S2", "vec+-1", BK_VEC, 0, 0);
-        add_bin(b, g, "S2", "pow2+-1", BK_POW2, 0, 0);
-        if (s2max > 0 && s2max != 4096) add_range(b, g, "S2", (double)s2max, (double)s2max);
-    } else { /* NSA */
-        static const double t[][2] = {{1, 4095}, {4096, 32767}, {32768, 1048576}, {1048577, INFINITY}};
-        for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) add_range(b, g, "numel", t[i][0], t[i][1]);
-        /* D: one NSA_CHUNK-sized row band, below, at and above 256, the maximum */
-        g = new_group(b, G_NSA, 0);
-        double Dm = (double)m->D_multiple, Dmin = ceil((double)m->D_range[0] / Dm) * Dm, Dmax = floor((double)m->D_range[1] / Dm) * Dm;
-        add_pivot_band(b, g, "D", Dmin, Dm, 256, Dmax);
-        g = new_group(b, G_NSA, 1);
-        double bm = (double)m->block_multiple;
-        double lmin = ceil((double)(m->l_range[0] > m->d_range[0] + m->block_multiple ? m->l_range[0] : m->d_range[0] + m->block_multiple) / bm) * bm;
-        double lmax = floor((double)m->l_range[1] / bm) * bm;
-        add_pivot_band(b, g, "l", lmin, bm, 128, lmax);
-        g = new_group(b, G_NSA, 2); /* d relative to l: the smallest, l - d minimal, between */
-        add_bin(b, g, "d", "min", BK_RANGE, 0, 0);
-        add_bin(b, g, "d", "l-multiple", BK_RANGE, 1, 1);
-        add_bin(b, g, "d", "between", BK_RANGE, 2, 2);
-        g = new_group(b, G_NSA, 3);
-        add_range(b, g, "N", 1, 1);
-        if (m->N_range[1] >= 4) add_range(b, g, "N", 2, 4);
-        if (m->N_range[1] >= 5) add_range(b, g, "N", 5, INFINITY);
-        g = new_group(b, G_NSA, 4);
-        add_range(b, g, "batches", 1, 1);
-        if (m->batches[1] >= 6) add_range(b, g, "batches", 2, 6);
-        if (m->batches[1] >= 7) add_range(b, g, "batches", 7, 64 < m->batches[1] ? 64 : (double)m->batches[1]);
-        if (m->batches[1] > 64) add_range(b, g, "batches", 65, INFINITY);
-    }
+    if (m->kind == CZ_MODEL_SAME || m->kind == CZ_MODEL_BROADCAST) bins_elementwise(b, rt, ref, empty_ok);
+    else if (m->kind == CZ_MODEL_SOFTMAX) bins_softmax(b, rt, empty_ok);
+    else bins_nsa(b, m);
     /* real attributes: magnitude bands, 0, negative, NaN, Inf as the domain reaches them */
     for (int i = 0; i < cz->nparams; i++)
         if (!cz->params[i].derived && (cz->params[i].kind == CF_PARAM_F64 || cz->params[i].kind == CF_PARAM_SCALAR))
             add_param_bins(b, i);
-    /* a branch boundary x = P / Q on a tensor (Softplus: threshold / beta): bands of z = Q * x,
-     * and both sides of the branch z > P */
     for (int v = 0; v < cz->nvalues; v++) {
         const cz_values *cv = &cz->values[v];
-        for (int e = 0; e < cv->nedges; e++) {
-            if (cv->edges[e].kind != CZ_EDGE_DIV) continue;
-            char gn[24];
-            snprintf(gn, sizeof gn, "%s*%s", cz->params[cv->edges[e].pb].name, cz->tensors[cv->tensor].name);
-            g = new_group(b, G_PRODUCT, 0);
-            g->t = cv->tensor;
-            g->pb = cv->edges[e].pb;
-            for (int i = 0; i < NBANDS; i++) {
-                char nm[48];
-                band_name(nm, sizeof nm, i);
-                if (i > 0 && bands[i] < 1e-14) continue; /* z in [FLT_MIN, 1e-14): sigmoid(z) = 1/2 exactly */
-                add_bin(b, g, gn, nm, BK_ABS, i == 0 ? 0x1p-1074 : bands[i], bands[i + 1]);
+        for (int e = 0; e < cv->nedges; e++)
+            if (cv->edges[e].kind == CZ_EDGE_DIV) {
+                bins_product(b, cz, cv, &cv->edges[e]);
+                break;
             }
-            add_bin(b, g, gn, "0", BK_RANGE, 0, 0);
-            add_bin(b, g, gn, "<0", BK_RANGE, -INFINITY, -0x1p-1074);
-            add_bin(b, g, gn, "nan", BK_NAN, 0, 0);
-            add_bin(b, g, gn, "inf", BK_ABS, INFINITY, INFINITY);
-            g = new_group(b, G_BRANCH, 0);
-            g->t = cv->tensor;
-            g->pa = cv->edges[e].pa;
-            g->pb = cv->edges[e].pb;
-            snprintf(gn, sizeof gn, "branch");
-            char nm[48];
-            snprintf(nm, sizeof nm, "z>%s", cz->params[g->pa].name);
-            add_bin(b, g, gn, nm, BK_RANGE, 1, 1);
-            snprintf(nm, sizeof nm, "z<=%s", cz->params[g->pa].name);
-            add_bin(b, g, gn, nm, BK_RANGE, 0, 0);
-            break;
-        }
         /* integer values of magnitude >= 2^31 drawn by a dist of integer dtypes */
         for (int d = 0; d < cv->ndists; d++)
             if (cv->dists[d].dtypes && cv->dists[d].b >= 2147483648.0 && cv->dists[d].kind != CZ_DIST_NORMAL) {

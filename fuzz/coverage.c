@@ -68,6 +68,139 @@ static int64_t ordered(cf_dtype dt, uint64_t bits)
     return (bits & sign) ? -(int64_t)mag : (int64_t)mag;
 }
 
+/* Shape and view classes of one tensor. */
+static void cov_view(const cf_tensor *t, bool *seen, bool *all_contig)
+{
+    int64_t n = cf_tensor_numel(t);
+    if (t->ndim == 0) seen[FZ_COV_rank0] = true;
+    if (n == 0) seen[FZ_COV_empty] = true;
+    if (n > 4096) seen[FZ_COV_large] = true;
+    if (t->offset > 0) seen[FZ_COV_offset] = true;
+    if (!is_contig(t)) {
+        *all_contig = false;
+        if (t->output) seen[FZ_COV_out_noncontig] = true;
+    }
+    bool perm = false, step = false, zero = false;
+    view_kinds(t, &perm, &step, &zero);
+    seen[FZ_COV_permuted] |= perm;
+    seen[FZ_COV_step] |= step;
+    if (!t->output) seen[FZ_COV_zero_stride] |= zero;
+    if (strcmp(t->format, "ND") != 0) seen[FZ_COV_format_non_nd] = true;
+}
+
+/* Value classes at the viewed positions of input tensor i, and hits of its boundary edges (the
+ * exact bits, or within the values entry's ulp_neighbours of them). */
+static void cov_values(const cz_constraints *cz, const cf_case *c, int i, fz_coverage *cov, bool *seen)
+{
+    const cf_tensor *t = &c->tensors[i];
+    const cz_values *vals = NULL;
+    for (int k = 0; k < cz->nvalues; k++)
+        if (cz->values[k].tensor == i) vals = &cz->values[k];
+    uint64_t bnd[CZ_MAX_EDGES];
+    int nb = 0;
+    for (int k = 0; vals && k < vals->nedges; k++)
+        if (vals->edges[k].boundary && fz_edge_bits(cz, c, &vals->edges[k], t->dtype, &bnd[nb])) nb++;
+    size_t sz = cf_dtype_size(t->dtype);
+    uint64_t signmask = 1ull << (8 * sz - 1);
+    int64_t n = cf_tensor_numel(t);
+    for (int64_t e = 0; e < n; e++) {
+        uint64_t bits = fz_load_bits(t->dtype, t->data, fz_view_index(t, e));
+        double v = fz_double_from_bits(t->dtype, bits);
+        float_class(t->dtype, bits & signmask, v, cz, cov, seen);
+        for (int k = 0; k < nb; k++) {
+            if (bits == bnd[k]) seen[FZ_COV_val_boundary] = true;
+            else if (cf_dtype_is_float(t->dtype) && vals->ulp_neighbours > 0 && !isnan(v)) {
+                int64_t p = ordered(t->dtype, bits), q = ordered(t->dtype, bnd[k]), kk = vals->ulp_neighbours;
+                /* same sign: no overflow; opposite signs: near only when both are tiny */
+                bool near = (p >= 0) == (q >= 0) ? (p - q >= -kk && p - q <= kk)
+                                                 : (p >= -kk && p <= kk && q >= -kk && q <= kk && p - q >= -kk && p - q <= kk);
+                if (near) seen[FZ_COV_val_boundary_ulp] = true;
+            }
+        }
+    }
+}
+
+static void cov_params(const cf_case *c, bool *seen)
+{
+    for (int i = 0; i < c->nparams; i++) {
+        const cf_param *p = &c->params[i];
+        if (p->is_null || (p->kind != CF_PARAM_F64 && p->kind != CF_PARAM_SCALAR)) continue;
+        double v = fz_param_value(p);
+        if (!(v > 0) || isinf(v)) seen[FZ_COV_param_special] = true;
+        if (p->kind == CF_PARAM_SCALAR && !cf_dtype_is_float(p->scalar_dtype)) seen[FZ_COV_scalar_int] = true;
+    }
+}
+
+/* broadcast model: dims that differ, size-1 and size-0 pairs (right-aligned). */
+static void cov_broadcast(const cz_model *m, const cf_case *c, bool *seen)
+{
+    const cf_tensor *a = &c->tensors[m->bin[0]], *b = &c->tensors[m->bin[1]];
+    if (!a->present || !b->present) return;
+    int r = a->ndim > b->ndim ? a->ndim : b->ndim;
+    for (int j = 0; j < r; j++) {
+        int64_t da = j < a->ndim ? a->shape[a->ndim - 1 - j] : 1;
+        int64_t db = j < b->ndim ? b->shape[b->ndim - 1 - j] : 1;
+        if (j >= a->ndim || j >= b->ndim || da != db) seen[FZ_COV_broadcast] = true;
+        if ((da == 1 && db > 1) || (db == 1 && da > 1)) seen[FZ_COV_broadcast_size1] = true;
+        if ((da == 1 && db == 0) || (db == 1 && da == 0)) seen[FZ_COV_broadcast_size0] = true;
+    }
+}
+
+/* softmax model: a broadcast mask, all-masked and unmasked rows, a y whose rows sum to 1. */
+static void cov_softmax(const cz_model *m, const cf_case *c, bool *seen)
+{
+    const cf_tensor *mk = &c->tensors[m->mask], *go = &c->tensors[m->tensors[0]], *y = &c->tensors[m->y];
+    if (mk->present && go->present && mk->ndim == 4 && go->ndim == 4) {
+        for (int d = 0; d < 2; d++)
+            if (mk->shape[d] == 1 && go->shape[d] > 1) seen[FZ_COV_mask_broadcast] = true;
+        int64_t S2 = mk->shape[3], rows = S2 > 0 ? cf_tensor_numel(mk) / S2 : 0;
+        for (int64_t r = 0; r < rows && mk->data; r++) {
+            int64_t cnt = 0;
+            for (int64_t j = 0; j < S2; j++) cnt += fz_load_bits(mk->dtype, mk->data, fz_view_index(mk, r * S2 + j)) != 0;
+            if (cnt == S2) seen[FZ_COV_mask_all_masked_row] = true;
+            if (cnt == 0) seen[FZ_COV_mask_unmasked_row] = true;
+        }
+    }
+    if (!(y->present && y->data && y->ndim == 4 && y->shape[3] >= 2 && cf_dtype_is_float(y->dtype))) return;
+    int64_t S2 = y->shape[3], rows = cf_tensor_numel(y) / S2;
+    for (int64_t r = 0; r < rows && !seen[FZ_COV_softmax_realistic_y]; r++) {
+        double sum = 0;
+        int nz = 0;
+        for (int64_t j = 0; j < S2; j++) {
+            double v = fz_double_from_bits(y->dtype, fz_load_bits(y->dtype, y->data, fz_view_index(y, r * S2 + j)));
+            sum += v;
+            nz += v != 0;
+        }
+        if (nz >= 2 && fabs(sum - 1) < 0.02 * (1 + 0.01 * (double)S2)) seen[FZ_COV_softmax_realistic_y] = true;
+    }
+}
+
+/* nsa model: batch lengths (empty, shorter than a block, a tail, overlapping windows). */
+static void cov_nsa_batch(int64_t S, int64_t l, int64_t d, bool *seen)
+{
+    if (S >= l && d > 0 && (S - l) % d) seen[FZ_COV_nsa_tail] = true;
+    if (S >= l + d && l > d) seen[FZ_COV_nsa_overlap] = true;
+}
+
+static void cov_nsa(const cz_model *m, const cf_case *c, bool *seen)
+{
+    const cf_param *ps = &c->params[m->p_seq];
+    int64_t l = c->params[m->p_l].i, d = c->params[m->p_d].i;
+    if (ps->is_null) {
+        seen[FZ_COV_nsa_null_actseqlen] = true;
+        if (c->tensors[m->in].present && c->tensors[m->in].ndim >= 1) cov_nsa_batch(c->tensors[m->in].shape[0], l, d, seen);
+        return;
+    }
+    int64_t prev = 0;
+    for (int64_t b = 0; b < ps->arr_len; b++) {
+        int64_t S = ps->arr[b] - prev;
+        prev = ps->arr[b];
+        if (S == 0) seen[FZ_COV_nsa_empty_batch] = true;
+        if (S > 0 && S < l) seen[FZ_COV_nsa_short_batch] = true;
+        cov_nsa_batch(S, l, d, seen);
+    }
+}
+
 void fz_coverage_add(const cz_constraints *cz, const cf_case *c, fz_coverage *cov)
 {
     bool seen[FZ_COV_COUNT] = {false};
@@ -77,119 +210,20 @@ void fz_coverage_add(const cz_constraints *cz, const cf_case *c, fz_coverage *co
     for (int i = 0; i < c->ntensors; i++) {
         const cf_tensor *t = &c->tensors[i];
         if (!t->present) continue;
-        int64_t n = cf_tensor_numel(t);
-        if (t->ndim == 0) seen[FZ_COV_rank0] = true;
-        if (n == 0) seen[FZ_COV_empty] = true;
-        if (n > 4096) seen[FZ_COV_large] = true;
-        if (t->offset > 0) seen[FZ_COV_offset] = true;
-        if (!is_contig(t)) {
-            all_contig = false;
-            if (t->output) seen[FZ_COV_out_noncontig] = true;
-        }
-        bool perm = false, step = false, zero = false;
-        view_kinds(t, &perm, &step, &zero);
-        seen[FZ_COV_permuted] |= perm;
-        seen[FZ_COV_step] |= step;
-        if (!t->output) seen[FZ_COV_zero_stride] |= zero;
-        if (strcmp(t->format, "ND") != 0) seen[FZ_COV_format_non_nd] = true;
+        cov_view(t, seen, &all_contig);
         if (t->output || !t->data) continue;
         if (cf_dtype_is_float(t->dtype) && !(cz->model.kind == CZ_MODEL_SOFTMAX && i == cz->model.mask)) {
             if (nin++ == 0) first_in = t->dtype;
             else if (t->dtype != first_in) seen[FZ_COV_mixed_dtype] = true;
         }
-        /* values at viewed positions */
-        const cz_values *vals = NULL;
-        for (int k = 0; k < cz->nvalues; k++)
-            if (cz->values[k].tensor == i) vals = &cz->values[k];
-        uint64_t bnd[CZ_MAX_EDGES];
-        int nb = 0;
-        for (int k = 0; vals && k < vals->nedges; k++)
-            if (vals->edges[k].boundary && fz_edge_bits(cz, c, &vals->edges[k], t->dtype, &bnd[nb])) nb++;
-        size_t sz = cf_dtype_size(t->dtype);
-        uint64_t signmask = 1ull << (8 * sz - 1);
-        for (int64_t e = 0; e < n; e++) {
-            uint64_t bits = fz_load_bits(t->dtype, t->data, fz_view_index(t, e));
-            double v = fz_double_from_bits(t->dtype, bits);
-            float_class(t->dtype, bits & signmask, v, cz, cov, seen);
-            for (int k = 0; k < nb; k++) {
-                if (bits == bnd[k]) seen[FZ_COV_val_boundary] = true;
-                else if (cf_dtype_is_float(t->dtype) && vals->ulp_neighbours > 0 && !isnan(v)) {
-                    int64_t p = ordered(t->dtype, bits), q = ordered(t->dtype, bnd[k]), kk = vals->ulp_neighbours;
-                    /* same sign: no overflow; opposite signs: near only when both are tiny */
-                    bool near = (p >= 0) == (q >= 0) ? (p - q >= -kk && p - q <= kk)
-                                                     : (p >= -kk && p <= kk && q >= -kk && q <= kk && p - q >= -kk && p - q <= kk);
-                    if (near) seen[FZ_COV_val_boundary_ulp] = true;
-                }
-            }
-        }
+        cov_values(cz, c, i, cov, seen);
     }
     seen[FZ_COV_contiguous] = all_contig;
-    for (int i = 0; i < c->nparams; i++) {
-        const cf_param *p = &c->params[i];
-        if (p->is_null || (p->kind != CF_PARAM_F64 && p->kind != CF_PARAM_SCALAR)) continue;
-        double v = fz_param_value(p);
-        if (!(v > 0) || isinf(v)) seen[FZ_COV_param_special] = true;
-        if (p->kind == CF_PARAM_SCALAR && !cf_dtype_is_float(p->scalar_dtype)) seen[FZ_COV_scalar_int] = true;
-    }
+    cov_params(c, seen);
     const cz_model *m = &cz->model;
-    if (m->kind == CZ_MODEL_BROADCAST) {
-        const cf_tensor *a = &c->tensors[m->bin[0]], *b = &c->tensors[m->bin[1]];
-        if (a->present && b->present) {
-            int r = a->ndim > b->ndim ? a->ndim : b->ndim;
-            for (int j = 0; j < r; j++) {
-                int64_t da = j < a->ndim ? a->shape[a->ndim - 1 - j] : 1;
-                int64_t db = j < b->ndim ? b->shape[b->ndim - 1 - j] : 1;
-                if (j >= a->ndim || j >= b->ndim || da != db) seen[FZ_COV_broadcast] = true;
-                if ((da == 1 && db > 1) || (db == 1 && da > 1)) seen[FZ_COV_broadcast_size1] = true;
-                if ((da == 1 && db == 0) || (db == 1 && da == 0)) seen[FZ_COV_broadcast_size0] = true;
-            }
-        }
-    } else if (m->kind == CZ_MODEL_SOFTMAX) {
-        const cf_tensor *mk = &c->tensors[m->mask], *go = &c->tensors[m->tensors[0]], *y = &c->tensors[m->y];
-        if (mk->present && go->present && mk->ndim == 4 && go->ndim == 4) {
-            for (int d = 0; d < 2; d++)
-                if (mk->shape[d] == 1 && go->shape[d] > 1) seen[FZ_COV_mask_broadcast] = true;
-            int64_t S2 = mk->shape[3], rows = S2 > 0 ? cf_tensor_numel(mk) / S2 : 0;
-            for (int64_t r = 0; r < rows && mk->data; r++) {
-                int64_t cnt = 0;
-                for (int64_t j = 0; j < S2; j++)
-                    cnt += fz_load_bits(mk->dtype, mk->data, fz_view_index(mk, r * S2 + j)) != 0;
-                if (cnt == S2) seen[FZ_COV_mask_all_masked_row] = true;
-                if (cnt == 0) seen[FZ_COV_mask_unmasked_row] = true;
-            }
-        }
-        if (y->present && y->data && y->ndim == 4 && y->shape[3] >= 2 && cf_dtype_is_float(y->dtype)) {
-            int64_t S2 = y->shape[3], rows = cf_tensor_numel(y) / S2;
-            for (int64_t r = 0; r < rows && !seen[FZ_COV_softmax_realistic_y]; r++) {
-                double sum = 0;
-                int nz = 0;
-                for (int64_t j = 0; j < S2; j++) {
-                    double v = fz_double_from_bits(y->dtype, fz_load_bits(y->dtype, y->data, fz_view_index(y, r * S2 + j)));
-                    sum += v;
-                    nz += v != 0;
-                }
-                if (nz >= 2 && fabs(sum - 1) < 0.02 * (1 + 0.01 * (double)S2)) seen[FZ_COV_softmax_realistic_y] = true;
-            }
-        }
-    } else if (m->kind == CZ_MODEL_NSA) {
-        const cf_param *ps = &c->params[m->p_seq];
-        int64_t l = c->params[m->p_l].i, d = c->params[m->p_d].i;
-        if (ps->is_null) seen[FZ_COV_nsa_null_actseqlen] = true;
-        int64_t prev = 0;
-        for (int64_t b = 0; !ps->is_null && b < ps->arr_len; b++) {
-            int64_t S = ps->arr[b] - prev;
-            prev = ps->arr[b];
-            if (S == 0) seen[FZ_COV_nsa_empty_batch] = true;
-            if (S > 0 && S < l) seen[FZ_COV_nsa_short_batch] = true;
-            if (S >= l && d > 0 && (S - l) % d) seen[FZ_COV_nsa_tail] = true;
-            if (S >= l + d && l > d) seen[FZ_COV_nsa_overlap] = true;
-        }
-        if (ps->is_null && c->tensors[m->in].present && c->tensors[m->in].ndim >= 1) {
-            int64_t S = c->tensors[m->in].shape[0];
-            if (S >= l && d > 0 && (S - l) % d) seen[FZ_COV_nsa_tail] = true;
-            if (S >= l + d && l > d) seen[FZ_COV_nsa_overlap] = true;
-        }
-    }
+    if (m->kind == CZ_MODEL_BROADCAST) cov_broadcast(m, c, seen);
+    else if (m->kind == CZ_MODEL_SOFTMAX) cov_softmax(m, c, seen);
+    else if (m->kind == CZ_MODEL_NSA) cov_nsa(m, c, seen);
     cov->cases++;
     for (int k = 0; k < FZ_COV_COUNT; k++) cov->counts[k] += seen[k];
 }
