@@ -1,6 +1,9 @@
-/* Targets for the harness's own tests.  Every ABI function forwards to the real libaclnn_impl.so
- * (loaded privately).  Built twice:
- *   PLANT_DEFECTS (libwrong_target.so): two defects the sweep must find, store and replay —
+/* Targets for the harness's own tests: libaclnn_impl.so with a few ABI functions replaced.
+ * Each variant defines only the functions it changes.  It is linked against libaclnn_impl.so, so
+ * every other symbol the harness looks up resolves to the implementation (dlsym on a library
+ * searches its dependencies too), and a replaced function reaches the real one through
+ * dlsym(RTLD_NEXT).  A new operator needs no edit here.  Built three times:
+ *   PLANT_DEFECTS (libwrong_target.so): defects the sweep must find, store and replay —
  *     - LogitGrad flips the last bit of the first output element (a 1-ULP error);
  *     - SoftplusBackward answers a NULL beta with 161002 instead of 161001 (a wrong status);
  *     - NsaCompressGrad flips bit 3 of the first inputGradOut element (an 8-ULP error).
@@ -12,6 +15,9 @@
  *     stdout and stderr (and is otherwise right), "ws" plans a 64-byte workspace and never checks
  *     it, "ws_ok" plans one and checks it (ops.md protocol), "threads" changes the last bit of its
  *     first output element when run with more than one op thread; the other operators are right. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* RTLD_NEXT */
+#endif
 #include <dlfcn.h>
 #include <signal.h>
 #include <unistd.h>
@@ -26,23 +32,11 @@
 #include "aclnnop/aclnn_scaled_masked_softmax_backward.h"
 #include "aclnnop/aclnn_softplus_backward.h"
 
-static void *real(const char *name)
-{
-    static void *h;
-    if (!h) h = dlopen(ACLCONFORM_REAL_IMPL, RTLD_NOW | RTLD_LOCAL);
-    return h ? dlsym(h, name) : NULL;
-}
+#if defined(PLANT_DEFECTS) || defined(ROGUE)
+/* The implementation's definition of `name` (the next one after this library's). */
+static void *real(const char *name) { return dlsym(RTLD_NEXT, name); }
 
-#define FWD(ret, name, params, args)                                                               \
-    ret name params                                                                                \
-    {                                                                                              \
-        ret(*f) params;                                                                            \
-        void *p = real(#name);                                                                     \
-        memcpy(&f, &p, sizeof f);                                                                  \
-        return f args;                                                                             \
-    }
-
-/* Remember where each tensor's first view element lives, to corrupt LogitGrad's output. */
+/* Remember where each tensor's first view element lives, to corrupt an output or an input. */
 typedef struct { const aclTensor *t; char *first; size_t esize; } rec_t;
 static rec_t recs[4096];
 static int nrecs;
@@ -63,12 +57,6 @@ aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDat
     return t;
 }
 
-FWD(aclScalar *, aclCreateScalar, (void *v, aclDataType d), (v, d))
-FWD(aclIntArray *, aclCreateIntArray, (const int64_t *v, uint64_t n), (v, n))
-FWD(aclnnStatus, aclDestroyScalar, (const aclScalar *s), (s))
-FWD(aclnnStatus, aclDestroyIntArray, (const aclIntArray *a), (a))
-FWD(aclnnStatus, aclDestroyAclOpExecutor, (aclOpExecutor *e), (e))
-
 aclnnStatus aclDestroyTensor(const aclTensor *t)
 {
     for (int i = 0; i < nrecs; i++)
@@ -79,11 +67,16 @@ aclnnStatus aclDestroyTensor(const aclTensor *t)
     return f(t);
 }
 
-FWD(aclnnStatus, aclnnScaledMaskedSoftmaxBackwardGetWorkspaceSize,
-    (const aclTensor *g, const aclTensor *y, const aclTensor *m, double s, bool fx, aclTensor *o, uint64_t *w, aclOpExecutor **e),
-    (g, y, m, s, fx, o, w, e))
-FWD(aclnnStatus, aclnnScaledMaskedSoftmaxBackward, (void *w, uint64_t n, aclOpExecutor *e, aclrtStream s), (w, n, e, s))
-/* Run the real execute `name`; with PLANT_DEFECTS, then xor `bits` into the first element of out. */
+static char *first_of(const aclTensor *t)
+{
+    for (int i = 0; i < nrecs; i++)
+        if (recs[i].t == t && recs[i].esize) return recs[i].first;
+    return NULL;
+}
+#endif
+
+#ifdef PLANT_DEFECTS
+/* Run the real execute `name`, then xor `bits` into the first element of out. */
 static aclnnStatus run_then_flip(const char *name, const aclTensor *out, unsigned char bits, void *ws, uint64_t n,
                                  aclOpExecutor *e, aclrtStream s)
 {
@@ -91,17 +84,8 @@ static aclnnStatus run_then_flip(const char *name, const aclTensor *out, unsigne
     void *p = real(name);
     memcpy(&f, &p, sizeof f);
     aclnnStatus st = f(ws, n, e, s);
-#ifdef PLANT_DEFECTS
-    if (st == 0)
-        for (int i = 0; i < nrecs; i++)
-            if (recs[i].t == out && recs[i].esize) {
-                recs[i].first[0] ^= (char)bits;
-                break;
-            }
-#else
-    (void)out;
-    (void)bits;
-#endif
+    char *o = st == 0 ? first_of(out) : NULL;
+    if (o) o[0] ^= (char)bits;
     return st;
 }
 
@@ -124,15 +108,36 @@ aclnnStatus aclnnNsaCompressGrad(void *ws, uint64_t n, aclOpExecutor *e, aclrtSt
     return run_then_flip("aclnnNsaCompressGrad", nsa_out, 8, ws, n, e, s); /* bit 3: 8 ULP */
 }
 
+aclnnStatus aclnnSoftplusBackwardGetWorkspaceSize(const aclTensor *g, const aclTensor *x, const aclScalar *beta,
+                                                  const aclScalar *th, aclTensor *o, uint64_t *w, aclOpExecutor **e)
+{
+    if (!beta && g && x && th && o && w && e) return 161002; /* defect: should be 161001 */
+    aclnnStatus (*f)(const aclTensor *, const aclTensor *, const aclScalar *, const aclScalar *, aclTensor *, uint64_t *, aclOpExecutor **);
+    void *p = real("aclnnSoftplusBackwardGetWorkspaceSize");
+    memcpy(&f, &p, sizeof f);
+    return f(g, x, beta, th, o, w, e);
+}
+
+static const aclTensor *logit_out;
+
+aclnnStatus aclnnLogitGradGetWorkspaceSize(const aclTensor *x, const aclTensor *dy, double eps, const aclTensor *out,
+                                           uint64_t *w, aclOpExecutor **e)
+{
+    logit_out = out;
+    aclnnStatus (*f)(const aclTensor *, const aclTensor *, double, const aclTensor *, uint64_t *, aclOpExecutor **);
+    void *p = real("aclnnLogitGradGetWorkspaceSize");
+    memcpy(&f, &p, sizeof f);
+    return f(x, dy, eps, out, w, e);
+}
+
+aclnnStatus aclnnLogitGrad(void *ws, uint64_t n, aclOpExecutor *e, aclrtStream s)
+{
+    return run_then_flip("aclnnLogitGrad", logit_out, 1, ws, n, e, s); /* the last bit: 1 ULP */
+}
+#endif
+
 #ifdef ROGUE
 static const aclTensor *gelu_out, *gelu_self;
-
-static char *first_of(const aclTensor *t)
-{
-    for (int i = 0; i < nrecs; i++)
-        if (recs[i].t == t) return recs[i].first;
-    return NULL;
-}
 
 aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor *g, const aclTensor *x, char *ap, aclTensor *o, uint64_t *w,
                                                 aclOpExecutor **e)
@@ -185,41 +190,7 @@ aclnnStatus aclnnGeluBackwardV2(void *ws, uint64_t n, aclOpExecutor *e, aclrtStr
     }
     return st;
 }
-#else
-FWD(aclnnStatus, aclnnGeluBackwardV2GetWorkspaceSize,
-    (const aclTensor *g, const aclTensor *x, char *ap, aclTensor *o, uint64_t *w, aclOpExecutor **e), (g, x, ap, o, w, e))
-FWD(aclnnStatus, aclnnGeluBackwardV2, (void *w, uint64_t n, aclOpExecutor *e, aclrtStream s), (w, n, e, s))
 #endif
-FWD(aclnnStatus, aclnnSoftplusBackward, (void *w, uint64_t n, aclOpExecutor *e, aclrtStream s), (w, n, e, s))
-
-aclnnStatus aclnnSoftplusBackwardGetWorkspaceSize(const aclTensor *g, const aclTensor *x, const aclScalar *beta,
-                                                  const aclScalar *th, aclTensor *o, uint64_t *w, aclOpExecutor **e)
-{
-#ifdef PLANT_DEFECTS
-    if (!beta && g && x && th && o && w && e) return 161002; /* defect: should be 161001 */
-#endif
-    aclnnStatus (*f)(const aclTensor *, const aclTensor *, const aclScalar *, const aclScalar *, aclTensor *, uint64_t *, aclOpExecutor **);
-    void *p = real("aclnnSoftplusBackwardGetWorkspaceSize");
-    memcpy(&f, &p, sizeof f);
-    return f(g, x, beta, th, o, w, e);
-}
-
-static const aclTensor *logit_out;
-
-aclnnStatus aclnnLogitGradGetWorkspaceSize(const aclTensor *x, const aclTensor *dy, double eps, const aclTensor *out,
-                                           uint64_t *w, aclOpExecutor **e)
-{
-    logit_out = out;
-    aclnnStatus (*f)(const aclTensor *, const aclTensor *, double, const aclTensor *, uint64_t *, aclOpExecutor **);
-    void *p = real("aclnnLogitGradGetWorkspaceSize");
-    memcpy(&f, &p, sizeof f);
-    return f(x, dy, eps, out, w, e);
-}
-
-aclnnStatus aclnnLogitGrad(void *ws, uint64_t n, aclOpExecutor *e, aclrtStream s)
-{
-    return run_then_flip("aclnnLogitGrad", logit_out, 1, ws, n, e, s); /* the last bit: 1 ULP */
-}
 
 #ifdef DEVICE_HOOKS
 /* "Device" memory: a separate heap block behind a header, so host pointers are never valid device
