@@ -105,16 +105,20 @@ int cmd_merge(const cf_opts *o)
         cf_row *na = st ? NULL : realloc(all, sizeof(cf_row) * (size_t)(nall + n + 1));
         if (!st && !na) st = cf_fail(&e, CFE_IO, "out of memory");
         if (st) {
-            free(rows);
+            cf_rows_free(rows, n);
             cJSON_Delete(root);
             break;
         }
         all = na;
-        for (int k = 0; k < n; k++) { /* merge into the row with the same key, else append */
+        for (int k = 0; k < n; k++) { /* merge into the row with the same key, else append (the row's plot moves along) */
             int j = 0;
             while (j < nall && !(strcmp(all[j].op, rows[k].op) == 0 && all[j].dtype == rows[k].dtype && strcmp(all[j].variant, rows[k].variant) == 0)) j++;
-            if (j == nall) all[nall++] = rows[k];
-            else cf_row_merge(&all[j], &rows[k]);
+            if (j == nall) {
+                all[nall++] = rows[k];
+            } else {
+                cf_row_merge(&all[j], &rows[k]);
+                cf_row_free(&rows[k]);
+            }
         }
         seconds += cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(run, "seconds")) ? cJSON_GetObjectItemCaseSensitive(run, "seconds")->valuedouble : 0;
         cases += cJSON_GetObjectItemCaseSensitive(run, "cases")->valuedouble;
@@ -214,7 +218,7 @@ int cmd_merge(const cf_opts *o)
     cJSON_Delete(status);
     cJSON_Delete(failures);
     cJSON_Delete(first);
-    free(all);
+    cf_rows_free(all, nall);
     free(owner);
     free(ks);
     free(shards);

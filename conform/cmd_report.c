@@ -460,7 +460,7 @@ static void svg_error_plot(FILE *f, const cf_row *r, bool compact)
 {
     int xmin = CF_PLOT_X, xmax = -1;
     int64_t mx = 0;
-    for (int x = 0; x < CF_PLOT_X; x++)
+    for (int x = 0; r->plot && x < CF_PLOT_X; x++)
         for (int y = 0; y < CF_PLOT_Y; y++)
             if (r->plot[x][y]) {
                 if (x < xmin) xmin = x;
@@ -868,7 +868,7 @@ static void ms_table(doc *d, const cf_row **rows, int n, const char *opn)
 
 static bool plot_has_cells(const cf_row *r)
 {
-    for (int x = 0; r->has_plot && x < CF_PLOT_X; x++)
+    for (int x = 0; r->has_plot && r->plot && x < CF_PLOT_X; x++)
         for (int y = 0; y < CF_PLOT_Y; y++)
             if (r->plot[x][y]) return true;
     return false;
@@ -1229,7 +1229,7 @@ int cmd_report(const cf_opts *o)
         snprintf(d.plot_rel, sizeof d.plot_rel, "%s%s", sl ? sl + 1 : stem, sub);
         if ((st = cf_mkdirs(d.plot_dir, &e))) {
             fprintf(stderr, "aclnn-conform report: %s\n", e.msg);
-            free(rows);
+            cf_rows_free(rows, n);
             cJSON_Delete(root);
             return st;
         }
@@ -1257,7 +1257,7 @@ int cmd_report(const cf_opts *o)
     free(buf);
     free(sr);
     free(sorted);
-    free(rows);
+    cf_rows_free(rows, n);
     cJSON_Delete(root);
     return st;
 }

@@ -196,7 +196,7 @@ static void score_free(score_run *S)
 {
     for (int i = 0; i < S->n; i++) free(S->dirs[i]);
     free(S->dirs);
-    free(S->rows);
+    cf_rows_free(S->rows, S->nrows);
     cJSON_Delete(S->failures);
     for (int i = 0; i < CF_OP_COUNT; i++) cz_free(S->cz[i]);
 }

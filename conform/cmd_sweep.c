@@ -872,6 +872,7 @@ static void merge_batch(sweep_run *R, int nj)
         }
         if (!r->v.pass) report_failure(R, j, r, tc, status_job);
     }
+    for (int i = 0; i < nj; i++) cf_row_free(&R->S.res[i].row); /* merged: the grids are copied */
 }
 
 /* The progress line on a terminal (cases done / total, elapsed, ETA, failures so far), a
@@ -1108,7 +1109,7 @@ static void sweep_free(sweep_run *R)
     cJSON_Delete(R->failures_json);
     free(R->jc);
     free(R->groups);
-    free(R->rows);
+    cf_rows_free(R->rows, R->nstreams);
     free(R->streams);
     free(R->srows);
     free(R->op_streams);

@@ -184,7 +184,7 @@ cf_status cf_report_parse(const char *path, const char *text, size_t len, cJSON 
     if (!st && !rs) st = cf_fail(e, CFE_IO, "out of memory");
     for (int i = 0; i < n && !st; i++) st = cf_row_from_json(cJSON_GetArrayItem(results, i), path, i, &rs[i], e);
     if (st) {
-        free(rs);
+        cf_rows_free(rs, n);
         cJSON_Delete(r);
         return st;
     }

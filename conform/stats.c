@@ -17,6 +17,25 @@ void cf_row_init(cf_row *row, const char *op, cf_dtype dt, const char *variant, 
     if (tol) row->tol = *tol;
 }
 
+bool cf_row_plot_add(cf_row *row, int x, int y, int64_t n)
+{
+    if (!row->plot && !(row->plot = calloc(CF_PLOT_X, sizeof *row->plot))) return false;
+    row->plot[x][y] += n;
+    return true;
+}
+
+void cf_row_free(cf_row *row)
+{
+    free(row->plot);
+    row->plot = NULL;
+}
+
+void cf_rows_free(cf_row *rows, int n)
+{
+    for (int i = 0; rows && i < n; i++) cf_row_free(&rows[i]);
+    free(rows);
+}
+
 void cf_row_add_failed(cf_row *row, const char *case_ref)
 {
     for (int i = 0; i < row->nfailed_ids; i++)
@@ -165,11 +184,10 @@ void cf_row_merge(cf_row *d, const cf_row *s)
         for (int slot = 0; slot < 2; slot++)
             if (s->examples[k][slot].used) example_offer(d, k, &s->examples[k][slot]);
     if (!d->plot_spec.x[0]) d->plot_spec = s->plot_spec;
-    if (s->has_plot) {
-        d->has_plot = true;
-        for (int x = 0; x < CF_PLOT_X; x++)
-            for (int y = 0; y < CF_PLOT_Y; y++) d->plot[x][y] += s->plot[x][y];
-    }
+    if (s->has_plot) d->has_plot = true;
+    for (int x = 0; s->plot && x < CF_PLOT_X; x++)
+        for (int y = 0; y < CF_PLOT_Y; y++)
+            if (s->plot[x][y]) cf_row_plot_add(d, x, y, s->plot[x][y]);
 }
 
 double cf_row_cosine(const cf_row *r)
@@ -327,7 +345,7 @@ cJSON *cf_row_to_json(const cf_row *r)
             cJSON_AddItemToArray(mk, m);
         }
         cJSON *cells = cJSON_AddArrayToObject(pl, "cells"); /* [x bin, y bin, count], non-zero only */
-        for (int x = 0; x < CF_PLOT_X; x++)
+        for (int x = 0; r->plot && x < CF_PLOT_X; x++)
             for (int y = 0; y < CF_PLOT_Y; y++)
                 if (r->plot[x][y]) {
                     cJSON *c = cJSON_CreateArray();
@@ -464,9 +482,10 @@ static cf_status extras_from_json(const cJSON *o, const char *file, int index, c
         const cJSON *x = cJSON_GetArrayItem(it, 0), *y = cJSON_GetArrayItem(it, 1), *n = cJSON_GetArrayItem(it, 2);
         if (!cJSON_IsArray(it) || cJSON_GetArraySize(it) != 3 || !jcount(x, CF_PLOT_X - 1) || !jcount(y, CF_PLOT_Y - 1) || !jcount(n, 0x1p53))
             return BAD(f, "[x bin < 198, y bin < 33, count]");
-        int64_t *cell = &r->plot[(int)x->valuedouble][(int)y->valuedouble], add = (int64_t)n->valuedouble;
-        if (*cell > (INT64_C(1) << 53) - add) return BAD(f, "cells whose counts for one bin add up to at most 2^53");
-        *cell += add;
+        int xb = (int)x->valuedouble, yb = (int)y->valuedouble;
+        int64_t have = r->plot ? r->plot[xb][yb] : 0, add = (int64_t)n->valuedouble;
+        if (have > (INT64_C(1) << 53) - add) return BAD(f, "cells whose counts for one bin add up to at most 2^53");
+        if (add && !cf_row_plot_add(r, xb, yb, add)) return cf_fail(e, CFE_IO, "%s: out of memory for the error plot", file);
     }
     r->has_plot = true;
     return CFE_OK;
@@ -876,7 +895,7 @@ void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *
                 msprobe_add(row, &f, o->dtype, cf_decode(o->dtype, gp), eo->r[k], ex.alt);
                 if (row->has_plot) {
                     double pv = pin.t || pin.cancellation ? plot_value(&pin, t, k, eo->r[k], eo->m[k]) : NAN;
-                    row->plot[cf_plot_xbin(pv)][cf_plot_ybin(u)]++;
+                    cf_row_plot_add(row, cf_plot_xbin(pv), cf_plot_ybin(u), 1);
                 }
             }
             if (s.verdict == CF_EL_FAIL && isfinite(s.ulp) && !(s.ulp <= v->max_ulp)) v->max_ulp = s.ulp;

@@ -87,7 +87,10 @@ typedef struct {
     cf_example examples[CF_EX_KINDS][2]; /* [kind][0: smallest case, 1: largest finite error] */
     cf_plot_spec plot_spec;
     bool has_plot;
-    int64_t plot[CF_PLOT_X][CF_PLOT_Y];
+    /* counts per [x bin][y bin], allocated by the first count (NULL: all zero).  The row owns it:
+     * cf_row_free releases it, and a row copied by value hands it to the copy (then only one of
+     * the two may be freed or merged into). */
+    int64_t (*plot)[CF_PLOT_Y];
 } cf_row;
 
 typedef struct {
@@ -99,8 +102,15 @@ typedef struct {
     char example[160];
 } cf_status_row;
 
+/* row must hold no plot (fresh, zeroed or freed). */
 void cf_row_init(cf_row *row, const char *op, cf_dtype dt, const char *variant, const cf_tol *tol);
-/* Merge src into dst (same key): exact for counts, maxima and histograms. */
+/* Add n to plot cell (x, y); false when its grid cannot be allocated (the count is dropped). */
+bool cf_row_plot_add(cf_row *row, int x, int y, int64_t n);
+/* Release the row's plot (the row stays valid, with an empty plot). */
+void cf_row_free(cf_row *row);
+/* cf_row_free on rows[0..n), then free(rows). */
+void cf_rows_free(cf_row *rows, int n);
+/* Merge src into dst (same key): exact for counts, maxima and histograms.  src keeps its plot. */
 void cf_row_merge(cf_row *dst, const cf_row *src);
 void cf_row_add_failed(cf_row *row, const char *case_ref);
 /* Record a failing case (its verdict, stored path and case index) as a candidate example. */
