@@ -125,7 +125,7 @@ fz_status fz_generate(const cz_constraints *cz, const char *profile, const fz_st
  * cases are never large. */
 bool fz_case_is_large(int64_t k);
 /* Valid case k of every stream is in the table tier (2^18 - 1 .. 2^18 + 1024 elements for
- * element-wise shapes, attribute domain parts in turn) exactly when k % 1024 == 300. */
+ * element-wise shapes, attribute domain parts in turn) exactly when k % 512 == 300. */
 bool fz_case_is_table(int64_t k);
 
 /* ---------------------------------------------------------------- invalid inputs ---- */
