@@ -478,108 +478,150 @@ static fz_status load_params(ld *L, cz_constraints *cz, const cJSON *root)
     return FZ_OK;
 }
 
+/* Each shape model's fields, m the "shape_model" object at path p. */
+static fz_status load_model_tensors(ld *L, cz_constraints *cz, const cJSON *m, const char *p)
+{
+    cz_model *cm = &cz->model;
+    const cJSON *it;
+    char q[PATHLEN];
+    TRY(member(L, m, p, "tensors", true, &it));
+    sub(q, p, "tensors");
+    TRY(as_array(L, it, q, CF_MAX_TENSORS, &cm->ntensors));
+    if (cm->ntensors == 0) return failf(L, q, "a non-empty array");
+    for (int i = 0; i < cm->ntensors; i++) {
+        char r[PATHLEN];
+        idx(r, q, i);
+        TRY(tensor_ref(L, cz, cJSON_GetArrayItem(it, i), r, &cm->tensors[i]));
+    }
+    return FZ_OK;
+}
+
+static fz_status load_model_softmax(ld *L, cz_constraints *cz, const cJSON *m, const char *p)
+{
+    cz_model *cm = &cz->model;
+    const cJSON *it;
+    char q[PATHLEN];
+    TRY(load_model_tensors(L, cz, m, p));
+    TRY(tensor_member(L, cz, m, p, "mask", &cm->mask));
+    TRY(tensor_member(L, cz, m, p, "y", &cm->y));
+    TRY(member(L, m, p, "broadcast_dims", true, &it));
+    sub(q, p, "broadcast_dims");
+    int n = 0;
+    TRY(as_array(L, it, q, 4, &n));
+    for (int i = 0; i < n; i++) {
+        char r[PATHLEN];
+        int64_t d = 0;
+        idx(r, q, i);
+        TRY(as_int(L, cJSON_GetArrayItem(it, i), r, 0, 3, &d));
+        cm->bdims |= 1u << d;
+    }
+    TRY(get_num(L, m, p, "realistic_y_rate", true, &cm->realistic_y_rate));
+    TRY(member(L, m, p, "logit_scales", true, &it));
+    sub(q, p, "logit_scales");
+    TRY(as_array(L, it, q, 4, &cm->nlogit_scales));
+    if (cm->nlogit_scales == 0) return failf(L, q, "a non-empty array");
+    for (int i = 0; i < cm->nlogit_scales; i++) {
+        char r[PATHLEN];
+        idx(r, q, i);
+        const cJSON *v = cJSON_GetArrayItem(it, i);
+        if (!cJSON_IsNumber(v) || !(v->valuedouble > 0)) return failf(L, r, "a positive number");
+        cm->logit_scales[i] = v->valuedouble;
+    }
+    if (cz->tensors[cm->tensors[0]].rank_min != 4 || cz->tensors[cm->tensors[0]].rank_max != 4)
+        return failf(L, "tensors[0].rank", "[4, 4] for the softmax_mask model");
+    return FZ_OK;
+}
+
+static fz_status load_model_broadcast(ld *L, cz_constraints *cz, const cJSON *m, const char *p)
+{
+    cz_model *cm = &cz->model;
+    const cJSON *it;
+    char q[PATHLEN];
+    TRY(member(L, m, p, "inputs", true, &it));
+    sub(q, p, "inputs");
+    int n = 0;
+    TRY(as_array(L, it, q, 2, &n));
+    if (n != 2) return failf(L, q, "two tensor names");
+    for (int i = 0; i < 2; i++) {
+        char r[PATHLEN];
+        idx(r, q, i);
+        TRY(tensor_ref(L, cz, cJSON_GetArrayItem(it, i), r, &cm->bin[i]));
+    }
+    TRY(tensor_member(L, cz, m, p, "output", &cm->bout));
+    cm->ntensors = 3;
+    cm->tensors[0] = cm->bin[0];
+    cm->tensors[1] = cm->bin[1];
+    cm->tensors[2] = cm->bout;
+    return FZ_OK;
+}
+
+static fz_status load_int_member(ld *L, const cJSON *m, const char *p, const char *name, int64_t lo, int64_t hi, int64_t *out)
+{
+    const cJSON *it;
+    char q[PATHLEN];
+    TRY(member(L, m, p, name, true, &it));
+    sub(q, p, name);
+    return as_int(L, it, q, lo, hi, out);
+}
+
+static fz_status load_model_nsa(ld *L, cz_constraints *cz, const cJSON *m, const char *p)
+{
+    cz_model *cm = &cz->model;
+    TRY(tensor_member(L, cz, m, p, "outputGrad", &cm->og));
+    TRY(tensor_member(L, cz, m, p, "input", &cm->in));
+    TRY(tensor_member(L, cz, m, p, "weight", &cm->w));
+    TRY(tensor_member(L, cz, m, p, "inputGrad", &cm->ig));
+    TRY(tensor_member(L, cz, m, p, "weightGrad", &cm->wg));
+    const char *pn[3] = {"actSeqLen", "l", "d"};
+    int *pi[3] = {&cm->p_seq, &cm->p_l, &cm->p_d};
+    for (int i = 0; i < 3; i++) {
+        const cJSON *it;
+        char q[PATHLEN];
+        TRY(member(L, m, p, pn[i], true, &it));
+        sub(q, p, pn[i]);
+        TRY(param_ref(L, cz, it, q, pi[i]));
+    }
+    if (cz->params[cm->p_seq].kind != CF_PARAM_INTARRAY) return failf(L, "shape_model.actSeqLen", "an intarray parameter");
+    if (cz->params[cm->p_l].kind != CF_PARAM_INT || cz->params[cm->p_d].kind != CF_PARAM_INT)
+        return failf(L, "shape_model.l", "int parameters for l and d");
+    TRY(load_int_member(L, m, p, "block_multiple", 1, 1024, &cm->block_multiple));
+    TRY(load_int_member(L, m, p, "D_multiple", 1, 1024, &cm->D_multiple));
+    TRY(get_range(L, m, p, "l_range", 1, 4096, cm->l_range));
+    TRY(get_range(L, m, p, "d_range", 1, 4096, cm->d_range));
+    TRY(get_range(L, m, p, "D_range", 1, 4096, cm->D_range));
+    TRY(get_range(L, m, p, "N_range", 1, 4096, cm->N_range));
+    TRY(get_range(L, m, p, "batches", 1, 1024, cm->batches));
+    TRY(load_int_member(L, m, p, "max_elements", 1024, 1 << 24, &cm->max_elements));
+    TRY(get_num(L, m, p, "null_actseqlen_rate", true, &cm->null_seq_rate));
+    if (cm->l_range[1] <= cm->d_range[0]) return failf(L, "shape_model.l_range", "room for l > d");
+    return FZ_OK;
+}
+
 static fz_status load_model(ld *L, cz_constraints *cz, const cJSON *root)
 {
-    const cJSON *m, *it;
-    char kind[24] = "", q[PATHLEN];
+    const cJSON *m;
+    char kind[24] = "";
     const char *p = "shape_model";
-    cz_model *cm = &cz->model;
     TRY(member(L, root, "", p, true, &m));
     if (!cJSON_IsObject(m)) return failf(L, p, "an object");
     TRY(get_str(L, m, p, "kind", true, kind, sizeof kind));
-    if (!strcmp(kind, "same") || !strcmp(kind, "softmax_mask")) {
-        cm->kind = kind[0] == 's' && kind[1] == 'a' ? CZ_MODEL_SAME : CZ_MODEL_SOFTMAX;
-        TRY(member(L, m, p, "tensors", true, &it));
-        sub(q, p, "tensors");
-        TRY(as_array(L, it, q, CF_MAX_TENSORS, &cm->ntensors));
-        if (cm->ntensors == 0) return failf(L, q, "a non-empty array");
-        for (int i = 0; i < cm->ntensors; i++) {
-            char r[PATHLEN];
-            idx(r, q, i);
-            TRY(tensor_ref(L, cz, cJSON_GetArrayItem(it, i), r, &cm->tensors[i]));
-        }
-        if (cm->kind == CZ_MODEL_SOFTMAX) {
-            TRY(tensor_member(L, cz, m, p, "mask", &cm->mask));
-            TRY(tensor_member(L, cz, m, p, "y", &cm->y));
-            TRY(member(L, m, p, "broadcast_dims", true, &it));
-            sub(q, p, "broadcast_dims");
-            int n = 0;
-            TRY(as_array(L, it, q, 4, &n));
-            for (int i = 0; i < n; i++) {
-                char r[PATHLEN];
-                int64_t d = 0;
-                idx(r, q, i);
-                TRY(as_int(L, cJSON_GetArrayItem(it, i), r, 0, 3, &d));
-                cm->bdims |= 1u << d;
-            }
-            TRY(get_num(L, m, p, "realistic_y_rate", true, &cm->realistic_y_rate));
-            TRY(member(L, m, p, "logit_scales", true, &it));
-            sub(q, p, "logit_scales");
-            TRY(as_array(L, it, q, 4, &cm->nlogit_scales));
-            if (cm->nlogit_scales == 0) return failf(L, q, "a non-empty array");
-            for (int i = 0; i < cm->nlogit_scales; i++) {
-                char r[PATHLEN];
-                idx(r, q, i);
-                const cJSON *v = cJSON_GetArrayItem(it, i);
-                if (!cJSON_IsNumber(v) || !(v->valuedouble > 0)) return failf(L, r, "a positive number");
-                cm->logit_scales[i] = v->valuedouble;
-            }
-            if (cz->tensors[cm->tensors[0]].rank_min != 4 || cz->tensors[cm->tensors[0]].rank_max != 4)
-                return failf(L, "tensors[0].rank", "[4, 4] for the softmax_mask model");
-        }
-    } else if (!strcmp(kind, "broadcast")) {
-        cm->kind = CZ_MODEL_BROADCAST;
-        TRY(member(L, m, p, "inputs", true, &it));
-        sub(q, p, "inputs");
-        int n = 0;
-        TRY(as_array(L, it, q, 2, &n));
-        if (n != 2) return failf(L, q, "two tensor names");
-        for (int i = 0; i < 2; i++) {
-            char r[PATHLEN];
-            idx(r, q, i);
-            TRY(tensor_ref(L, cz, cJSON_GetArrayItem(it, i), r, &cm->bin[i]));
-        }
-        TRY(tensor_member(L, cz, m, p, "output", &cm->bout));
-        cm->ntensors = 3;
-        cm->tensors[0] = cm->bin[0];
-        cm->tensors[1] = cm->bin[1];
-        cm->tensors[2] = cm->bout;
-    } else if (!strcmp(kind, "nsa_tnd")) {
-        cm->kind = CZ_MODEL_NSA;
-        TRY(tensor_member(L, cz, m, p, "outputGrad", &cm->og));
-        TRY(tensor_member(L, cz, m, p, "input", &cm->in));
-        TRY(tensor_member(L, cz, m, p, "weight", &cm->w));
-        TRY(tensor_member(L, cz, m, p, "inputGrad", &cm->ig));
-        TRY(tensor_member(L, cz, m, p, "weightGrad", &cm->wg));
-        const char *pn[3] = {"actSeqLen", "l", "d"};
-        int *pi[3] = {&cm->p_seq, &cm->p_l, &cm->p_d};
-        for (int i = 0; i < 3; i++) {
-            TRY(member(L, m, p, pn[i], true, &it));
-            sub(q, p, pn[i]);
-            TRY(param_ref(L, cz, it, q, pi[i]));
-        }
-        if (cz->params[cm->p_seq].kind != CF_PARAM_INTARRAY) return failf(L, "shape_model.actSeqLen", "an intarray parameter");
-        if (cz->params[cm->p_l].kind != CF_PARAM_INT || cz->params[cm->p_d].kind != CF_PARAM_INT)
-            return failf(L, "shape_model.l", "int parameters for l and d");
-        TRY(member(L, m, p, "block_multiple", true, &it));
-        sub(q, p, "block_multiple");
-        TRY(as_int(L, it, q, 1, 1024, &cm->block_multiple));
-        TRY(member(L, m, p, "D_multiple", true, &it));
-        sub(q, p, "D_multiple");
-        TRY(as_int(L, it, q, 1, 1024, &cm->D_multiple));
-        TRY(get_range(L, m, p, "l_range", 1, 4096, cm->l_range));
-        TRY(get_range(L, m, p, "d_range", 1, 4096, cm->d_range));
-        TRY(get_range(L, m, p, "D_range", 1, 4096, cm->D_range));
-        TRY(get_range(L, m, p, "N_range", 1, 4096, cm->N_range));
-        TRY(get_range(L, m, p, "batches", 1, 1024, cm->batches));
-        TRY(member(L, m, p, "max_elements", true, &it));
-        sub(q, p, "max_elements");
-        TRY(as_int(L, it, q, 1024, 1 << 24, &cm->max_elements));
-        TRY(get_num(L, m, p, "null_actseqlen_rate", true, &cm->null_seq_rate));
-        if (cm->l_range[1] <= cm->d_range[0]) return failf(L, "shape_model.l_range", "room for l > d");
-    } else
-        return failf(L, "shape_model.kind", "one of same, broadcast, softmax_mask, nsa_tnd");
-    return FZ_OK;
+    if (!strcmp(kind, "same")) {
+        cz->model.kind = CZ_MODEL_SAME;
+        return load_model_tensors(L, cz, m, p);
+    }
+    if (!strcmp(kind, "softmax_mask")) {
+        cz->model.kind = CZ_MODEL_SOFTMAX;
+        return load_model_softmax(L, cz, m, p);
+    }
+    if (!strcmp(kind, "broadcast")) {
+        cz->model.kind = CZ_MODEL_BROADCAST;
+        return load_model_broadcast(L, cz, m, p);
+    }
+    if (!strcmp(kind, "nsa_tnd")) {
+        cz->model.kind = CZ_MODEL_NSA;
+        return load_model_nsa(L, cz, m, p);
+    }
+    return failf(L, "shape_model.kind", "one of same, broadcast, softmax_mask, nsa_tnd");
 }
 
 static fz_status load_formats(ld *L, cz_constraints *cz, const cJSON *root)
@@ -837,6 +879,106 @@ static fz_status load_rule_values(ld *L, const cz_constraints *cz, const cz_rule
     return FZ_OK;
 }
 
+/* A rule's name (unique), kind and status. */
+static fz_status load_rule_head(ld *L, cz_constraints *cz, int i, const cJSON *r, const char *p, char *kind, size_t kcap)
+{
+    cz_rule *cr = &cz->rules[i];
+    char q[PATHLEN];
+    const cJSON *it;
+    TRY(get_str(L, r, p, "name", true, cr->name, sizeof cr->name));
+    for (int j = 0; j < i; j++)
+        if (!strcmp(cz->rules[j].name, cr->name)) {
+            sub(q, p, "name");
+            return failf(L, q, "a rule name not used by an earlier rule");
+        }
+    TRY(get_str(L, r, p, "kind", true, kind, kcap));
+    int k = -1;
+    for (int j = 0; j < CZ_RULE_KIND_COUNT; j++)
+        if (!strcmp(kind, rule_kinds[j])) k = j;
+    sub(q, p, "kind");
+    if (k < 0) return failf(L, q, "a known rule kind (constraints/SCHEMA.md), not \"%s\"", kind);
+    cr->kind = (cz_rule_kind)k;
+    int64_t st = 0;
+    TRY(member(L, r, p, "status", true, &it));
+    sub(q, p, "status");
+    TRY(as_int(L, it, q, 1, INT32_MAX, &st));
+    cr->status = (int32_t)st;
+    bool nsa = cr->kind >= CZ_RULE_NSA_BLOCK_MULTIPLE && cr->kind <= CZ_RULE_NSA_DIMS;
+    if (nsa && cz->model.kind != CZ_MODEL_NSA) return failf(L, q, "an nsa_* rule only with the nsa_tnd shape model");
+    return FZ_OK;
+}
+
+/* The rule's targets: params or tensors by kind, each fit for the kind; how many the kind takes. */
+static fz_status load_rule_targets(ld *L, cz_constraints *cz, cz_rule *cr, const cJSON *it, const char *q, const char *kind)
+{
+    TRY(as_array(L, it, q, CF_MAX_TENSORS, &cr->ntargets));
+    if (cr->ntargets == 0) return failf(L, q, "a non-empty array");
+    for (int j = 0; j < cr->ntargets; j++) {
+        char s[PATHLEN];
+        idx(s, q, j);
+        if (kind_targets_params(cr->kind)) {
+            TRY(param_ref(L, cz, cJSON_GetArrayItem(it, j), s, &cr->targets[j]));
+            const cz_param *cp = &cz->params[cr->targets[j]];
+            if (cr->kind == CZ_RULE_NULL_PARAM && cp->nullable) return failf(L, s, "a parameter that is not nullable");
+            if (cr->kind == CZ_RULE_PARAM_INVALID &&
+                (cp->nvalid == 0 || (cp->kind != CF_PARAM_STRING && cp->kind != CF_PARAM_INT && cp->kind != CF_PARAM_BOOL)))
+                return failf(L, s, "a string, int or bool parameter with a \"valid\" list");
+        } else {
+            TRY(tensor_ref(L, cz, cJSON_GetArrayItem(it, j), s, &cr->targets[j]));
+            const cz_tensor *ct = &cz->tensors[cr->targets[j]];
+            if (cr->kind == CZ_RULE_OUTPUT_OVERLAP && !ct->output) return failf(L, s, "an output tensor");
+            if (cr->kind == CZ_RULE_DTYPE_RELATION && ct->rel == CZ_REL_NONE) return failf(L, s, "a tensor with a dtype_rel");
+            if (cr->kind == CZ_RULE_DIM_OUT_OF_RANGE && ct->ndims == 0) return failf(L, s, "a tensor with \"dims\" limits");
+        }
+    }
+    int need = cr->kind == CZ_RULE_NOT_BROADCASTABLE ? 2 : 1;
+    bool single = cr->kind == CZ_RULE_SHAPE_EQUAL || cr->kind == CZ_RULE_OUTPUT_SHAPE || cr->kind == CZ_RULE_SHAPE_BROADCAST_DIMS ||
+                  cr->kind == CZ_RULE_PARAM_INVALID || cr->kind == CZ_RULE_NOT_BROADCASTABLE;
+    if (single && cr->ntargets != need) return failf(L, q, "exactly %d target(s) for kind %s", need, kind);
+    return FZ_OK;
+}
+
+/* The shape kinds' own fields: "to", "broadcast_dims", "broadcast_of" (q: the targets path). */
+static fz_status load_rule_shape(ld *L, cz_constraints *cz, cz_rule *cr, const cJSON *r, const char *p, const char *q,
+                                 const char *kind)
+{
+    const cJSON *it;
+    char f[PATHLEN];
+    if (cr->kind == CZ_RULE_SHAPE_EQUAL || cr->kind == CZ_RULE_SHAPE_BROADCAST_DIMS) {
+        TRY(tensor_member(L, cz, r, p, "to", &cr->to));
+        if (cr->to == cr->targets[0]) return failf(L, q, "a target other than \"to\"");
+    }
+    if (cr->kind == CZ_RULE_SHAPE_BROADCAST_DIMS) {
+        if (cz->model.kind != CZ_MODEL_SOFTMAX) return failf(L, p, "shape_broadcast_dims only with the softmax_mask model");
+        TRY(member(L, r, p, "broadcast_dims", true, &it));
+        sub(f, p, "broadcast_dims");
+        int n = 0;
+        TRY(as_array(L, it, f, 4, &n));
+        for (int j = 0; j < n; j++) {
+            char s[PATHLEN];
+            int64_t d = 0;
+            idx(s, f, j);
+            TRY(as_int(L, cJSON_GetArrayItem(it, j), s, 0, 3, &d));
+            cr->bdims |= 1u << d;
+        }
+    }
+    if ((cr->kind == CZ_RULE_OUTPUT_SHAPE || cr->kind == CZ_RULE_NOT_BROADCASTABLE) && cz->model.kind != CZ_MODEL_BROADCAST)
+        return failf(L, q, "a broadcast shape model for kind %s", kind);
+    if (cr->kind == CZ_RULE_OUTPUT_SHAPE) {
+        TRY(member(L, r, p, "broadcast_of", true, &it));
+        sub(f, p, "broadcast_of");
+        int n = 0;
+        TRY(as_array(L, it, f, 2, &n));
+        if (n != 2) return failf(L, f, "two tensor names");
+        for (int j = 0; j < 2; j++) {
+            char s[PATHLEN];
+            idx(s, f, j);
+            TRY(tensor_ref(L, cz, cJSON_GetArrayItem(it, j), s, &cr->bcast[j]));
+        }
+    }
+    return FZ_OK;
+}
+
 static fz_status load_rules(ld *L, cz_constraints *cz, const cJSON *root)
 {
     const cJSON *arr;
@@ -848,89 +990,12 @@ static fz_status load_rules(ld *L, cz_constraints *cz, const cJSON *root)
         cz_rule *cr = &cz->rules[i];
         idx(p, "rules", i);
         if (!cJSON_IsObject(r)) return failf(L, p, "an object");
-        TRY(get_str(L, r, p, "name", true, cr->name, sizeof cr->name));
-        for (int j = 0; j < i; j++)
-            if (!strcmp(cz->rules[j].name, cr->name)) {
-                sub(q, p, "name");
-                return failf(L, q, "a rule name not used by an earlier rule");
-            }
-        TRY(get_str(L, r, p, "kind", true, kind, sizeof kind));
-        int k = -1;
-        for (int j = 0; j < CZ_RULE_KIND_COUNT; j++)
-            if (!strcmp(kind, rule_kinds[j])) k = j;
-        sub(q, p, "kind");
-        if (k < 0) return failf(L, q, "a known rule kind (constraints/SCHEMA.md), not \"%s\"", kind);
-        cr->kind = (cz_rule_kind)k;
-        int64_t st = 0;
-        TRY(member(L, r, p, "status", true, &it));
-        sub(q, p, "status");
-        TRY(as_int(L, it, q, 1, INT32_MAX, &st));
-        cr->status = (int32_t)st;
+        TRY(load_rule_head(L, cz, i, r, p, kind, sizeof kind));
         bool nsa = cr->kind >= CZ_RULE_NSA_BLOCK_MULTIPLE && cr->kind <= CZ_RULE_NSA_DIMS;
-        if (nsa && cz->model.kind != CZ_MODEL_NSA) return failf(L, q, "an nsa_* rule only with the nsa_tnd shape model");
         TRY(member(L, r, p, "targets", !nsa, &it));
-        if (it) {
-            sub(q, p, "targets");
-            TRY(as_array(L, it, q, CF_MAX_TENSORS, &cr->ntargets));
-            if (cr->ntargets == 0) return failf(L, q, "a non-empty array");
-            for (int j = 0; j < cr->ntargets; j++) {
-                char s[PATHLEN];
-                idx(s, q, j);
-                if (kind_targets_params(cr->kind)) {
-                    TRY(param_ref(L, cz, cJSON_GetArrayItem(it, j), s, &cr->targets[j]));
-                    const cz_param *cp = &cz->params[cr->targets[j]];
-                    if (cr->kind == CZ_RULE_NULL_PARAM && cp->nullable)
-                        return failf(L, s, "a parameter that is not nullable");
-                    if (cr->kind == CZ_RULE_PARAM_INVALID &&
-                        (cp->nvalid == 0 || (cp->kind != CF_PARAM_STRING && cp->kind != CF_PARAM_INT && cp->kind != CF_PARAM_BOOL)))
-                        return failf(L, s, "a string, int or bool parameter with a \"valid\" list");
-                } else {
-                    TRY(tensor_ref(L, cz, cJSON_GetArrayItem(it, j), s, &cr->targets[j]));
-                    const cz_tensor *ct = &cz->tensors[cr->targets[j]];
-                    if (cr->kind == CZ_RULE_OUTPUT_OVERLAP && !ct->output) return failf(L, s, "an output tensor");
-                    if (cr->kind == CZ_RULE_DTYPE_RELATION && ct->rel == CZ_REL_NONE) return failf(L, s, "a tensor with a dtype_rel");
-                    if (cr->kind == CZ_RULE_DIM_OUT_OF_RANGE && ct->ndims == 0) return failf(L, s, "a tensor with \"dims\" limits");
-                }
-            }
-            int need = cr->kind == CZ_RULE_NOT_BROADCASTABLE ? 2 : 1;
-            bool single = cr->kind == CZ_RULE_SHAPE_EQUAL || cr->kind == CZ_RULE_OUTPUT_SHAPE ||
-                          cr->kind == CZ_RULE_SHAPE_BROADCAST_DIMS || cr->kind == CZ_RULE_PARAM_INVALID ||
-                          cr->kind == CZ_RULE_NOT_BROADCASTABLE;
-            if (single && cr->ntargets != need) return failf(L, q, "exactly %d target(s) for kind %s", need, kind);
-        }
-        if (cr->kind == CZ_RULE_SHAPE_EQUAL || cr->kind == CZ_RULE_SHAPE_BROADCAST_DIMS) {
-            TRY(tensor_member(L, cz, r, p, "to", &cr->to));
-            if (cr->to == cr->targets[0]) return failf(L, q, "a target other than \"to\"");
-        }
-        if (cr->kind == CZ_RULE_SHAPE_BROADCAST_DIMS) {
-            if (cz->model.kind != CZ_MODEL_SOFTMAX) return failf(L, p, "shape_broadcast_dims only with the softmax_mask model");
-            TRY(member(L, r, p, "broadcast_dims", true, &it));
-            sub(q, p, "broadcast_dims");
-            int n = 0;
-            TRY(as_array(L, it, q, 4, &n));
-            for (int j = 0; j < n; j++) {
-                char s[PATHLEN];
-                int64_t d = 0;
-                idx(s, q, j);
-                TRY(as_int(L, cJSON_GetArrayItem(it, j), s, 0, 3, &d));
-                cr->bdims |= 1u << d;
-            }
-        }
-        if (cr->kind == CZ_RULE_OUTPUT_SHAPE || cr->kind == CZ_RULE_NOT_BROADCASTABLE) {
-            if (cz->model.kind != CZ_MODEL_BROADCAST) return failf(L, q, "a broadcast shape model for kind %s", kind);
-        }
-        if (cr->kind == CZ_RULE_OUTPUT_SHAPE) {
-            TRY(member(L, r, p, "broadcast_of", true, &it));
-            sub(q, p, "broadcast_of");
-            int n = 0;
-            TRY(as_array(L, it, q, 2, &n));
-            if (n != 2) return failf(L, q, "two tensor names");
-            for (int j = 0; j < 2; j++) {
-                char s[PATHLEN];
-                idx(s, q, j);
-                TRY(tensor_ref(L, cz, cJSON_GetArrayItem(it, j), s, &cr->bcast[j]));
-            }
-        }
+        sub(q, p, it ? "targets" : "status");
+        if (it) TRY(load_rule_targets(L, cz, cr, it, q, kind));
+        TRY(load_rule_shape(L, cz, cr, r, p, q, kind));
         TRY(member(L, r, p, "values", cr->kind == CZ_RULE_PARAM_INVALID, &it));
         if (it) {
             sub(q, p, "values");
