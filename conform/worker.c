@@ -211,6 +211,67 @@ static void output_tail(int fd, char *buf, size_t len)
     snprintf(buf, len, "; the target printed: \"%.160s\"", line);
 }
 
+/* The worker's file actions (stdin /dev/null, stdout and stderr into out, the socket on
+ * WORKER_FD) and attributes: its own process group (a terminal's ^C goes to the tool, which
+ * finishes its batch), default signal dispositions, nothing blocked. */
+static void spawn_setup(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at, int out, int sock)
+{
+    posix_spawn_file_actions_init(fa);
+    posix_spawnattr_init(at);
+    posix_spawn_file_actions_addopen(fa, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_adddup2(fa, out, 1);
+    posix_spawn_file_actions_adddup2(fa, out, 2);
+    posix_spawn_file_actions_adddup2(fa, sock, WORKER_FD);
+    sigset_t none, def;
+    sigemptyset(&none);
+    sigemptyset(&def);
+    sigaddset(&def, SIGPIPE);
+    sigaddset(&def, SIGINT);
+    sigaddset(&def, SIGTERM);
+    posix_spawnattr_setsigmask(at, &none);
+    posix_spawnattr_setsigdefault(at, &def);
+    posix_spawnattr_setpgroup(at, 0);
+    posix_spawnattr_setflags(at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
+}
+
+/* With --jobs > 1 the cases are the parallelism: a worker's OpenMP team of all cores would
+ * oversubscribe the machine J times, so it gets OMP_NUM_THREADS=1 (unless the user set it).
+ * Returns a malloc'd environment to free, or NULL (use environ). */
+static char **worker_env(const cf_target *t)
+{
+    if (!t->one_thread || getenv("OMP_NUM_THREADS")) return NULL;
+    size_t ne = 0;
+    while (environ[ne]) ne++;
+    char **own = malloc((ne + 2) * sizeof *own);
+    if (!own) return NULL;
+    memcpy(own, environ, ne * sizeof *own);
+    own[ne] = "OMP_NUM_THREADS=1";
+    own[ne + 1] = NULL;
+    return own;
+}
+
+/* The worker's hello (the library loaded, or why not); a worker that says nothing is reaped and
+ * its last output quoted. */
+static cf_status await_hello(const cf_target *t, wstate *w, cf_err *e)
+{
+    hello_t h;
+    int io = io_all(w->sock, &h, sizeof h, cf_now_s() + 60, false);
+    if (io == 0 && h.status == 0) {
+        tl_has_threads = h.has_threads != 0;
+        return CFE_OK;
+    }
+    char tail[256];
+    output_tail(w->out, tail, sizeof tail);
+    int ws = 0;
+    reap(w, &ws);
+    if (io == 0) {
+        h.msg[sizeof h.msg - 1] = '\0';
+        return cf_fail(e, (cf_status)h.status, "%s", h.msg);
+    }
+    return cf_fail(e, CFE_INPUT, "--target %s: the worker died while loading the library (%s %d)%s", t->name,
+                   WIFSIGNALED(ws) ? "signal" : "exit", WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws), tail);
+}
+
 static cf_status spawn(const cf_target *t, wstate *w, cf_err *e)
 {
     char exe[4096];
@@ -231,40 +292,10 @@ static cf_status spawn(const cf_target *t, wstate *w, cf_err *e)
     char *argv[] = {"aclnn-conform", "__worker", (char *)t->name, guard, ppid, NULL};
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawnattr_init(&at);
-    posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, out, 1);
-    posix_spawn_file_actions_adddup2(&fa, out, 2);
-    posix_spawn_file_actions_adddup2(&fa, sv[1], WORKER_FD);
-    /* own process group (a terminal's ^C goes to the tool, which finishes its batch), default
-     * signal dispositions, nothing blocked */
-    sigset_t none, def;
-    sigemptyset(&none);
-    sigemptyset(&def);
-    sigaddset(&def, SIGPIPE);
-    sigaddset(&def, SIGINT);
-    sigaddset(&def, SIGTERM);
-    posix_spawnattr_setsigmask(&at, &none);
-    posix_spawnattr_setsigdefault(&at, &def);
-    posix_spawnattr_setpgroup(&at, 0);
-    posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF | POSIX_SPAWN_SETPGROUP);
-    /* with --jobs > 1 the cases are the parallelism: a worker's OpenMP team of all cores would
-     * oversubscribe the machine J times */
-    char **envp = environ, **own = NULL;
-    if (t->one_thread && !getenv("OMP_NUM_THREADS")) {
-        size_t ne = 0;
-        while (environ[ne]) ne++;
-        own = malloc((ne + 2) * sizeof *own);
-        if (own) {
-            memcpy(own, environ, ne * sizeof *own);
-            own[ne] = "OMP_NUM_THREADS=1";
-            own[ne + 1] = NULL;
-            envp = own;
-        }
-    }
+    spawn_setup(&fa, &at, out, sv[1]);
+    char **own = worker_env(t);
     pid_t pid;
-    int rc = posix_spawn(&pid, exe, &fa, &at, argv, envp);
+    int rc = posix_spawn(&pid, exe, &fa, &at, argv, own ? own : environ);
     free(own);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
@@ -277,22 +308,7 @@ static cf_status spawn(const cf_target *t, wstate *w, cf_err *e)
     live_add(pid);
     fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);
     *w = (wstate){pid, sv[0], out, t, t->guard_pages, t->one_thread};
-    hello_t h;
-    int io = io_all(w->sock, &h, sizeof h, cf_now_s() + 60, false);
-    if (io == 0 && h.status == 0) {
-        tl_has_threads = h.has_threads != 0;
-        return CFE_OK;
-    }
-    char tail[256];
-    output_tail(w->out, tail, sizeof tail);
-    int ws = 0;
-    reap(w, &ws);
-    if (io == 0) {
-        h.msg[sizeof h.msg - 1] = '\0';
-        return cf_fail(e, (cf_status)h.status, "%s", h.msg);
-    }
-    return cf_fail(e, CFE_INPUT, "--target %s: the worker died while loading the library (%s %d)%s", t->name,
-                   WIFSIGNALED(ws) ? "signal" : "exit", WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws), tail);
+    return await_hello(t, w, e);
 }
 
 static bool current(const cf_target *t)

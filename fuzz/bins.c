@@ -358,6 +358,62 @@ static void mark(const fz_bins *b, const group *g, double v, bool *seen)
         if (bin_has(&b->bins[i], v)) seen[i] = true;
 }
 
+/* NSA bins of a case: D, l, d relative to l (the smallest, l - one block, between), N, batches. */
+static void mark_nsa(const fz_bins *b, const group *g, const cf_case *c, bool *seen)
+{
+    const cz_model *m = &b->cz->model;
+    const cf_tensor *in = &c->tensors[m->in];
+    int64_t l = c->params[m->p_l].i, d = c->params[m->p_d].i;
+    const cf_param *ps = &c->params[m->p_seq];
+    if (g->arg == 0 && in->ndim == 3) mark(b, g, (double)in->shape[2], seen);
+    else if (g->arg == 1) mark(b, g, (double)l, seen);
+    else if (g->arg == 2) {
+        int64_t bm = m->block_multiple, dmin = (m->d_range[0] + bm - 1) / bm * bm;
+        mark(b, g, d == dmin ? 0 : d == l - bm ? 1 : 2, seen);
+        if (d == dmin && d == l - bm) mark(b, g, 1, seen);
+    } else if (g->arg == 3 && in->ndim == 3) mark(b, g, (double)in->shape[1], seen);
+    else if (g->arg == 4) mark(b, g, ps->is_null ? 1 : (double)ps->arr_len, seen);
+}
+
+/* Value bins of a tensor's viewed elements: bands of z = Q·x (G_PRODUCT), both sides of the
+ * branch z > P (G_BRANCH), an integer of magnitude >= 2^31 (G_BIGINT). */
+static void mark_values(const fz_bins *b, const group *g, const cf_case *c, bool *seen)
+{
+    const cf_tensor *t = &c->tensors[g->t];
+    if (!t->present || !t->data) return;
+    if (g->kind == G_BIGINT && cf_dtype_is_float(t->dtype)) return;
+    double q = g->kind == G_BIGINT ? 0 : fz_param_value(&c->params[g->pb]);
+    double thr = g->kind == G_BRANCH ? fz_param_value(&c->params[g->pa]) : 0;
+    int64_t n = cf_tensor_numel(t);
+    bool done_pos = false, done_neg = false;
+    for (int64_t e = 0; e < n; e++) {
+        double x = fz_double_from_bits(t->dtype, fz_load_bits(t->dtype, t->data, fz_view_index(t, e)));
+        if (g->kind == G_BIGINT) {
+            if (fabs(x) < 2147483648.0) continue;
+            mark(b, g, 1, seen);
+            return;
+        }
+        double z = q * x;
+        if (g->kind == G_PRODUCT) mark(b, g, z, seen);
+        else if (z > thr && !done_pos) {
+            mark(b, g, 1, seen);
+            done_pos = true;
+        } else if (!(z > thr) && !done_neg) {
+            mark(b, g, 0, seen);
+            done_neg = true;
+        }
+        if (g->kind == G_BRANCH && done_pos && done_neg) return;
+    }
+}
+
+static int64_t max_numel(const cf_case *c)
+{
+    int64_t mx = 0;
+    for (int i = 0; i < c->ntensors; i++)
+        if (tensor_numel(&c->tensors[i]) > mx) mx = tensor_numel(&c->tensors[i]);
+    return mx;
+}
+
 void fz_bins_add(fz_bins *b, const cf_case *c)
 {
     if (!b || !c) return;
@@ -366,84 +422,29 @@ void fz_bins_add(fz_bins *b, const cf_case *c)
         return;
     }
     bool seen[FZ_BINS_MAX] = {false};
-    const cz_constraints *cz = b->cz;
-    const cz_model *m = &cz->model;
+    const cz_model *m = &b->cz->model;
     for (int gi = 0; gi < b->ngroups; gi++) {
         const group *g = &b->groups[gi];
+        const cf_tensor *t = g->kind == G_DIM ? &c->tensors[g->t] : g->kind == G_SMS ? &c->tensors[m->tensors[0]] : NULL;
         switch (g->kind) {
         case G_RANK: mark(b, g, c->tensors[g->arg].ndim, seen); break;
-        case G_NUMEL: {
-            int64_t mx = 0;
-            for (int i = 0; i < c->ntensors; i++)
-                if (tensor_numel(&c->tensors[i]) > mx) mx = tensor_numel(&c->tensors[i]);
-            mark(b, g, (double)mx, seen);
-            break;
-        }
-        case G_DIM: {
-            const cf_tensor *t = &c->tensors[g->t];
+        case G_NUMEL: mark(b, g, (double)max_numel(c), seen); break;
+        case G_DIM:
             if (g->arg < 3) {
                 if (t->ndim >= g->arg) mark(b, g, (double)t->shape[t->ndim - g->arg], seen);
             } else
                 for (int d = 0; d + 2 < t->ndim; d++) mark(b, g, (double)t->shape[d], seen);
             break;
-        }
-        case G_SMS: {
-            const cf_tensor *t = &c->tensors[m->tensors[0]];
+        case G_SMS:
             if (t->ndim == 4) mark(b, g, (double)t->shape[g->arg], seen);
             break;
-        }
-        case G_NSA: {
-            const cf_tensor *in = &c->tensors[m->in];
-            int64_t l = c->params[m->p_l].i, d = c->params[m->p_d].i;
-            const cf_param *ps = &c->params[m->p_seq];
-            if (g->arg == 0 && in->ndim == 3) mark(b, g, (double)in->shape[2], seen);
-            else if (g->arg == 1) mark(b, g, (double)l, seen);
-            else if (g->arg == 2) {
-                int64_t bm = m->block_multiple, dmin = (m->d_range[0] + bm - 1) / bm * bm;
-                mark(b, g, d == dmin ? 0 : d == l - bm ? 1 : 2, seen);
-                if (d == dmin && d == l - bm) mark(b, g, 1, seen);
-            } else if (g->arg == 3 && in->ndim == 3) mark(b, g, (double)in->shape[1], seen);
-            else if (g->arg == 4) mark(b, g, ps->is_null ? 1 : (double)ps->arr_len, seen);
+        case G_NSA: mark_nsa(b, g, c, seen); break;
+        case G_PARAM:
+            if (!c->params[g->arg].is_null) mark(b, g, fz_param_value(&c->params[g->arg]), seen);
             break;
-        }
-        case G_PARAM: {
-            const cf_param *p = &c->params[g->arg];
-            if (!p->is_null) mark(b, g, fz_param_value(p), seen);
-            break;
-        }
         case G_PRODUCT:
         case G_BRANCH:
-        case G_BIGINT: {
-            const cf_tensor *t = &c->tensors[g->t];
-            if (!t->present || !t->data) break;
-            if (g->kind == G_BIGINT && cf_dtype_is_float(t->dtype)) break;
-            double q = g->kind == G_BIGINT ? 0 : fz_param_value(&c->params[g->pb]);
-            double thr = g->kind == G_BRANCH ? fz_param_value(&c->params[g->pa]) : 0;
-            int64_t n = cf_tensor_numel(t);
-            bool done_pos = false, done_neg = false;
-            for (int64_t e = 0; e < n; e++) {
-                uint64_t bits = fz_load_bits(t->dtype, t->data, fz_view_index(t, e));
-                double x = fz_double_from_bits(t->dtype, bits);
-                if (g->kind == G_BIGINT) {
-                    if (fabs(x) >= 2147483648.0) {
-                        mark(b, g, 1, seen);
-                        break;
-                    }
-                    continue;
-                }
-                double z = q * x;
-                if (g->kind == G_PRODUCT) mark(b, g, z, seen);
-                else if (z > thr && !done_pos) {
-                    mark(b, g, 1, seen);
-                    done_pos = true;
-                } else if (!(z > thr) && !done_neg) {
-                    mark(b, g, 0, seen);
-                    done_neg = true;
-                }
-                if (g->kind == G_BRANCH && done_pos && done_neg) break;
-            }
-            break;
-        }
+        case G_BIGINT: mark_values(b, g, c, seen); break;
         }
     }
     b->cases++;

@@ -210,6 +210,89 @@ static fz_status tensor_member(ld *L, const cz_constraints *cz, const cJSON *obj
 }
 
 /* ---------------------------------------------------------------- sections ---- */
+/* tensors[i].dims: per-dimension limits [{"dim", "max"}] (q: the path of "dims"). */
+static fz_status load_dim_limits(ld *L, cz_tensor *ct, const cJSON *dims, const char *q)
+{
+    int nd = 0;
+    TRY(as_array(L, dims, q, 4, &nd));
+    ct->ndims = nd;
+    for (int k = 0; k < nd; k++) {
+        char pk[PATHLEN], pd[PATHLEN];
+        const cJSON *d = cJSON_GetArrayItem(dims, k), *v;
+        idx(pk, q, k);
+        if (!cJSON_IsObject(d)) return failf(L, pk, "an object {\"dim\", \"max\"}");
+        int64_t x = 0;
+        TRY(member(L, d, pk, "dim", true, &v));
+        sub(pd, pk, "dim");
+        TRY(as_int(L, v, pd, 0, ct->rank_max - 1, &x));
+        ct->dim_idx[k] = (int)x;
+        TRY(member(L, d, pk, "max", true, &v));
+        sub(pd, pk, "max");
+        TRY(as_int(L, v, pd, 0, 1 << 30, &ct->dim_max[k]));
+    }
+    return FZ_OK;
+}
+
+/* tensors[i]: a unique name, its role, dtypes, rank range and dim limits. */
+static fz_status load_tensor(ld *L, cz_constraints *cz, int i, const cJSON *t, const char *p)
+{
+    char q[PATHLEN], role[16] = "";
+    cz_tensor *ct = &cz->tensors[i];
+    if (!cJSON_IsObject(t)) return failf(L, p, "an object");
+    TRY(get_str(L, t, p, "name", true, ct->name, sizeof ct->name));
+    sub(q, p, "name");
+    for (int j = 0; j < i; j++)
+        if (!strcmp(cz->tensors[j].name, ct->name)) return failf(L, q, "a name not used by an earlier tensor");
+    TRY(get_str(L, t, p, "role", true, role, sizeof role));
+    sub(q, p, "role");
+    if (!strcmp(role, "output")) ct->output = true;
+    else if (strcmp(role, "input")) return failf(L, q, "\"input\" or \"output\"");
+    TRY(dtype_list(L, t, p, "dtypes", true, &ct->dtypes));
+    int64_t r[2];
+    TRY(get_range(L, t, p, "rank", 0, 8, r));
+    ct->rank_min = (int)r[0];
+    ct->rank_max = (int)r[1];
+    const cJSON *dims;
+    TRY(member(L, t, p, "dims", false, &dims));
+    if (!dims) return FZ_OK;
+    sub(q, p, "dims");
+    return load_dim_limits(L, ct, dims, q);
+}
+
+/* tensors[i].dtype_rel, once every name is known: equal to another tensor's dtype, or the
+ * promotion of two; no cycle. */
+static fz_status load_dtype_rel(ld *L, cz_constraints *cz, int i, const cJSON *t, const char *p)
+{
+    char q[PATHLEN], r[PATHLEN];
+    const cJSON *rel;
+    cz_tensor *ct = &cz->tensors[i];
+    TRY(member(L, t, p, "dtype_rel", false, &rel));
+    if (!rel || cJSON_IsNull(rel)) return FZ_OK;
+    sub(q, p, "dtype_rel");
+    const cJSON *eq = cJSON_GetObjectItemCaseSensitive(rel, "equal");
+    const cJSON *pr = cJSON_GetObjectItemCaseSensitive(rel, "promote");
+    if (cJSON_IsObject(rel) && eq && !pr) {
+        sub(r, q, "equal");
+        TRY(tensor_ref(L, cz, eq, r, &ct->rel_a));
+        if (ct->rel_a == i) return failf(L, r, "another tensor");
+        ct->rel = CZ_REL_EQUAL;
+    } else if (cJSON_IsObject(rel) && pr && !eq) {
+        int m = 0;
+        sub(r, q, "promote");
+        TRY(as_array(L, pr, r, 2, &m));
+        if (m != 2) return failf(L, r, "two tensor names");
+        char r0[PATHLEN], r1[PATHLEN];
+        idx(r0, r, 0);
+        idx(r1, r, 1);
+        TRY(tensor_ref(L, cz, cJSON_GetArrayItem(pr, 0), r0, &ct->rel_a));
+        TRY(tensor_ref(L, cz, cJSON_GetArrayItem(pr, 1), r1, &ct->rel_b));
+        ct->rel = CZ_REL_PROMOTE;
+    } else
+        return failf(L, q, "{\"equal\": TENSOR} or {\"promote\": [TENSOR, TENSOR]}");
+    if (cz->tensors[ct->rel_a].rel != CZ_REL_NONE && cz->tensors[ct->rel_a].rel_a == i) return failf(L, q, "no cycle of relations");
+    return FZ_OK;
+}
+
 static fz_status load_tensors(ld *L, cz_constraints *cz, const cJSON *root)
 {
     const cJSON *arr;
@@ -218,83 +301,14 @@ static fz_status load_tensors(ld *L, cz_constraints *cz, const cJSON *root)
     TRY(as_array(L, arr, "tensors", CF_MAX_TENSORS, &n));
     if (n == 0) return failf(L, "tensors", "at least one tensor");
     cz->ntensors = n;
+    char p[PATHLEN];
     for (int i = 0; i < n; i++) {
-        char p[PATHLEN], q[PATHLEN];
-        char role[16] = "";
-        const cJSON *t = cJSON_GetArrayItem(arr, i);
-        cz_tensor *ct = &cz->tensors[i];
         idx(p, "tensors", i);
-        if (!cJSON_IsObject(t)) return failf(L, p, "an object");
-        TRY(get_str(L, t, p, "name", true, ct->name, sizeof ct->name));
-        for (int j = 0; j < i; j++)
-            if (!strcmp(cz->tensors[j].name, ct->name)) {
-                sub(q, p, "name");
-                return failf(L, q, "a name not used by an earlier tensor");
-            }
-        TRY(get_str(L, t, p, "role", true, role, sizeof role));
-        sub(q, p, "role");
-        if (!strcmp(role, "output")) ct->output = true;
-        else if (strcmp(role, "input")) return failf(L, q, "\"input\" or \"output\"");
-        TRY(dtype_list(L, t, p, "dtypes", true, &ct->dtypes));
-        int64_t r[2];
-        TRY(get_range(L, t, p, "rank", 0, 8, r));
-        ct->rank_min = (int)r[0];
-        ct->rank_max = (int)r[1];
-        const cJSON *dims;
-        TRY(member(L, t, p, "dims", false, &dims));
-        if (dims) {
-            int nd = 0;
-            sub(q, p, "dims");
-            TRY(as_array(L, dims, q, 4, &nd));
-            ct->ndims = nd;
-            for (int k = 0; k < nd; k++) {
-                char pk[PATHLEN], pd[PATHLEN];
-                const cJSON *d = cJSON_GetArrayItem(dims, k), *v;
-                idx(pk, q, k);
-                if (!cJSON_IsObject(d)) return failf(L, pk, "an object {\"dim\", \"max\"}");
-                int64_t x = 0;
-                TRY(member(L, d, pk, "dim", true, &v));
-                sub(pd, pk, "dim");
-                TRY(as_int(L, v, pd, 0, ct->rank_max - 1, &x));
-                ct->dim_idx[k] = (int)x;
-                TRY(member(L, d, pk, "max", true, &v));
-                sub(pd, pk, "max");
-                TRY(as_int(L, v, pd, 0, 1 << 30, &ct->dim_max[k]));
-            }
-        }
+        TRY(load_tensor(L, cz, i, cJSON_GetArrayItem(arr, i), p));
     }
-    /* relations after all names are known */
-    for (int i = 0; i < n; i++) {
-        char p[PATHLEN], q[PATHLEN];
-        const cJSON *t = cJSON_GetArrayItem(arr, i), *rel;
-        cz_tensor *ct = &cz->tensors[i];
+    for (int i = 0; i < n; i++) { /* relations after all names are known */
         idx(p, "tensors", i);
-        TRY(member(L, t, p, "dtype_rel", false, &rel));
-        if (!rel || cJSON_IsNull(rel)) continue;
-        sub(q, p, "dtype_rel");
-        const cJSON *eq = cJSON_GetObjectItemCaseSensitive(rel, "equal");
-        const cJSON *pr = cJSON_GetObjectItemCaseSensitive(rel, "promote");
-        char r[PATHLEN];
-        if (cJSON_IsObject(rel) && eq && !pr) {
-            sub(r, q, "equal");
-            TRY(tensor_ref(L, cz, eq, r, &ct->rel_a));
-            if (ct->rel_a == i) return failf(L, r, "another tensor");
-            ct->rel = CZ_REL_EQUAL;
-        } else if (cJSON_IsObject(rel) && pr && !eq) {
-            int m = 0;
-            sub(r, q, "promote");
-            TRY(as_array(L, pr, r, 2, &m));
-            if (m != 2) return failf(L, r, "two tensor names");
-            char r0[PATHLEN], r1[PATHLEN];
-            idx(r0, r, 0);
-            idx(r1, r, 1);
-            TRY(tensor_ref(L, cz, cJSON_GetArrayItem(pr, 0), r0, &ct->rel_a));
-            TRY(tensor_ref(L, cz, cJSON_GetArrayItem(pr, 1), r1, &ct->rel_b));
-            ct->rel = CZ_REL_PROMOTE;
-        } else
-            return failf(L, q, "{\"equal\": TENSOR} or {\"promote\": [TENSOR, TENSOR]}");
-        if (cz->tensors[ct->rel_a].rel != CZ_REL_NONE && cz->tensors[ct->rel_a].rel_a == i)
-            return failf(L, q, "no cycle of relations");
+        TRY(load_dtype_rel(L, cz, i, cJSON_GetArrayItem(arr, i), p));
     }
     return FZ_OK;
 }
@@ -731,95 +745,100 @@ static fz_status load_edge(ld *L, cz_constraints *cz, const cJSON *e, const char
     return failf(L, p, "an edge value");
 }
 
+/* One value distribution (normal, uniform, loguniform) at path r. */
+static fz_status load_dist(ld *L, const cJSON *d, const char *r, cz_dist *cd)
+{
+    char s[PATHLEN], kind[16] = "";
+    if (!cJSON_IsObject(d)) return failf(L, r, "an object");
+    TRY(get_str(L, d, r, "kind", true, kind, sizeof kind));
+    cd->weight = 1;
+    TRY(get_num(L, d, r, "weight", false, &cd->weight));
+    TRY(dtype_list(L, d, r, "dtypes", false, &cd->dtypes));
+    if (!strcmp(kind, "normal")) {
+        cd->kind = CZ_DIST_NORMAL;
+        TRY(get_num(L, d, r, "scale", true, &cd->a));
+        sub(s, r, "scale");
+        return cd->a > 0 ? FZ_OK : failf(L, s, "a positive scale");
+    }
+    if (strcmp(kind, "uniform") && strcmp(kind, "loguniform")) {
+        sub(s, r, "kind");
+        return failf(L, s, "one of normal, uniform, loguniform");
+    }
+    cd->kind = kind[0] == 'u' ? CZ_DIST_UNIFORM : CZ_DIST_LOGUNIFORM;
+    const cJSON *rg;
+    int n = 0;
+    TRY(member(L, d, r, "range", true, &rg));
+    sub(s, r, "range");
+    TRY(as_array(L, rg, s, 2, &n));
+    if (n != 2 || !cJSON_IsNumber(cJSON_GetArrayItem(rg, 0)) || !cJSON_IsNumber(cJSON_GetArrayItem(rg, 1)))
+        return failf(L, s, "[lo, hi]");
+    cd->a = cJSON_GetArrayItem(rg, 0)->valuedouble;
+    cd->b = cJSON_GetArrayItem(rg, 1)->valuedouble;
+    if (!(cd->a <= cd->b) || (cd->kind == CZ_DIST_LOGUNIFORM && !(cd->a > 0)))
+        return failf(L, s, cd->kind == CZ_DIST_LOGUNIFORM ? "0 < lo <= hi" : "lo <= hi");
+    const cJSON *pos = cJSON_GetObjectItemCaseSensitive(d, "positive");
+    if (pos) {
+        sub(s, r, "positive");
+        if (!cJSON_IsBool(pos) || cd->kind != CZ_DIST_LOGUNIFORM) return failf(L, s, "true or false, on a loguniform dist only");
+        cd->positive = cJSON_IsTrue(pos);
+    }
+    return FZ_OK;
+}
+
+/* values[i]: an input tensor (once), its dists, edges, ulp_neighbours and edge_rate. */
+static fz_status load_values_entry(ld *L, cz_constraints *cz, int i, const cJSON *v, const char *p)
+{
+    char q[PATHLEN];
+    const cJSON *it;
+    cz_values *cv = &cz->values[i];
+    if (!cJSON_IsObject(v)) return failf(L, p, "an object");
+    TRY(tensor_member(L, cz, v, p, "tensor", &cv->tensor));
+    sub(q, p, "tensor");
+    if (cz->tensors[cv->tensor].output) return failf(L, q, "an input tensor");
+    TRY(member(L, v, p, "dists", true, &it));
+    sub(q, p, "dists");
+    TRY(as_array(L, it, q, CZ_MAX_DISTS, &cv->ndists));
+    if (cv->ndists == 0) return failf(L, q, "a non-empty array");
+    for (int k = 0; k < cv->ndists; k++) {
+        char r[PATHLEN];
+        idx(r, q, k);
+        TRY(load_dist(L, cJSON_GetArrayItem(it, k), r, &cv->dists[k]));
+    }
+    TRY(member(L, v, p, "edges", true, &it));
+    sub(q, p, "edges");
+    TRY(as_array(L, it, q, CZ_MAX_EDGES, &cv->nedges));
+    for (int k = 0; k < cv->nedges; k++) {
+        char r[PATHLEN];
+        idx(r, q, k);
+        TRY(load_edge(L, cz, cJSON_GetArrayItem(it, k), r, &cv->edges[k]));
+    }
+    double un = 0;
+    TRY(get_num(L, v, p, "ulp_neighbours", false, &un));
+    sub(q, p, "ulp_neighbours");
+    if (un < 0 || un > 16 || un != floor(un)) return failf(L, q, "an integer in [0, 16]");
+    cv->ulp_neighbours = (int)un;
+    cv->edge_rate = -1;
+    TRY(get_num(L, v, p, "edge_rate", false, &cv->edge_rate));
+    sub(q, p, "edge_rate");
+    if (cJSON_GetObjectItemCaseSensitive(v, "edge_rate") && !(cv->edge_rate >= 0 && cv->edge_rate <= 1))
+        return failf(L, q, "a number in [0, 1]");
+    sub(q, p, "tensor");
+    for (int k = 0; k < i; k++)
+        if (cz->values[k].tensor == cv->tensor) return failf(L, q, "a tensor without an earlier values entry");
+    return FZ_OK;
+}
+
 static fz_status load_values(ld *L, cz_constraints *cz, const cJSON *root)
 {
     const cJSON *arr;
     TRY(member(L, root, "", "values", true, &arr));
     TRY(as_array(L, arr, "values", CF_MAX_TENSORS, &cz->nvalues));
     for (int i = 0; i < cz->nvalues; i++) {
-        char p[PATHLEN], q[PATHLEN];
-        const cJSON *v = cJSON_GetArrayItem(arr, i), *it;
-        cz_values *cv = &cz->values[i];
+        char p[PATHLEN];
         idx(p, "values", i);
-        if (!cJSON_IsObject(v)) return failf(L, p, "an object");
-        TRY(tensor_member(L, cz, v, p, "tensor", &cv->tensor));
-        if (cz->tensors[cv->tensor].output) {
-            sub(q, p, "tensor");
-            return failf(L, q, "an input tensor");
-        }
-        TRY(member(L, v, p, "dists", true, &it));
-        sub(q, p, "dists");
-        TRY(as_array(L, it, q, CZ_MAX_DISTS, &cv->ndists));
-        if (cv->ndists == 0) return failf(L, q, "a non-empty array");
-        for (int k = 0; k < cv->ndists; k++) {
-            char r[PATHLEN], s[PATHLEN], kind[16] = "";
-            const cJSON *d = cJSON_GetArrayItem(it, k);
-            cz_dist *cd = &cv->dists[k];
-            idx(r, q, k);
-            if (!cJSON_IsObject(d)) return failf(L, r, "an object");
-            TRY(get_str(L, d, r, "kind", true, kind, sizeof kind));
-            cd->weight = 1;
-            TRY(get_num(L, d, r, "weight", false, &cd->weight));
-            TRY(dtype_list(L, d, r, "dtypes", false, &cd->dtypes));
-            if (!strcmp(kind, "normal")) {
-                cd->kind = CZ_DIST_NORMAL;
-                TRY(get_num(L, d, r, "scale", true, &cd->a));
-                if (!(cd->a > 0)) {
-                    sub(s, r, "scale");
-                    return failf(L, s, "a positive scale");
-                }
-            } else if (!strcmp(kind, "uniform") || !strcmp(kind, "loguniform")) {
-                cd->kind = kind[0] == 'u' ? CZ_DIST_UNIFORM : CZ_DIST_LOGUNIFORM;
-                const cJSON *rg;
-                int n = 0;
-                TRY(member(L, d, r, "range", true, &rg));
-                sub(s, r, "range");
-                TRY(as_array(L, rg, s, 2, &n));
-                if (n != 2 || !cJSON_IsNumber(cJSON_GetArrayItem(rg, 0)) || !cJSON_IsNumber(cJSON_GetArrayItem(rg, 1)))
-                    return failf(L, s, "[lo, hi]");
-                cd->a = cJSON_GetArrayItem(rg, 0)->valuedouble;
-                cd->b = cJSON_GetArrayItem(rg, 1)->valuedouble;
-                if (!(cd->a <= cd->b) || (cd->kind == CZ_DIST_LOGUNIFORM && !(cd->a > 0)))
-                    return failf(L, s, cd->kind == CZ_DIST_LOGUNIFORM ? "0 < lo <= hi" : "lo <= hi");
-                const cJSON *pos = cJSON_GetObjectItemCaseSensitive(d, "positive");
-                if (pos) {
-                    sub(s, r, "positive");
-                    if (!cJSON_IsBool(pos) || cd->kind != CZ_DIST_LOGUNIFORM) return failf(L, s, "true or false, on a loguniform dist only");
-                    cd->positive = cJSON_IsTrue(pos);
-                }
-            } else {
-                sub(s, r, "kind");
-                return failf(L, s, "one of normal, uniform, loguniform");
-            }
-        }
-        TRY(member(L, v, p, "edges", true, &it));
-        sub(q, p, "edges");
-        TRY(as_array(L, it, q, CZ_MAX_EDGES, &cv->nedges));
-        for (int k = 0; k < cv->nedges; k++) {
-            char r[PATHLEN];
-            idx(r, q, k);
-            TRY(load_edge(L, cz, cJSON_GetArrayItem(it, k), r, &cv->edges[k]));
-        }
-        double un = 0;
-        TRY(get_num(L, v, p, "ulp_neighbours", false, &un));
-        if (un < 0 || un > 16 || un != floor(un)) {
-            sub(q, p, "ulp_neighbours");
-            return failf(L, q, "an integer in [0, 16]");
-        }
-        cv->ulp_neighbours = (int)un;
-        cv->edge_rate = -1;
-        TRY(get_num(L, v, p, "edge_rate", false, &cv->edge_rate));
-        if (cJSON_GetObjectItemCaseSensitive(v, "edge_rate") && !(cv->edge_rate >= 0 && cv->edge_rate <= 1)) {
-            sub(q, p, "edge_rate");
-            return failf(L, q, "a number in [0, 1]");
-        }
-        for (int k = 0; k < i; k++)
-            if (cz->values[k].tensor == cv->tensor) {
-                sub(q, p, "tensor");
-                return failf(L, q, "a tensor without an earlier values entry");
-            }
+        TRY(load_values_entry(L, cz, i, cJSON_GetArrayItem(arr, i), p));
     }
-    for (int t = 0; t < cz->ntensors; t++) {
+    for (int t = 0; t < cz->ntensors; t++) { /* every input has an entry (the softmax mask draws its own) */
         bool has = false;
         for (int k = 0; k < cz->nvalues; k++) has |= cz->values[k].tensor == t;
         bool need = !cz->tensors[t].output && !(cz->model.kind == CZ_MODEL_SOFTMAX && t == cz->model.mask);
