@@ -162,12 +162,12 @@ static void set_contiguous(cf_tensor *t)
 bool fz_case_is_large(int64_t k) { return k >= 0 && k % FZ_LARGE_PERIOD == FZ_LARGE_PHASE; }
 /* The table tier: valid case k with k % TABLE_PERIOD == TABLE_PHASE has 2^18 - 1 .. 2^18 + 1024
  * elements (element-wise shapes; the built-in Softplus switches to a per-call table of all 65536
- * 16-bit inputs at 2^18), and its attributes take their domain parts in turn (part
- * k / TABLE_PERIOD + the attribute's index), so the rare parts (threshold 0, beta 0, non-finite)
- * meet the large-count paths too instead of only by the chance of a weighted draw; its float
- * inputs take the stream's dtype.  The period is 512 so that the second part of every attribute
- * comes at k = 812, which a 60 s sweep reaches on a loaded 2-core machine (k ~ 880; 1324, the
- * second table case with a period of 1024, was not reached there). */
+ * 16-bit inputs at 2^18), and its attributes take their domain parts in turn, the rarest first
+ * (the (k / TABLE_PERIOD)-th part by ascending weight, the same index for every attribute), so
+ * the rare parts (threshold 0 with beta 0, then negative, non-finite) meet the large-count paths
+ * too instead of only by the chance of a weighted draw, starting with the first table case,
+ * k = 300: a 60 s sweep on a loaded 2-core machine reached only k ~ 700 per stream.  Its float
+ * inputs take the stream's dtype. */
 #define FZ_TABLE_PERIOD 512
 #define FZ_TABLE_PHASE 300
 #define FZ_TABLE_ELEMS ((int64_t)1 << 18)
@@ -271,6 +271,20 @@ static fz_status choose_dtypes(gx *g)
 }
 
 /* A value of p's domain: from part `part` (>= 0), or from a part drawn by weight (part < 0). */
+/* The index of the n-th domain part of p by ascending weight (ties: file order), so that a
+ * schedule of parts in turn starts with the rarest. */
+static int nth_rarest(const cz_param *p, int n)
+{
+    int order[CZ_MAX_DOMAIN];
+    for (int i = 0; i < p->ndomain; i++) {
+        int j = i;
+        for (; j > 0 && p->domain[order[j - 1]].weight > p->domain[i].weight; j--) order[j] = order[j - 1];
+        order[j] = i;
+    }
+    return order[n];
+}
+
+/* A value of p's domain: a weighted draw of a part, or (part >= 0) the part-th rarest. */
 static double draw_domain_part(rng *r, const cz_param *p, int part)
 {
     double tot = 0;
@@ -281,7 +295,7 @@ static double draw_domain_part(rng *r, const cz_param *p, int part)
         if (u < p->domain[k].weight) break;
         u -= p->domain[k].weight;
     }
-    if (part >= 0 && p->ndomain > 0) k = part % p->ndomain;
+    if (part >= 0 && p->ndomain > 0) k = nth_rarest(p, part % p->ndomain);
     const cz_domain_part *d = &p->domain[k];
     if (!d->is_range) return d->values[rrange(r, 0, d->nvalues - 1)];
     if (!d->log) return d->lo + (d->hi - d->lo) * runif(r);
@@ -338,7 +352,7 @@ static void choose_params(gx *g)
                 fixed = true;
             }
         if (fixed) continue;
-        int part = g->table ? (int)(g->k / FZ_TABLE_PERIOD) + i : -1; /* the table tier: parts in turn */
+        int part = g->table ? (int)(g->k / FZ_TABLE_PERIOD) : -1; /* the table tier: parts in turn, rarest first */
         switch (cp->kind) {
         case CF_PARAM_F64: p->f64 = draw_domain_part(&g->r, cp, part); break;
         case CF_PARAM_SCALAR: {
