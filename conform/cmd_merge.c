@@ -47,6 +47,220 @@ bad:
  * results that were never one experiment. */
 static const char *const SAME_RUN[] = {"seed", "target", "profile", "budget", NULL};
 
+/* A merge: the rows and status rows added up so far, the first report's run, and which report
+ * holds each shard. */
+typedef struct {
+    cf_row *all;
+    int nall;
+    cJSON *status, *failures, *first;
+    const char *first_path;
+    double seconds, cases, unsupported;
+    bool any_partial, any_interrupted, any_unsupported;
+    int nshards, *owner, *ks, nk;
+    char *shards, *missing; /* "k/n,..." lists, once every report is in */
+    int nmissing;
+} merge_run;
+
+/* One run: same seed, target, profile (and budget when recorded) as the first report. */
+static cf_status check_same_run(const merge_run *M, const cJSON *run, const char *path, cf_err *e)
+{
+    for (int k = 0; SAME_RUN[k] && M->first; k++) {
+        const cJSON *a = cJSON_GetObjectItemCaseSensitive(M->first, SAME_RUN[k]), *b = cJSON_GetObjectItemCaseSensitive(run, SAME_RUN[k]);
+        char *ta = a ? cJSON_PrintUnformatted(a) : NULL, *tb = b ? cJSON_PrintUnformatted(b) : NULL;
+        cf_status st = CFE_OK;
+        if ((ta || tb) && (!ta || !tb || strcmp(ta, tb)))
+            st = cf_fail(e, CFE_INPUT, "%s: field 'run.%s': %.80s, but %s has %.80s (shards of different runs are not merged)", path,
+                         SAME_RUN[k], tb ? tb : "(absent)", M->first_path, ta ? ta : "(absent)");
+        free(ta);
+        free(tb);
+        if (st) return st;
+    }
+    return CFE_OK;
+}
+
+/* Every shard once: a duplicate would count its cases twice.  Report i claims its run.shard. */
+static cf_status claim_shards(merge_run *M, const cJSON *run, const cf_opts *o, int i, cf_err *e)
+{
+    int sn = 0, maxk = 1;
+    const char *shs = cJSON_GetObjectItemCaseSensitive(run, "shard")->valuestring;
+    for (const char *q = shs; *q; q++) maxk += *q == ',';
+    int *nks = realloc(M->ks, sizeof(int) * (size_t)maxk);
+    if (!nks) return cf_fail(e, CFE_IO, "out of memory");
+    M->ks = nks;
+    cf_status st = parse_shards(o->pos[i], shs, &sn, M->ks, &M->nk, maxk, e);
+    if (st) return st;
+    if (!M->owner) {
+        M->nshards = sn;
+        M->owner = malloc(sizeof(int) * (size_t)sn);
+        if (!M->owner) return cf_fail(e, CFE_IO, "out of memory");
+        for (int k = 0; k < sn; k++) M->owner[k] = -1;
+    } else if (sn != M->nshards) {
+        return cf_fail(e, CFE_INPUT, "%s: field 'run.shard': shards of %d, but %s has shards of %d", o->pos[i], sn, M->first_path, M->nshards);
+    }
+    for (int k = 0; k < M->nk; k++) {
+        int s = M->ks[k];
+        if (M->owner[s] >= 0)
+            return cf_fail(e, CFE_INPUT, "%s: duplicate shard %d/%d (already in %s): refusing to count its results twice", o->pos[i], s,
+                           M->nshards, o->pos[M->owner[s]]);
+        M->owner[s] = i;
+    }
+    return CFE_OK;
+}
+
+/* Each row into the row with the same key, else appended (its plot moves along). */
+static void add_rows(merge_run *M, cf_row *rows, int n)
+{
+    for (int k = 0; k < n; k++) {
+        int j = 0;
+        while (j < M->nall && !(strcmp(M->all[j].op, rows[k].op) == 0 && M->all[j].dtype == rows[k].dtype &&
+                                strcmp(M->all[j].variant, rows[k].variant) == 0))
+            j++;
+        if (j == M->nall) {
+            M->all[M->nall++] = rows[k];
+        } else {
+            cf_row_merge(&M->all[j], &rows[k]);
+            cf_row_free(&rows[k]);
+        }
+    }
+}
+
+/* Counts of a status row are summed; its example is the first one any report has. */
+static void add_status_checks(merge_run *M, const cJSON *root)
+{
+    const cJSON *sc = cJSON_GetObjectItemCaseSensitive(root, "status_checks"), *it;
+    cJSON_ArrayForEach(it, sc)
+    {
+        const cJSON *op = cJSON_GetObjectItemCaseSensitive(it, "op"), *rule = cJSON_GetObjectItemCaseSensitive(it, "rule");
+        cJSON *m = NULL, *x;
+        cJSON_ArrayForEach(x, M->status)
+        if (!strcmp(cJSON_GetObjectItemCaseSensitive(x, "op")->valuestring, op->valuestring) &&
+            !strcmp(cJSON_GetObjectItemCaseSensitive(x, "rule")->valuestring, rule->valuestring)) m = x;
+        if (!m) {
+            cJSON_AddItemToArray(M->status, cJSON_Duplicate(it, true));
+            continue;
+        }
+        const char *keys[] = {"cases", "mismatches"};
+        for (int k = 0; k < 2; k++) {
+            cJSON *dst = cJSON_GetObjectItemCaseSensitive(m, keys[k]);
+            const cJSON *src = cJSON_GetObjectItemCaseSensitive(it, keys[k]);
+            cJSON_SetNumberValue(dst, dst->valuedouble + src->valuedouble);
+        }
+        const cJSON *ex = cJSON_GetObjectItemCaseSensitive(m, "example"), *sex = cJSON_GetObjectItemCaseSensitive(it, "example");
+        if ((!cJSON_IsString(ex) || !ex->valuestring[0]) && cJSON_IsString(sex)) set_field(m, "example", cJSON_CreateString(sex->valuestring));
+    }
+}
+
+/* The run totals and flags, the status rows and the failure list of one report. */
+static void add_report(merge_run *M, const cJSON *root, const cJSON *run)
+{
+    const cJSON *sec = cJSON_GetObjectItemCaseSensitive(run, "seconds");
+    M->seconds += cJSON_IsNumber(sec) ? sec->valuedouble : 0;
+    M->cases += cJSON_GetObjectItemCaseSensitive(run, "cases")->valuedouble;
+    /* an input that lacked shards is complete again once they are merged in (the shard set is
+     * tracked exactly); one partial for another reason stays partial */
+    M->any_partial |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "partial")) &&
+                      !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "missing_shards"));
+    M->any_interrupted |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "interrupted"));
+    const cJSON *un = cJSON_GetObjectItemCaseSensitive(root, "unsupported"), *it;
+    if (un) M->any_unsupported = true, M->unsupported += un->valuedouble;
+    add_status_checks(M, root);
+    const cJSON *fl = cJSON_GetObjectItemCaseSensitive(root, "failures");
+    cJSON_ArrayForEach(it, fl) cJSON_AddItemToArray(M->failures, cJSON_Duplicate(it, true));
+}
+
+/* Report i: read, checked against the run and the shards so far, added. */
+static cf_status merge_one(merge_run *M, const cf_opts *o, int i, cf_err *e)
+{
+    cJSON *root;
+    cf_row *rows;
+    int n;
+    cf_status st = cf_report_read(o->pos[i], &root, &rows, &n, e);
+    if (st) return st;
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(root, "run");
+    st = check_same_run(M, run, o->pos[i], e);
+    if (!st) st = claim_shards(M, run, o, i, e);
+    cf_row *na = st ? NULL : realloc(M->all, sizeof(cf_row) * (size_t)(M->nall + n + 1));
+    if (!st && !na) st = cf_fail(e, CFE_IO, "out of memory");
+    if (st) {
+        cf_rows_free(rows, n);
+        cJSON_Delete(root);
+        return st;
+    }
+    M->all = na;
+    add_rows(M, rows, n);
+    add_report(M, root, run);
+    if (!M->first) {
+        M->first = cJSON_Duplicate(run, true);
+        M->first_path = o->pos[i];
+    }
+    free(rows);
+    cJSON_Delete(root);
+    return CFE_OK;
+}
+
+/* The shard lists; the set must be complete (0/n .. n-1/n) unless --partial. */
+static cf_status shard_lists(merge_run *M, const cf_opts *o, cf_err *e)
+{
+    size_t cap = (size_t)M->nshards * 24 + 1;
+    M->shards = calloc(cap, 1);
+    M->missing = calloc(cap, 1);
+    if (!M->shards || !M->missing) return cf_fail(e, CFE_IO, "out of memory");
+    for (int k = 0; k < M->nshards; k++) {
+        char *dst = M->owner[k] >= 0 ? M->shards : M->missing;
+        size_t l = strlen(dst);
+        if (M->owner[k] < 0) M->nmissing++;
+        snprintf(dst + l, cap - l, "%s%d/%d", l ? "," : "", k, M->nshards);
+    }
+    if (M->nmissing && !o->partial)
+        return cf_fail(e, CFE_INPUT, "missing %d of %d shards: %.300s%s (merge them too, or pass --partial to merge an incomplete set, marked \"partial\": true)",
+                       M->nmissing, M->nshards, M->missing, strlen(M->missing) > 300 ? "..." : "");
+    return CFE_OK;
+}
+
+/* The merged report (it takes first, status and failures); *fail: some row or status row fails. */
+static cJSON *merged_report(merge_run *M, bool *fail)
+{
+    cJSON *rep = cJSON_CreateObject();
+    cJSON_AddNumberToObject(rep, "schema", 1);
+    cJSON *tool = cJSON_AddObjectToObject(rep, "tool");
+    cJSON_AddStringToObject(tool, "name", CF_TOOL_NAME);
+    cJSON_AddStringToObject(tool, "version", CF_TOOL_VERSION);
+    set_field(M->first, "command", cJSON_CreateString("merge"));
+    set_field(M->first, "shard", cJSON_CreateString(M->shards));
+    set_field(M->first, "seconds", cJSON_CreateNumber(M->seconds));
+    set_field(M->first, "cases", cJSON_CreateNumber(M->cases));
+    cJSON_AddItemToObject(rep, "run", M->first);
+    M->first = NULL;
+    cJSON_AddBoolToObject(rep, "partial", M->nmissing > 0 || M->any_partial);
+    if (M->nmissing) cJSON_AddStringToObject(rep, "missing_shards", M->missing);
+    if (M->any_interrupted) cJSON_AddBoolToObject(rep, "interrupted", true);
+    if (M->any_unsupported) cJSON_AddNumberToObject(rep, "unsupported", M->unsupported);
+    cJSON *results = cJSON_AddArrayToObject(rep, "results");
+    *fail = false;
+    for (int i = 0; i < M->nall; i++) {
+        cJSON_AddItemToArray(results, cf_row_to_json(&M->all[i]));
+        *fail |= M->all[i].failed_cases > 0;
+    }
+    cJSON *x;
+    cJSON_ArrayForEach(x, M->status) *fail |= cJSON_GetObjectItemCaseSensitive(x, "mismatches")->valuedouble > 0;
+    cJSON_AddItemToObject(rep, "status_checks", M->status);
+    cJSON_AddItemToObject(rep, "failures", M->failures);
+    M->status = M->failures = NULL;
+    return rep;
+}
+
+static void merge_free(merge_run *M)
+{
+    cJSON_Delete(M->status);
+    cJSON_Delete(M->failures);
+    cJSON_Delete(M->first);
+    cf_rows_free(M->all, M->nall);
+    free(M->owner);
+    free(M->ks);
+    free(M->shards);
+    free(M->missing);
+}
+
 int cmd_merge(const cf_opts *o)
 {
     cf_err e = {{0}};
@@ -54,174 +268,27 @@ int cmd_merge(const cf_opts *o)
         fprintf(stderr, "aclnn-conform merge: usage: merge A.json B.json... -o OUT.json [--partial]\n");
         return CFE_INPUT;
     }
-    cf_row *all = NULL;
-    int nall = 0;
-    cJSON *status = cJSON_CreateArray(), *failures = cJSON_CreateArray(), *first = NULL;
-    double seconds = 0, cases = 0, unsupported = 0;
-    bool any_partial = false, any_interrupted = false, any_unsupported = false;
+    merge_run M = {.status = cJSON_CreateArray(), .failures = cJSON_CreateArray()};
     cf_status st = CFE_OK;
-    int nshards = 0, *owner = NULL, *ks = NULL, nk = 0;
-    const char *first_path = NULL;
-    for (int i = 0; i < o->npos && !st; i++) {
-        cJSON *root;
-        cf_row *rows;
-        int n;
-        if ((st = cf_report_read(o->pos[i], &root, &rows, &n, &e))) break;
-        const cJSON *run = cJSON_GetObjectItemCaseSensitive(root, "run");
-        /* one run: same seed, target, profile (and budget when recorded) as the first report */
-        for (int k = 0; SAME_RUN[k] && first && !st; k++) {
-            const cJSON *a = cJSON_GetObjectItemCaseSensitive(first, SAME_RUN[k]), *b = cJSON_GetObjectItemCaseSensitive(run, SAME_RUN[k]);
-            char *ta = a ? cJSON_PrintUnformatted(a) : NULL, *tb = b ? cJSON_PrintUnformatted(b) : NULL;
-            if ((ta || tb) && (!ta || !tb || strcmp(ta, tb)))
-                st = cf_fail(&e, CFE_INPUT, "%s: field 'run.%s': %.80s, but %s has %.80s (shards of different runs are not merged)", o->pos[i],
-                             SAME_RUN[k], tb ? tb : "(absent)", first_path, ta ? ta : "(absent)");
-            free(ta);
-            free(tb);
-        }
-        /* every shard once: a duplicate would count its cases twice */
-        int sn = 0, maxk = 1;
-        const char *shs = cJSON_GetObjectItemCaseSensitive(run, "shard")->valuestring;
-        for (const char *q = shs; *q; q++) maxk += *q == ',';
-        if (!st) {
-            int *nks = realloc(ks, sizeof(int) * (size_t)maxk);
-            if (!nks) st = cf_fail(&e, CFE_IO, "out of memory");
-            else ks = nks;
-        }
-        if (!st) st = parse_shards(o->pos[i], shs, &sn, ks, &nk, maxk, &e);
-        if (!st && !owner) {
-            nshards = sn;
-            owner = malloc(sizeof(int) * (size_t)sn);
-            if (!owner) st = cf_fail(&e, CFE_IO, "out of memory");
-            for (int k = 0; owner && k < sn; k++) owner[k] = -1;
-        } else if (!st && sn != nshards) {
-            st = cf_fail(&e, CFE_INPUT, "%s: field 'run.shard': shards of %d, but %s has shards of %d", o->pos[i], sn, first_path, nshards);
-        }
-        for (int k = 0; k < nk && !st; k++) {
-            if (owner[ks[k]] >= 0)
-                st = cf_fail(&e, CFE_INPUT, "%s: duplicate shard %d/%d (already in %s): refusing to count its results twice", o->pos[i], ks[k],
-                             nshards, o->pos[owner[ks[k]]]);
-            else owner[ks[k]] = i;
-        }
-        cf_row *na = st ? NULL : realloc(all, sizeof(cf_row) * (size_t)(nall + n + 1));
-        if (!st && !na) st = cf_fail(&e, CFE_IO, "out of memory");
-        if (st) {
-            cf_rows_free(rows, n);
-            cJSON_Delete(root);
-            break;
-        }
-        all = na;
-        for (int k = 0; k < n; k++) { /* merge into the row with the same key, else append (the row's plot moves along) */
-            int j = 0;
-            while (j < nall && !(strcmp(all[j].op, rows[k].op) == 0 && all[j].dtype == rows[k].dtype && strcmp(all[j].variant, rows[k].variant) == 0)) j++;
-            if (j == nall) {
-                all[nall++] = rows[k];
-            } else {
-                cf_row_merge(&all[j], &rows[k]);
-                cf_row_free(&rows[k]);
-            }
-        }
-        seconds += cJSON_IsNumber(cJSON_GetObjectItemCaseSensitive(run, "seconds")) ? cJSON_GetObjectItemCaseSensitive(run, "seconds")->valuedouble : 0;
-        cases += cJSON_GetObjectItemCaseSensitive(run, "cases")->valuedouble;
-        /* an input that lacked shards is complete again once they are merged in (the shard set
-         * is tracked exactly); one partial for another reason stays partial */
-        any_partial |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "partial")) &&
-                       !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "missing_shards"));
-        any_interrupted |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "interrupted"));
-        const cJSON *un = cJSON_GetObjectItemCaseSensitive(root, "unsupported");
-        if (un) any_unsupported = true, unsupported += un->valuedouble;
-        const cJSON *sc = cJSON_GetObjectItemCaseSensitive(root, "status_checks"), *it;
-        cJSON_ArrayForEach(it, sc)
-        {
-            const cJSON *op = cJSON_GetObjectItemCaseSensitive(it, "op"), *rule = cJSON_GetObjectItemCaseSensitive(it, "rule");
-            cJSON *m = NULL, *x;
-            cJSON_ArrayForEach(x, status)
-            if (!strcmp(cJSON_GetObjectItemCaseSensitive(x, "op")->valuestring, op->valuestring) &&
-                !strcmp(cJSON_GetObjectItemCaseSensitive(x, "rule")->valuestring, rule->valuestring)) m = x;
-            if (!m) {
-                cJSON_AddItemToArray(status, cJSON_Duplicate(it, true));
-                continue;
-            }
-            const char *keys[] = {"cases", "mismatches"};
-            for (int k = 0; k < 2; k++) {
-                cJSON *dst = cJSON_GetObjectItemCaseSensitive(m, keys[k]);
-                const cJSON *src = cJSON_GetObjectItemCaseSensitive(it, keys[k]);
-                cJSON_SetNumberValue(dst, dst->valuedouble + src->valuedouble);
-            }
-            const cJSON *ex = cJSON_GetObjectItemCaseSensitive(m, "example"), *sex = cJSON_GetObjectItemCaseSensitive(it, "example");
-            if ((!cJSON_IsString(ex) || !ex->valuestring[0]) && cJSON_IsString(sex))
-                set_field(m, "example", cJSON_CreateString(sex->valuestring));
-        }
-        const cJSON *fl = cJSON_GetObjectItemCaseSensitive(root, "failures");
-        cJSON_ArrayForEach(it, fl) cJSON_AddItemToArray(failures, cJSON_Duplicate(it, true));
-        if (!first) {
-            first = cJSON_Duplicate(run, true);
-            first_path = o->pos[i];
-        }
-        free(rows);
-        cJSON_Delete(root);
-    }
-    /* the shard set must be complete (0/n .. n-1/n) unless --partial */
-    size_t cap = (size_t)nshards * 24 + 1;
-    char *shards = calloc(cap, 1), *missing = calloc(cap, 1);
-    int nmissing = 0;
-    if (!st && (!shards || !missing)) st = cf_fail(&e, CFE_IO, "out of memory");
-    for (int k = 0; !st && k < nshards; k++) {
-        char *dst = owner[k] >= 0 ? shards : missing;
-        size_t l = strlen(dst);
-        if (owner[k] < 0) nmissing++;
-        snprintf(dst + l, cap - l, "%s%d/%d", l ? "," : "", k, nshards);
-    }
-    if (!st && nmissing && !o->partial)
-        st = cf_fail(&e, CFE_INPUT, "missing %d of %d shards: %.300s%s (merge them too, or pass --partial to merge an incomplete set, marked \"partial\": true)",
-                     nmissing, nshards, missing, strlen(missing) > 300 ? "..." : "");
+    for (int i = 0; i < o->npos && !st; i++) st = merge_one(&M, o, i, &e);
+    if (!st) st = shard_lists(&M, o, &e);
     int rc = st;
     if (!st) {
-        cJSON *rep = cJSON_CreateObject();
-        cJSON_AddNumberToObject(rep, "schema", 1);
-        cJSON *tool = cJSON_AddObjectToObject(rep, "tool");
-        cJSON_AddStringToObject(tool, "name", CF_TOOL_NAME);
-        cJSON_AddStringToObject(tool, "version", CF_TOOL_VERSION);
-        set_field(first, "command", cJSON_CreateString("merge"));
-        set_field(first, "shard", cJSON_CreateString(shards));
-        set_field(first, "seconds", cJSON_CreateNumber(seconds));
-        set_field(first, "cases", cJSON_CreateNumber(cases));
-        cJSON_AddItemToObject(rep, "run", first);
-        first = NULL;
-        bool partial = nmissing > 0 || any_partial;
-        cJSON_AddBoolToObject(rep, "partial", partial);
-        if (nmissing) cJSON_AddStringToObject(rep, "missing_shards", missing);
-        if (any_interrupted) cJSON_AddBoolToObject(rep, "interrupted", true);
-        if (any_unsupported) cJSON_AddNumberToObject(rep, "unsupported", unsupported);
-        cJSON *results = cJSON_AddArrayToObject(rep, "results");
-        bool fail = false;
-        for (int i = 0; i < nall; i++) {
-            cJSON_AddItemToArray(results, cf_row_to_json(&all[i]));
-            fail |= all[i].failed_cases > 0;
-        }
-        cJSON *x;
-        cJSON_ArrayForEach(x, status) fail |= cJSON_GetObjectItemCaseSensitive(x, "mismatches")->valuedouble > 0;
-        cJSON_AddItemToObject(rep, "status_checks", status);
-        cJSON_AddItemToObject(rep, "failures", failures);
-        status = failures = NULL;
+        bool fail, partial = M.nmissing > 0 || M.any_partial;
+        cJSON *rep = merged_report(&M, &fail);
         st = cf_write_report(o->output, rep, &e);
         cJSON_Delete(rep);
         if (!st) {
-            if (!o->quiet) cf_print_summary(stdout, all, nall);
+            if (!o->quiet) cf_print_summary(stdout, M.all, M.nall);
             if (partial)
                 fprintf(stderr, "aclnn-conform merge: PARTIAL: %s%.300s; the report is marked \"partial\": true\n",
-                        nmissing ? "missing shards " : "an input report is partial", nmissing ? missing : "");
-            printf("merged %d reports (%d of %d shards) into %s%s\n", o->npos, nshards - nmissing, nshards, o->output, partial ? " (partial)" : "");
+                        M.nmissing ? "missing shards " : "an input report is partial", M.nmissing ? M.missing : "");
+            printf("merged %d reports (%d of %d shards) into %s%s\n", o->npos, M.nshards - M.nmissing, M.nshards, o->output,
+                   partial ? " (partial)" : "");
         }
         rc = st ? st : (fail ? CFE_FAIL : CFE_OK);
     }
     if (rc >= CFE_INPUT) fprintf(stderr, "aclnn-conform merge: %s\n", e.msg);
-    cJSON_Delete(status);
-    cJSON_Delete(failures);
-    cJSON_Delete(first);
-    cf_rows_free(all, nall);
-    free(owner);
-    free(ks);
-    free(shards);
-    free(missing);
+    merge_free(&M);
     return rc;
 }

@@ -456,75 +456,92 @@ static const char *cell_colour(const cf_row *r, int y)
 /* a cell's opacity: 0.25 .. 1 by the log of its count against the fullest cell's */
 static double cell_opacity(int64_t c, int64_t mx) { return 0.25 + 0.75 * log((double)c + 1) / log((double)mx + 1); }
 
-static void svg_error_plot(FILE *f, const cf_row *r, bool compact)
+/* The error plot's frame: PL_L, PL_T the plot area's corner, PL_W x PL_H its size; the x range
+ * of bins in view (with the marks and one bin of margin), the cell size and the fullest cell. */
+enum { PL_L = 46, PL_T = 10, PL_W = 520, PL_H = 200 };
+typedef struct {
+    int xmin, xmax;
+    double cw, ch;
+    int64_t mx;
+} plot_geom;
+
+static double px(const plot_geom *g, double b) { return PL_L + (b - g->xmin) * g->cw; }
+static double py(const plot_geom *g, double y) { return PL_T + PL_H - (y + 1) * g->ch; }
+
+/* false when the row has no cell to draw */
+static bool plot_geometry(const cf_row *r, plot_geom *g)
 {
-    int xmin = CF_PLOT_X, xmax = -1;
-    int64_t mx = 0;
+    g->xmin = CF_PLOT_X, g->xmax = -1, g->mx = 0;
     for (int x = 0; r->plot && x < CF_PLOT_X; x++)
         for (int y = 0; y < CF_PLOT_Y; y++)
             if (r->plot[x][y]) {
-                if (x < xmin) xmin = x;
-                if (x > xmax) xmax = x;
-                if (r->plot[x][y] > mx) mx = r->plot[x][y];
+                if (x < g->xmin) g->xmin = x;
+                if (x > g->xmax) g->xmax = x;
+                if (r->plot[x][y] > g->mx) g->mx = r->plot[x][y];
             }
-    if (xmax < 0) return;
+    if (g->xmax < 0) return false;
     const cf_plot_spec *ps = &r->plot_spec;
     for (int i = 0; i < ps->nmarks; i++) { /* the marks stay in view */
         int b = cf_plot_xbin(ps->mark_at[i]);
-        if (b < xmin) xmin = b;
-        if (b > xmax) xmax = b;
+        if (b < g->xmin) g->xmin = b;
+        if (b > g->xmax) g->xmax = b;
     }
-    if (xmin > 0) xmin--;
-    if (xmax < CF_PLOT_X - 1) xmax++;
-    const int L = 46, T = 10, W = 520, H = 200;
-    double cw = (double)W / (xmax - xmin + 1), ch = (double)H / CF_PLOT_Y;
-#define PX(b) (L + ((b) - xmin) * cw)
-#define PY(y) (T + H - ((y) + 1) * ch)
-    fprintf(f, "<svg class=\"eplot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"ULP error against ",
-            L + W + 10, T + H + 46);
-    html_escape(f, ps->label);
-    fputs("\">\n", f);
-    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fafafa\" stroke=\"#999\"/>\n", L, T, W, H);
+    if (g->xmin > 0) g->xmin--;
+    if (g->xmax < CF_PLOT_X - 1) g->xmax++;
+    g->cw = (double)PL_W / (g->xmax - g->xmin + 1), g->ch = (double)PL_H / CF_PLOT_Y;
+    return true;
+}
+
+/* The frame, the y ticks (2^-10 .. 2^20, inf) and the x ticks in view. */
+static void plot_axes(FILE *f, const plot_geom *g)
+{
+    fprintf(f, "<rect x=\"%d\" y=\"%d\" width=\"%d\" height=\"%d\" fill=\"#fafafa\" stroke=\"#999\"/>\n", PL_L, PL_T, PL_W, PL_H);
     /* y ticks: 2^-10 .. 2^20 and inf */
     static const int yt[] = {0, 6, 11, 16, 21, 26, 31, 32};
     static const char *const ytl[] = {"≤2^-10", "2^-5", "1", "2^5", "2^10", "2^15", "≥2^20", "inf"};
     for (int i = 0; i < 8; i++)
-        fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"9\" text-anchor=\"end\">%s</text>\n", L - 3, PY(yt[i]) + ch * 0.8, ytl[i]);
+        fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"9\" text-anchor=\"end\">%s</text>\n", PL_L - 3, py(g, yt[i]) + g->ch * 0.8, ytl[i]);
     /* x ticks at 0, ±2^-8, ±2^-4, ±1, ±16, ±256 when in view */
     static const double xt[] = {0, 0x1p-8, 0x1p-4, 1, 16, 256, -0x1p-8, -0x1p-4, -1, -16, -256};
     static const char *const xtl[] = {"0", "2^-8", "2^-4", "1", "16", "256", "-2^-8", "-2^-4", "-1", "-16", "-256"};
     for (int i = 0; i < 11; i++) {
         double p = xpos(xt[i]);
-        if (p < xmin || p > xmax + 1) continue;
+        if (p < g->xmin || p > g->xmax + 1) continue;
         fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#999\"/><text x=\"%.1f\" y=\"%d\" font-size=\"9\" text-anchor=\"middle\">%s</text>\n",
-                PX(p), T + H, PX(p), T + H + 4, PX(p), T + H + 14, xtl[i]);
+                px(g, p), PL_T + PL_H, px(g, p), PL_T + PL_H + 4, px(g, p), PL_T + PL_H + 14, xtl[i]);
     }
-    if (xmin <= 0) fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" text-anchor=\"middle\">-inf</text>\n", PX(0.5), T + H + 24);
-    if (xmax >= CF_PLOT_X - 2)
-        fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" text-anchor=\"end\">+inf NaN</text>\n", PX(CF_PLOT_X - 0.0), T + H + 24);
+    if (g->xmin <= 0) fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" text-anchor=\"middle\">-inf</text>\n", px(g, 0.5), PL_T + PL_H + 24);
+    if (g->xmax >= CF_PLOT_X - 2)
+        fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"9\" text-anchor=\"end\">+inf NaN</text>\n", px(g, CF_PLOT_X - 0.0), PL_T + PL_H + 24);
+}
+
+/* The cells: opacity by log count; colour by where the bin lies against the tolerance. */
+static void plot_cells(FILE *f, const cf_row *r, const plot_geom *g, bool compact)
+{
+    const cf_plot_spec *ps = &r->plot_spec;
     /* cells: opacity by log count; colour by where the bin lies against the tolerance.  compact
      * (a figure file, shown as an image: no tooltips): four opacity levels, and the cells of a
      * column with the same colour and level drawn as one rectangle */
-    for (int x = xmin; x <= xmax; x++)
+    for (int x = g->xmin; x <= g->xmax; x++)
         for (int y = 0; y < CF_PLOT_Y; y++) {
             int64_t c = r->plot[x][y];
             if (!c) continue;
-            double op = cell_opacity(c, mx);
+            double op = cell_opacity(c, g->mx);
             const char *color = cell_colour(r, y);
             if (compact) {
                 int level = (int)ceil(op * 4), y1 = y;
                 while (y1 + 1 < CF_PLOT_Y && r->plot[x][y1 + 1] && cell_colour(r, y1 + 1) == color &&
-                       (int)ceil(cell_opacity(r->plot[x][y1 + 1], mx) * 4) == level)
+                       (int)ceil(cell_opacity(r->plot[x][y1 + 1], g->mx) * 4) == level)
                     y1++;
-                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"%.2f\"/>\n", PX(x),
-                        PY(y1), cw > 1.2 ? cw - 0.4 : cw, (y1 - y + 1) * ch - 0.4, color, level / 4.0);
+                fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"%.2f\"/>\n", px(g, x),
+                        py(g, y1), g->cw > 1.2 ? g->cw - 0.4 : g->cw, (y1 - y + 1) * g->ch - 0.4, color, level / 4.0);
                 y = y1;
                 continue;
             }
             char xb[80];
             xbin_text(x, xb, sizeof xb);
-            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"%.2f\"><title>", PX(x), PY(y),
-                    cw > 1.2 ? cw - 0.4 : cw, ch - 0.4, color, op);
+            fprintf(f, "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"%s\" fill-opacity=\"%.2f\"><title>", px(g, x), py(g, y),
+                    g->cw > 1.2 ? g->cw - 0.4 : g->cw, g->ch - 0.4, color, op);
             html_escape(f, ps->label);
             char yb[64];
             if (y == 0) snprintf(yb, sizeof yb, "≤ 2^-10");
@@ -533,32 +550,49 @@ static void svg_error_plot(FILE *f, const cf_row *r, bool compact)
             else snprintf(yb, sizeof yb, "in [2^%d, 2^%d)", y - 11, y - 10);
             fprintf(f, " in %s: %lld elements with ULP error %s</title></rect>\n", xb, (long long)c, yb);
         }
+}
+
+/* The tolerance line, the operator's marks and the axis labels. */
+static void plot_overlays(FILE *f, const cf_row *r, const plot_geom *g)
+{
+    const cf_plot_spec *ps = &r->plot_spec;
     /* the tolerance line: ULP = max_ulp */
     double ty = r->tol.max_ulp > 0 ? 1 + log2(r->tol.max_ulp) + 10 : 0;
     if (ty > CF_PLOT_Y - 2) ty = CF_PLOT_Y - 2;
     fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#c62828\" stroke-dasharray=\"6 3\"><title>tolerance %g ULP</title></line>\n",
-            L, T + H - ty * ch, L + W, T + H - ty * ch, r->tol.max_ulp);
-    fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"9\" fill=\"#c62828\" text-anchor=\"end\">tolerance %g</text>\n", L + W - 2,
-            T + H - ty * ch - 2, r->tol.max_ulp);
+            PL_L, PL_T + PL_H - ty * g->ch, PL_L + PL_W, PL_T + PL_H - ty * g->ch, r->tol.max_ulp);
+    fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"9\" fill=\"#c62828\" text-anchor=\"end\">tolerance %g</text>\n", PL_L + PL_W - 2,
+            PL_T + PL_H - ty * g->ch - 2, r->tol.max_ulp);
     for (int i = 0; i < ps->nmarks; i++) {
         double p = xpos(ps->mark_at[i]);
-        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#6a1b9a\" stroke-dasharray=\"2 2\"><title>", PX(p), T, PX(p), T + H);
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#6a1b9a\" stroke-dasharray=\"2 2\"><title>", px(g, p), PL_T, px(g, p), PL_T + PL_H);
         html_escape(f, ps->mark_label[i]);
         /* labels alternate between the top (reading down) and the bottom (reading up), so that
          * two marks close together (the Gelu′ roots of both modes) stay legible */
-        int ly = i % 2 ? T + H - 4 : T + 4;
-        double lx = i % 2 ? PX(p) - 3 : PX(p) + 3;
+        int ly = i % 2 ? PL_T + PL_H - 4 : PL_T + 4;
+        double lx = i % 2 ? px(g, p) - 3 : px(g, p) + 3;
         fprintf(f, "</title></line>\n<text x=\"%.1f\" y=\"%d\" font-size=\"9\" fill=\"#6a1b9a\" transform=\"rotate(-90 %.1f %d)\" text-anchor=\"%s\">",
                 lx, ly, lx, ly, i % 2 ? "start" : "end");
         html_escape(f, ps->mark_label[i]);
         fputs("</text>\n", f);
     }
-    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">", L + W / 2, T + H + 38);
+    fprintf(f, "<text x=\"%d\" y=\"%d\" font-size=\"10\" text-anchor=\"middle\">", PL_L + PL_W / 2, PL_T + PL_H + 38);
     html_escape(f, ps->label);
     fprintf(f, " (symmetric log axis)</text>\n<text x=\"10\" y=\"%d\" font-size=\"10\" transform=\"rotate(-90 10 %d)\" text-anchor=\"middle\">ULP error</text>\n</svg>\n",
-            T + H / 2, T + H / 2);
-#undef PX
-#undef PY
+            PL_T + PL_H / 2, PL_T + PL_H / 2);
+}
+
+static void svg_error_plot(FILE *f, const cf_row *r, bool compact)
+{
+    plot_geom g;
+    if (!plot_geometry(r, &g)) return;
+    fprintf(f, "<svg class=\"eplot\" xmlns=\"http://www.w3.org/2000/svg\" width=\"%d\" height=\"%d\" role=\"img\" aria-label=\"ULP error against ",
+            PL_L + PL_W + 10, PL_T + PL_H + 46);
+    html_escape(f, r->plot_spec.label);
+    fputs("\">\n", f);
+    plot_axes(f, &g);
+    plot_cells(f, r, &g, compact);
+    plot_overlays(f, r, &g);
 }
 
 /* ---- sections ---- */

@@ -262,6 +262,73 @@ static cJSON *worst_json(const cf_worst *w)
     return o;
 }
 
+/* msprobe's sums and counts, and the ratios derived from them (merge recomputes those). */
+static void msprobe_json(cJSON *o, const cf_row *r)
+{
+    cJSON *ms = cJSON_AddObjectToObject(o, "msprobe");
+    cJSON_AddNumberToObject(ms, "n", (double)r->ms_n);
+    cJSON_AddNumberToObject(ms, "nonfinite_got", (double)r->ms_nonfinite_got);
+    cJSON_AddNumberToObject(ms, "within_1e-3", (double)r->ms_within_1e3);
+    cJSON_AddNumberToObject(ms, "within_5e-3", (double)r->ms_within_5e3);
+    cJSON_AddItemToObject(ms, "dot", num(r->ms_dot));
+    cJSON_AddItemToObject(ms, "gg", num(r->ms_gg));
+    cJSON_AddItemToObject(ms, "ee", num(r->ms_ee));
+    cJSON_AddItemToObject(ms, "max_abs_err", num(r->ms_max_abs));
+    cJSON_AddItemToObject(ms, "max_rel_err", num(r->ms_max_rel));
+    cJSON_AddItemToObject(ms, "cosine", num(cf_row_cosine(r)));
+    cJSON_AddItemToObject(ms, "one_thousandth_ratio", num(r->ms_n ? (double)r->ms_within_1e3 / (double)r->ms_n : NAN));
+    cJSON_AddItemToObject(ms, "five_thousandths_ratio", num(r->ms_n ? (double)r->ms_within_5e3 / (double)r->ms_n : NAN));
+}
+
+/* The example failing cases, the second slot left out when it is the first's case. */
+static void examples_json(cJSON *o, const cf_row *r)
+{
+    cJSON *ex = cJSON_AddArrayToObject(o, "examples");
+    for (int k = 0; k < CF_EX_KINDS; k++)
+        for (int slot = 0; slot < 2; slot++) {
+            const cf_example *x = &r->examples[k][slot];
+            if (!x->used || (slot == 1 && !strcmp(x->case_ref, r->examples[k][0].case_ref))) continue;
+            cJSON *xj = cJSON_CreateObject();
+            cJSON_AddStringToObject(xj, "kind", cf_example_kind_name(k));
+            cJSON_AddStringToObject(xj, "case", x->case_ref);
+            cJSON_AddNumberToObject(xj, "case_index", (double)x->case_index);
+            cJSON_AddNumberToObject(xj, "elements", (double)x->elements);
+            cJSON_AddItemToObject(xj, "ulp", num(x->ulp));
+            cJSON_AddStringToObject(xj, "line", x->line);
+            cJSON_AddItemToArray(ex, xj);
+        }
+}
+
+/* The row's error plot: its description, then the non-zero cells [x bin, y bin, count]. */
+static void plot_json(cJSON *o, const cf_row *r)
+{
+    const cf_plot_spec *ps = &r->plot_spec;
+    if (ps->scaled_reason[0]) cJSON_AddStringToObject(o, "scaled_reason", ps->scaled_reason);
+    if (ps->x[0]) {
+        cJSON *pl = cJSON_AddObjectToObject(o, "error_plot");
+        cJSON_AddStringToObject(pl, "x", ps->x);
+        cJSON_AddStringToObject(pl, "scale", ps->scale);
+        cJSON_AddStringToObject(pl, "label", ps->label);
+        cJSON *mk = cJSON_AddArrayToObject(pl, "marks");
+        for (int i = 0; i < ps->nmarks; i++) {
+            cJSON *m = cJSON_CreateObject();
+            cJSON_AddItemToObject(m, "at", num(ps->mark_at[i]));
+            cJSON_AddStringToObject(m, "label", ps->mark_label[i]);
+            cJSON_AddItemToArray(mk, m);
+        }
+        cJSON *cells = cJSON_AddArrayToObject(pl, "cells"); /* [x bin, y bin, count], non-zero only */
+        for (int x = 0; r->plot && x < CF_PLOT_X; x++)
+            for (int y = 0; y < CF_PLOT_Y; y++)
+                if (r->plot[x][y]) {
+                    cJSON *c = cJSON_CreateArray();
+                    cJSON_AddItemToArray(c, cJSON_CreateNumber(x));
+                    cJSON_AddItemToArray(c, cJSON_CreateNumber(y));
+                    cJSON_AddItemToArray(c, cJSON_CreateNumber((double)r->plot[x][y]));
+                    cJSON_AddItemToArray(cells, c);
+                }
+    }
+}
+
 cJSON *cf_row_to_json(const cf_row *r)
 {
     cJSON *o = cJSON_CreateObject();
@@ -302,59 +369,9 @@ cJSON *cf_row_to_json(const cf_row *r)
     cJSON_AddNumberToObject(tol, "max_scaled_ulp", r->tol.max_scaled_ulp);
     if (r->worst.has) cJSON_AddItemToObject(o, "worst", worst_json(&r->worst));
     if (r->worst_finite.has) cJSON_AddItemToObject(o, "worst_finite", worst_json(&r->worst_finite));
-    cJSON *ms = cJSON_AddObjectToObject(o, "msprobe");
-    cJSON_AddNumberToObject(ms, "n", (double)r->ms_n);
-    cJSON_AddNumberToObject(ms, "nonfinite_got", (double)r->ms_nonfinite_got);
-    cJSON_AddNumberToObject(ms, "within_1e-3", (double)r->ms_within_1e3);
-    cJSON_AddNumberToObject(ms, "within_5e-3", (double)r->ms_within_5e3);
-    cJSON_AddItemToObject(ms, "dot", num(r->ms_dot));
-    cJSON_AddItemToObject(ms, "gg", num(r->ms_gg));
-    cJSON_AddItemToObject(ms, "ee", num(r->ms_ee));
-    cJSON_AddItemToObject(ms, "max_abs_err", num(r->ms_max_abs));
-    cJSON_AddItemToObject(ms, "max_rel_err", num(r->ms_max_rel));
-    /* derived (merge recomputes them from the sums) */
-    cJSON_AddItemToObject(ms, "cosine", num(cf_row_cosine(r)));
-    cJSON_AddItemToObject(ms, "one_thousandth_ratio", num(r->ms_n ? (double)r->ms_within_1e3 / (double)r->ms_n : NAN));
-    cJSON_AddItemToObject(ms, "five_thousandths_ratio", num(r->ms_n ? (double)r->ms_within_5e3 / (double)r->ms_n : NAN));
-    cJSON *ex = cJSON_AddArrayToObject(o, "examples");
-    for (int k = 0; k < CF_EX_KINDS; k++)
-        for (int slot = 0; slot < 2; slot++) {
-            const cf_example *x = &r->examples[k][slot];
-            if (!x->used || (slot == 1 && !strcmp(x->case_ref, r->examples[k][0].case_ref))) continue;
-            cJSON *xj = cJSON_CreateObject();
-            cJSON_AddStringToObject(xj, "kind", cf_example_kind_name(k));
-            cJSON_AddStringToObject(xj, "case", x->case_ref);
-            cJSON_AddNumberToObject(xj, "case_index", (double)x->case_index);
-            cJSON_AddNumberToObject(xj, "elements", (double)x->elements);
-            cJSON_AddItemToObject(xj, "ulp", num(x->ulp));
-            cJSON_AddStringToObject(xj, "line", x->line);
-            cJSON_AddItemToArray(ex, xj);
-        }
-    const cf_plot_spec *ps = &r->plot_spec;
-    if (ps->scaled_reason[0]) cJSON_AddStringToObject(o, "scaled_reason", ps->scaled_reason);
-    if (ps->x[0]) {
-        cJSON *pl = cJSON_AddObjectToObject(o, "error_plot");
-        cJSON_AddStringToObject(pl, "x", ps->x);
-        cJSON_AddStringToObject(pl, "scale", ps->scale);
-        cJSON_AddStringToObject(pl, "label", ps->label);
-        cJSON *mk = cJSON_AddArrayToObject(pl, "marks");
-        for (int i = 0; i < ps->nmarks; i++) {
-            cJSON *m = cJSON_CreateObject();
-            cJSON_AddItemToObject(m, "at", num(ps->mark_at[i]));
-            cJSON_AddStringToObject(m, "label", ps->mark_label[i]);
-            cJSON_AddItemToArray(mk, m);
-        }
-        cJSON *cells = cJSON_AddArrayToObject(pl, "cells"); /* [x bin, y bin, count], non-zero only */
-        for (int x = 0; r->plot && x < CF_PLOT_X; x++)
-            for (int y = 0; y < CF_PLOT_Y; y++)
-                if (r->plot[x][y]) {
-                    cJSON *c = cJSON_CreateArray();
-                    cJSON_AddItemToArray(c, cJSON_CreateNumber(x));
-                    cJSON_AddItemToArray(c, cJSON_CreateNumber(y));
-                    cJSON_AddItemToArray(c, cJSON_CreateNumber((double)r->plot[x][y]));
-                    cJSON_AddItemToArray(cells, c);
-                }
-    }
+    msprobe_json(o, r);
+    examples_json(o, r);
+    plot_json(o, r);
     cJSON *f = cJSON_AddArrayToObject(o, "failed_cases_ids");
     for (int i = 0; i < r->nfailed_ids; i++) cJSON_AddItemToArray(f, cJSON_CreateString(r->failed_ids[i]));
     cJSON_AddStringToObject(o, "verdict", cf_row_verdict(r));
