@@ -23,6 +23,7 @@
 #include "runtime/check.h"
 #include "runtime/conv.h"
 #include "runtime/ewise.h"
+#include "runtime/simd512.h"
 #include "runtime/vecmath.h"
 
 enum { GELU_NONE, GELU_TANH };
@@ -90,6 +91,95 @@ ACL_KERNEL_CLONES static void gelu_tanh_block(const void *ctx, int64_t n, const 
     (void)ctx;
     for (int64_t i = 0; i < n; i++) out[i] = gelu_apply(dy[i], x[i], gelu_g_tanh(x[i]));
 }
+
+#ifdef ACL_HAVE_AVX512_KERNELS
+/* Near its root r (x ≈ -0.75) g is the difference of two terms of ~0.2 that cancel, so an
+ * evaluation with absolute error ε has relative error ε/|g|, unbounded at the f32 x closest to r.
+ * In the window |x - r| < 1/32 the kernels use instead the Taylor polynomial of g at r (degree 10,
+ * coefficients from a 200-bit evaluation: truncation < 3e-19 relative on the window) in
+ * d = (x - R_HI) - R_LO (x - R_HI exact by Sterbenz, one rounding for R_LO): g = d·P(d) is within
+ * ~2 double ULP relative of g (measured, 2000 random points per root) however close x is to r. */
+typedef struct {
+    double hi, lo, c[10];
+} gelu_root;
+
+static const gelu_root ROOT_TANH = {-0x1.81429f9e97e4dp-1, 0x1.4f523ed77dbdcp-55,
+    {0x1.b8bacd2c96b91p-2, 0x1.8cd1a2b2fff33p-2, -0x1.029615edb077ap-6, -0x1.d2b77346470abp-4,
+     -0x1.104a83edc0ddcp-6, 0x1.427996dc249cep-6, 0x1.58c9ed713486cp-8, -0x1.3d8d64170bb72p-9,
+     -0x1.e63f294331885p-11, 0x1.14bf895a69517p-12}};
+
+/* the lanes of xd in the window of root rt, and there g = d·P(d) (other lanes of g kept) */
+ACL_AVX512_TARGET static inline __m512d gelu_near_root(const gelu_root *rt, __m512d xd, __m512d g)
+{
+    __mmask8 w = _mm512_cmp_pd_mask(xd, _mm512_set1_pd(rt->hi - 0x1p-5), _CMP_GT_OQ);
+    w = _mm512_mask_cmp_pd_mask(w, xd, _mm512_set1_pd(rt->hi + 0x1p-5), _CMP_LT_OQ);
+    if (!w) return g;
+    __m512d d = _mm512_sub_pd(_mm512_sub_pd(xd, _mm512_set1_pd(rt->hi)), _mm512_set1_pd(rt->lo));
+    __m512d p = _mm512_set1_pd(rt->c[9]);
+    for (int j = 8; j >= 0; j--) p = _mm512_fmadd_pd(p, d, _mm512_set1_pd(rt->c[j]));
+    return _mm512_mask_mul_pd(g, w, d, p);
+}
+
+/* gelu_tanh_block with AVX-512 doubles, 8 elements per step (the tail under a mask: the same
+ * instructions for every element).  Same quantities as gelu_g_tanh, regrouped to save operations:
+ *   v = 2u = x·(2k + 2kc·x²),  e = e^{-|v|} (acl_exp8, < 2^-50 relative),  q = 1/(1 + e)
+ *                                                    (one correctly rounded division),
+ *   w = x·(2k + 6kc·x²)        (= 0.5·x·k·(1 + 3c·x²)·4)
+ *   g = q·((u ≥ 0 ? 1 : e) + w·e·q)       = half_1p + t2 of gelu_g_tanh
+ * Every factor is within a few 2^-52 relative of its exact value, so g is within ~2^-49 of
+ * (|half_1p| + |t2|): relative away from the root (the single rounding to f32 does not see it,
+ * < 2^-20 ULP); near the root, where that absolute error would show, gelu_near_root.  w·e is forced to 0
+ * where e is 0 (x = ±Inf: no Inf·0; for finite x it is 0 anyway). */
+ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n, const float *dy,
+                                                     const float *x, float *out)
+{
+    (void)ctx;
+    const __m512d K2 = _mm512_set1_pd(2.0 * 0.79788456080286535588);
+    const __m512d CK2 = _mm512_set1_pd(2.0 * 0.79788456080286535588 * 0.044715);
+    const __m512d CK6 = _mm512_set1_pd(6.0 * 0.79788456080286535588 * 0.044715);
+    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
+    const __m512d sign = _mm512_set1_pd(-0.0);
+    const __m512d ninf = _mm512_set1_pd(-INFINITY), inf = _mm512_set1_pd(INFINITY);
+    const __m512d mone = _mm512_set1_pd(-1.0);
+    for (int64_t i = 0; i < n; i += 8) {
+        __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
+        __m512d xd = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + i));
+        __m512d g0 = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, dy + i));
+        __m512d x2 = _mm512_mul_pd(xd, xd);
+        __m512d v = _mm512_mul_pd(xd, _mm512_fmadd_pd(CK2, x2, K2));
+        __m512d w = _mm512_mul_pd(xd, _mm512_fmadd_pd(CK6, x2, K2));
+        __m512d e = acl_exp8(_mm512_or_pd(v, sign));
+        __m512d q = _mm512_div_pd(one, _mm512_add_pd(one, e));
+        __m512d sel = _mm512_mask_mov_pd(e, _mm512_cmp_pd_mask(v, zero, _CMP_GE_OQ), one);
+        __m512d we = _mm512_maskz_mul_pd(_mm512_cmp_pd_mask(e, zero, _CMP_NEQ_UQ), w, e);
+        __m512d g = gelu_near_root(&ROOT_TANH, xd, _mm512_mul_pd(q, _mm512_fmadd_pd(we, q, sel)));
+#if ACLCONFORM_MUTANT == 38 /* mode-confusion: tanh mode uses the erf derivative for |x| > 3 */
+        {
+            double gl[8], xl[8];
+            _mm512_storeu_pd(gl, g);
+            _mm512_storeu_pd(xl, xd);
+            for (int l = 0; l < 8; l++)
+                if (fabs(xl[l]) > 3.0) gl[l] = gelu_g_none(xl[l]);
+            g = _mm512_loadu_pd(gl);
+        }
+#endif
+        __m512d r = _mm512_mul_pd(g0, g);
+        /* §5a: g underflowed for a finite x < -1 and dy infinite: gelu_apply's fix-up (rare:
+         * tested only when some g is 0) */
+        __mmask8 fix = _mm512_cmp_pd_mask(g, zero, _CMP_EQ_OQ);
+        if (fix) {
+            fix &= _mm512_cmp_pd_mask(_mm512_abs_pd(g0), inf, _CMP_EQ_OQ) &
+                   _mm512_cmp_pd_mask(xd, mone, _CMP_LT_OQ) &
+                   _mm512_cmp_pd_mask(xd, ninf, _CMP_GT_OQ);
+#if ACLCONFORM_MUTANT == 40 /* special-value: f32 path: Inf gradOutput times an underflowed g gives NaN (no 5a fix-up) */
+            fix = 0;
+#endif
+            r = _mm512_mask_sub_pd(r, fix, zero, g0);
+        }
+        _mm256_mask_storeu_ps(out + i, m, _mm512_cvtpd_ps(r));
+    }
+}
+#endif
 
 /* 16-bit x: g(x) depends on x alone, and x takes at most 65536 values, so g is tabulated once per
  * process for every bit pattern (by the same double evaluation as above) and the kernel is a
@@ -165,7 +255,11 @@ static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
         acl_ewise2_f32_u16(&vdy, &vx, &vo, gelu_lut_block, &c);
         return ACLNN_SUCCESS;
     }
-    acl_ewise2_f32(&vdy, &vx, &vo, a->mode == GELU_NONE ? gelu_none_block : gelu_tanh_block, NULL);
+    acl_ewise_f32_fn fn = a->mode == GELU_NONE ? gelu_none_block : gelu_tanh_block;
+#ifdef ACL_HAVE_AVX512_KERNELS
+    if (a->mode == GELU_TANH && acl_have_avx512()) fn = gelu_tanh_block_avx512;
+#endif
+    acl_ewise2_f32(&vdy, &vx, &vo, fn, NULL);
     return ACLNN_SUCCESS;
 }
 

@@ -20,6 +20,7 @@
 #include "runtime/check.h"
 #include "runtime/conv.h"
 #include "runtime/ewise.h"
+#include "runtime/simd512.h"
 #include "runtime/vecmath.h"
 
 typedef struct {
@@ -79,6 +80,47 @@ ACL_KERNEL_CLONES static void softplus_block_f32(const void *p, int64_t n, const
             out[i] = (float)softplus_sigmoid_times(dy[i], (double)c->beta32 * x[i]);
     }
 }
+
+#ifdef ACL_HAVE_AVX512_KERNELS
+/* softplus_block_f32 with AVX-512 doubles, 8 elements per step (the tail under a mask: the same
+ * instructions for every element).  The same quantities: z = beta·self rounded to f32 decides
+ * the branch, e = e^{-|zd|} by acl_exp8 (< 2^-50 relative), sigmoid = (zd ≥ 0 ? 1 : e)/(1 + e)
+ * (one correctly rounded division), dy·sigmoid rounded once to f32: within ~2^-49 relative before
+ * that rounding (< 2^-25 ULP).  The z ≤ -700 elements are redone by the scalar form, as in the
+ * portable kernel, only in the steps that have one. */
+ACL_AVX512_TARGET static void softplus_block_f32_avx512(const void *p, int64_t n, const float *dy,
+                                                        const float *x, float *out)
+{
+    const softplus_ctx *c = p;
+    const __m256 beta = _mm256_set1_ps(c->beta32), thr = _mm256_set1_ps(c->thr32);
+    const __m256 lo = _mm256_set1_ps(-700.0f);
+    const __m512d betad = _mm512_set1_pd((double)c->beta32), one = _mm512_set1_pd(1.0);
+    const __m512d zero = _mm512_setzero_pd(), sign = _mm512_set1_pd(-0.0);
+    for (int64_t i = 0; i < n; i += 8) {
+        __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
+        __m256 xf = _mm256_maskz_loadu_ps(m, x + i), dyf = _mm256_maskz_loadu_ps(m, dy + i);
+        __m256 z = _mm256_mul_ps(beta, xf);
+#if ACLCONFORM_MUTANT == 22 /* branch-boundary: f32 path: threshold compare z >= threshold instead of z > threshold */
+        __mmask8 lin = _mm256_cmp_ps_mask(z, thr, _CMP_GE_OQ);
+#else
+        __mmask8 lin = _mm256_cmp_ps_mask(z, thr, _CMP_GT_OQ);
+#endif
+        __m512d zd = _mm512_mul_pd(betad, _mm512_cvtps_pd(xf));
+        __m512d e = acl_exp8(_mm512_or_pd(zd, sign));
+        __m512d num = _mm512_mask_mov_pd(e, _mm512_cmp_pd_mask(zd, zero, _CMP_GE_OQ), one);
+        __m512d r = _mm512_mul_pd(_mm512_cvtps_pd(dyf), _mm512_div_pd(num, _mm512_add_pd(one, e)));
+        __m256 o = _mm256_mask_mov_ps(_mm512_cvtpd_ps(r), lin, dyf);
+        __mmask8 low = _mm256_cmp_ps_mask(z, lo, _CMP_LE_OQ) & (__mmask8)~lin & m;
+#if ACLCONFORM_MUTANT == 25 /* precision-branch: f32 path: the z <= -700 rescue pass skipped (Inf dy x underflowed sigmoid gives 0/NaN) */
+        low = 0;
+#endif
+        _mm256_mask_storeu_ps(out + i, m, o);
+        for (int l = 0; low; l++, low >>= 1)
+            if (low & 1)
+                out[i + l] = (float)softplus_sigmoid_times(dy[i + l], (double)c->beta32 * x[i + l]);
+    }
+}
+#endif
 
 /* f64 compute precision: dy · sigmoid(z) to ≤ 2 ULP by analysis (ops.md §5 tolerance 2).
  *
@@ -226,7 +268,11 @@ static aclnnStatus softplus_kernel(void *p, void *ws, uint64_t ws_size)
     acl_view_init(&vx, &a->self);
     if (o->dtype == ACL_DOUBLE) acl_ewise2_f64(&vdy, &vx, &vo, softplus_block_f64, &c);
     else if (!softplus_by_table(&c, &vdy, &vx, &vo))
-        acl_ewise2_f32(&vdy, &vx, &vo, softplus_block_f32, &c);
+        acl_ewise2_f32(&vdy, &vx, &vo,
+#ifdef ACL_HAVE_AVX512_KERNELS
+                       acl_have_avx512() ? softplus_block_f32_avx512 :
+#endif
+                       softplus_block_f32, &c);
     return ACLNN_SUCCESS;
 }
 

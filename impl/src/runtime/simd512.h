@@ -1,0 +1,66 @@
+/* Hand-written AVX-512 double-precision math for the f32 elementwise kernels (issue 14).
+ *
+ * The f32 kernels evaluate their formula in double and round once to f32, so the double math
+ * needs only ~2^-45 relative accuracy, not libm's 2^-53: the result before the final rounding is
+ * then within 2^-45·2^24 = 2^-21 ULP of f32 of the exact value, invisible in every f32/f16/bf16
+ * result except in the rare half-way cases the old libmvec form (≤ 4 double ULP) had as well.
+ *
+ * Functions here carry ACL_AVX512_TARGET and are inlined into kernels with the same attribute;
+ * callers choose them at run time with acl_have_avx512() and keep the portable loop as the
+ * fallback.  They are the same code for every element and every thread count (tails run the same
+ * instructions under a mask), so results never depend on the partition. */
+#ifndef ACL_SIMD512_H
+#define ACL_SIMD512_H
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ACL_HAVE_AVX512_KERNELS 1
+#include <immintrin.h>
+#include <stdbool.h>
+
+#define ACL_AVX512_TARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma")))
+
+/* AVX-512 F/DQ/VL/BW with FMA, decided once (same answer on every thread). */
+bool acl_have_avx512(void);
+
+/* e^x for every double x (±Inf, NaN, overflow to +Inf, gradual underflow to subnormals and 0).
+ *
+ *   k = round(8x/ln2), x = k·ln2/8 + r, |r| ≤ ln2/16 + 2^-40 (ln2/8 split in two; each FMA
+ *   rounds once relative to r, |k| < 2^14 after the clamp |x| ≤ 1100, so k·(ln2/8 - C_HI - C_LO)
+ *   < 2^-89), e^x = 2^(k>>3) · 2^((k&7)/8) · e^r
+ *   with e^r the degree-7 Taylor polynomial: truncation ≤ |r|^8/8!·e^|r| < 3.3e-16 = 2^-51.4,
+ *   the table entries 2^(j/8) are within 2^-53 relative, the Horner steps add < 2^-52, the
+ *   reduction < 2^-60: total relative error < 2^-50 before scalef, which scales exactly (or
+ *   rounds once into the subnormal range).
+ * The clamp keeps NaN (max/min return their second operand when it is NaN). */
+ACL_AVX512_TARGET static inline __m512d acl_exp8(__m512d x)
+{
+    const __m512d C_HI = _mm512_set1_pd(0x1.62e42fefa3800p-4); /* ln2/8 - C_HI - C_LO < 2^-100 */
+    const __m512d C_LO = _mm512_set1_pd(0x1.ef35793c76730p-48);
+    const __m512d SHIFT = _mm512_set1_pd(0x1.8p52);
+    const __m512d TAB = _mm512_set_pd(0x1.d5818dcfba487p+0, 0x1.ae89f995ad3adp+0,
+                                      0x1.8ace5422aa0dbp+0, 0x1.6a09e667f3bcdp+0,
+                                      0x1.4bfdad5362a27p+0, 0x1.306fe0a31b715p+0,
+                                      0x1.172b83c7d517bp+0, 0x1.0000000000000p+0);
+    x = _mm512_max_pd(_mm512_set1_pd(-1100.0), x);
+    x = _mm512_min_pd(_mm512_set1_pd(1100.0), x);
+    /* k in the low mantissa bits of kd + SHIFT (round to nearest even) */
+    __m512d ks = _mm512_fmadd_pd(x, _mm512_set1_pd(0x1.71547652b82fep+3), SHIFT);
+    __m512d k = _mm512_sub_pd(ks, SHIFT);
+    __m512d r = _mm512_fnmadd_pd(k, C_HI, x);
+    r = _mm512_fnmadd_pd(k, C_LO, r);
+    __m512d p = _mm512_set1_pd(1.0 / 5040.0);
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 720.0));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 120.0));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 24.0));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 6.0));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0.5));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
+    /* the table index is k mod 8 = the low 3 bits of ks (2^51 is a multiple of 8) */
+    __m512d t = _mm512_permutexvar_pd(_mm512_castpd_si512(ks), TAB);
+    /* scalef(a, b) = a·2^floor(b); floor(k/8) = k >> 3 */
+    return _mm512_scalef_pd(_mm512_mul_pd(t, p), _mm512_mul_pd(k, _mm512_set1_pd(0.125)));
+}
+
+#endif
+#endif
