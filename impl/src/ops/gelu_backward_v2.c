@@ -326,6 +326,54 @@ ACL_KERNEL_CLONES static void gelu_lut_block(const void *ctx, int64_t n, const f
     }
 }
 
+#ifdef ACL_HAVE_AVX512_KERNELS
+/* gelu_lut_block for 16-bit gradOutput and gradInput of x's dtype, converting in registers:
+ * the same table value, the same double product, the same §5a fix-up, rounded to f32 and then
+ * to the 16-bit dtype exactly as the staged path (acl_store8_16 = acl_cvt_f32_to_*). */
+ACL_AVX512_TARGET static inline void gelu_lut16(const gelu_lut *c, int64_t n, const uint16_t *dy,
+                                                const uint16_t *xb, uint16_t *out, bool bf)
+{
+    const double *tab = c->g;
+    const __m512d zero = _mm512_setzero_pd();
+    for (int64_t i = 0; i < n; i += 8) {
+        __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
+        __m512d dyd = _mm512_cvtps_pd(acl_load8_16(dy + i, m, bf));
+        __m512d g;
+        if (m == 0xff)
+            g = _mm512_set_pd(tab[xb[i + 7]], tab[xb[i + 6]], tab[xb[i + 5]], tab[xb[i + 4]],
+                              tab[xb[i + 3]], tab[xb[i + 2]], tab[xb[i + 1]], tab[xb[i]]);
+        else
+            g = _mm512_mask_i32gather_pd(zero, m, _mm256_cvtepu16_epi32(_mm_maskz_loadu_epi16(m, xb + i)), tab, 8);
+        __m512d r = _mm512_mul_pd(dyd, g);
+        __mmask8 z = _mm512_cmp_pd_mask(g, zero, _CMP_EQ_OQ) & m;
+        if (z) { /* g underflowed (x < -38 or so): gelu_lut_block's fix-up per lane */
+            double rl[8], dl[8];
+            _mm512_storeu_pd(rl, r);
+            _mm512_storeu_pd(dl, dyd);
+            for (int l = 0; l < 8; l++) {
+                uint32_t h = xb[i + l < n ? i + l : i], mm = h & 0x7fffu;
+                if ((z >> l & 1) && fabs(dl[l]) == INFINITY && h > 0x7fffu && mm > c->one && mm < c->inf)
+                    rl[l] = -dl[l];
+            }
+            r = _mm512_loadu_pd(rl);
+        }
+        acl_store8_16(out + i, m, _mm512_cvtpd_ps(r), bf);
+    }
+}
+
+ACL_AVX512_TARGET static void gelu_lut16_f16(const void *ctx, int64_t n, const uint16_t *dy,
+                                             const uint16_t *xb, uint16_t *out)
+{
+    gelu_lut16(ctx, n, dy, xb, out, false);
+}
+
+ACL_AVX512_TARGET static void gelu_lut16_bf16(const void *ctx, int64_t n, const uint16_t *dy,
+                                              const uint16_t *xb, uint16_t *out)
+{
+    gelu_lut16(ctx, n, dy, xb, out, true);
+}
+#endif
+
 static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
 {
     (void)ws; (void)ws_size;
@@ -339,6 +387,12 @@ static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
     if (acl_ewise_raw16_ok(&vx)) {
         int bf = vx.dtype == ACL_BF16;
         gelu_lut c = {gelu_table(a->mode, bf), bf ? 0x3f80u : 0x3c00u, bf ? 0x7f80u : 0x7c00u};
+#ifdef ACL_HAVE_AVX512_KERNELS
+        if (acl_ewise_all16_ok(&vdy, &vx, &vo) && acl_have_avx512()) {
+            acl_ewise2_u16(&vdy, &vx, &vo, bf ? gelu_lut16_bf16 : gelu_lut16_f16, &c);
+            return ACLNN_SUCCESS;
+        }
+#endif
         acl_ewise2_f32_u16(&vdy, &vx, &vo, gelu_lut_block, &c);
         return ACLNN_SUCCESS;
     }

@@ -301,6 +301,69 @@ ACL_KERNEL_CLONES static void softplus_table_block(const void *p, int64_t n, con
     for (int64_t i = 0; i < n; i++) out[i] = (float)((double)dy[i] * f[xb[i]]);
 }
 
+#ifdef ACL_HAVE_AVX512_KERNELS
+/* softplus_table_block for 16-bit gradOutput and gradInput of self's dtype, converting in
+ * registers: the same factor, the same double product, rounded to f32 and then to the 16-bit
+ * dtype exactly as the staged path (acl_store8_16 = acl_cvt_f32_to_*). */
+ACL_AVX512_TARGET static inline void softplus_table16(const double *f, int64_t n, const uint16_t *dy,
+                                                      const uint16_t *xb, uint16_t *out, bool bf)
+{
+    const __m512d zero = _mm512_setzero_pd();
+    for (int64_t i = 0; i < n; i += 8) {
+        __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
+        __m512d dyd = _mm512_cvtps_pd(acl_load8_16(dy + i, m, bf));
+        __m512d fv;
+        if (m == 0xff)
+            fv = _mm512_set_pd(f[xb[i + 7]], f[xb[i + 6]], f[xb[i + 5]], f[xb[i + 4]],
+                               f[xb[i + 3]], f[xb[i + 2]], f[xb[i + 1]], f[xb[i]]);
+        else
+            fv = _mm512_mask_i32gather_pd(zero, m, _mm256_cvtepu16_epi32(_mm_maskz_loadu_epi16(m, xb + i)), f, 8);
+        acl_store8_16(out + i, m, _mm512_cvtpd_ps(_mm512_mul_pd(dyd, fv)), bf);
+    }
+}
+
+/* softplus_fill with AVX-512: the same selects, e by acl_exp8 (< 2^-50 relative; the factor is
+ * then within 2^-49 of sigmoid, as the libmvec form, and the product is rounded once to f32). */
+ACL_AVX512_TARGET static void softplus_fill_avx512(const softplus_ctx *c, const float *x, double *f)
+{
+    const __m256 beta = _mm256_set1_ps(c->beta32), thr = _mm256_set1_ps(c->thr32);
+    const __m256 lo = _mm256_set1_ps(-700.0f);
+    const __m512d betad = _mm512_set1_pd((double)c->beta32), one = _mm512_set1_pd(1.0);
+    const __m512d zero = _mm512_setzero_pd(), sign = _mm512_set1_pd(-0.0);
+    const __m512d tiny = _mm512_set1_pd(DBL_TRUE_MIN), ninf = _mm512_set1_pd(-INFINITY);
+    for (int i = 0; i < 65536; i += 8) {
+        __m256 xf = _mm256_loadu_ps(x + i), z = _mm256_mul_ps(beta, xf);
+        __m512d zd = _mm512_mul_pd(betad, _mm512_cvtps_pd(xf));
+        __m512d e = acl_exp8(_mm512_or_pd(zd, sign));
+        __m512d num = _mm512_mask_mov_pd(e, _mm512_cmp_pd_mask(zd, zero, _CMP_GE_OQ), one);
+        __m512d sg = _mm512_div_pd(num, _mm512_add_pd(one, e));
+        /* tail: 0 for z = -Inf, NaN for NaN, else DBL_TRUE_MIN */
+        __m512d tail = _mm512_mask_mov_pd(tiny, _mm512_cmp_pd_mask(zd, ninf, _CMP_EQ_OQ), zero);
+        tail = _mm512_mask_mov_pd(tail, _mm512_cmp_pd_mask(zd, zd, _CMP_UNORD_Q), zd);
+#if ACLCONFORM_MUTANT == 24 /* branch-boundary: 16-bit table path (>= 2^18 elements): z >= threshold in the table fill */
+        __mmask8 lin = _mm256_cmp_ps_mask(z, thr, _CMP_GE_OQ);
+#else
+        __mmask8 lin = _mm256_cmp_ps_mask(z, thr, _CMP_GT_OQ);
+#endif
+        __mmask8 low = _mm256_cmp_ps_mask(z, lo, _CMP_LE_OQ);
+        __m512d v = _mm512_mask_mov_pd(_mm512_mask_mov_pd(sg, low, tail), lin, one);
+        _mm512_storeu_pd(f + i, v);
+    }
+}
+
+ACL_AVX512_TARGET static void softplus_table16_f16(const void *p, int64_t n, const uint16_t *dy,
+                                                   const uint16_t *xb, uint16_t *out)
+{
+    softplus_table16(((const softplus_table_ctx *)p)->f, n, dy, xb, out, false);
+}
+
+ACL_AVX512_TARGET static void softplus_table16_bf16(const void *p, int64_t n, const uint16_t *dy,
+                                                    const uint16_t *xb, uint16_t *out)
+{
+    softplus_table16(((const softplus_table_ctx *)p)->f, n, dy, xb, out, true);
+}
+#endif
+
 /* Returns false (nothing written) when the table path does not apply or memory is short. */
 static bool softplus_by_table(const softplus_ctx *c, const acl_view *vdy, const acl_view *vx,
                               const acl_view *vo)
@@ -316,9 +379,18 @@ static bool softplus_by_table(const softplus_ctx *c, const acl_view *vdy, const 
     bool bf = vx->dtype == ACL_BF16;
     for (uint32_t h = 0; h < 65536; h++)
         x[h] = bf ? acl_bf16_to_f32((uint16_t)h) : acl_f16_to_f32((uint16_t)h);
-    softplus_fill(c, x, f);
+#ifdef ACL_HAVE_AVX512_KERNELS
+    if (acl_have_avx512()) softplus_fill_avx512(c, x, f);
+    else
+#endif
+        softplus_fill(c, x, f);
     softplus_table_ctx t = {f};
-    acl_ewise2_f32_u16(vdy, vx, vo, softplus_table_block, &t);
+#ifdef ACL_HAVE_AVX512_KERNELS
+    if (acl_ewise_all16_ok(vdy, vx, vo) && acl_have_avx512())
+        acl_ewise2_u16(vdy, vx, vo, bf ? softplus_table16_bf16 : softplus_table16_f16, &t);
+    else
+#endif
+        acl_ewise2_f32_u16(vdy, vx, vo, softplus_table_block, &t);
     free(x);
     free(f);
     return true;

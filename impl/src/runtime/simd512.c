@@ -14,7 +14,7 @@ bool acl_have_avx512(void)
         __builtin_cpu_init();
         v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
             __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("fma");
+            __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
         atomic_store_explicit(&cached, v, memory_order_relaxed);
     }
     return v;

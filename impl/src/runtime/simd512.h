@@ -16,10 +16,11 @@
 #define ACL_HAVE_AVX512_KERNELS 1
 #include <immintrin.h>
 #include <stdbool.h>
+#include <stdint.h>
 
-#define ACL_AVX512_TARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma")))
+#define ACL_AVX512_TARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma,f16c")))
 
-/* AVX-512 F/DQ/VL/BW with FMA, decided once (same answer on every thread). */
+/* AVX-512 F/DQ/VL/BW with FMA and F16C, decided once (same answer on every thread). */
 bool acl_have_avx512(void);
 
 /* e^x for every double x (±Inf, NaN, overflow to +Inf, gradual underflow to subnormals and 0).
@@ -60,6 +61,45 @@ ACL_AVX512_TARGET static inline __m512d acl_exp8(__m512d x)
     __m512d t = _mm512_permutexvar_pd(_mm512_castpd_si512(ks), TAB);
     /* scalef(a, b) = a·2^floor(b); floor(k/8) = k >> 3 */
     return _mm512_scalef_pd(_mm512_mul_pd(t, p), _mm512_mul_pd(k, _mm512_set1_pd(0.125)));
+}
+
+/* 8 f16 (bf = false) or bf16 values under mask m (others 0), exactly widened to f32. */
+ACL_AVX512_TARGET static inline __m256 acl_load8_16(const uint16_t *p, __mmask8 m, bool bf)
+{
+    __m128i h = _mm_maskz_loadu_epi16(m, p);
+    if (bf) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    return _mm256_cvtph_ps(h);
+}
+
+/* 8 f32 rounded to f16 / bf16 (RNE, NaN quiet: the bits of acl_cvt_f32_to_f16 / _bf16) and
+ * stored under mask m.  The conversion mutants of conv.c are planted here as well. */
+ACL_AVX512_TARGET static inline void acl_store8_16(uint16_t *p, __mmask8 m, __m256 v, bool bf)
+{
+    __m128i h;
+    if (bf) {
+        __m256i u = _mm256_castps_si256(v);
+        __m256i hi = _mm256_srli_epi32(u, 16);
+        __m256i nan = _mm256_or_si256(hi, _mm256_set1_epi32(0x40));
+#if ACLCONFORM_MUTANT == 17 /* conversion-rounding: bulk f32->bf16 truncates instead of RNE */
+        __m256i rne = hi;
+#else
+        __m256i rne = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)),
+                                                         _mm256_and_si256(hi, _mm256_set1_epi32(1))), 16);
+#endif
+        __mmask8 isnan = _mm256_cmpgt_epu32_mask(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+                                                 _mm256_set1_epi32(0x7f800000));
+#if ACLCONFORM_MUTANT == 21 /* conversion-nan: bulk f32->bf16 does not quiet NaN (a low-payload sNaN becomes Inf) */
+        nan = _mm256_andnot_si256(_mm256_set1_epi32(0x40), nan);
+#endif
+        h = _mm256_cvtepi32_epi16(_mm256_mask_mov_epi32(rne, isnan, nan));
+    } else {
+#if ACLCONFORM_MUTANT == 15 /* conversion-rounding: F16C bulk f32->f16 truncates instead of round-to-nearest-even */
+        h = _mm256_cvtps_ph(v, _MM_FROUND_TO_ZERO);
+#else
+        h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+#endif
+    }
+    _mm_mask_storeu_epi16(p, m, h);
 }
 
 /* e^x as an unevaluated sum hi + lo, for f64 results (SoftplusBackward f64).  Same reduction as
