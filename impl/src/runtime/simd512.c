@@ -3,6 +3,7 @@
 
 #ifdef ACL_HAVE_AVX512_KERNELS
 #include <stdatomic.h>
+#include <stdlib.h>
 
 bool acl_have_avx512(void)
 {
@@ -12,8 +13,11 @@ bool acl_have_avx512(void)
     int v = atomic_load_explicit(&cached, memory_order_relaxed);
     if (v < 0) {
         __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
-            __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+        /* ACLCONFORM_NO_AVX512 (any value) forces the portable kernels, so that a sweep can
+         * check them on an AVX-512 machine */
+        v = !getenv("ACLCONFORM_NO_AVX512") && __builtin_cpu_supports("avx512f") &&
+            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+            __builtin_cpu_supports("avx512bw") &&
             __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
         atomic_store_explicit(&cached, v, memory_order_relaxed);
     }

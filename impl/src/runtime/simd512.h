@@ -20,7 +20,8 @@
 
 #define ACL_AVX512_TARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma,f16c")))
 
-/* AVX-512 F/DQ/VL/BW with FMA and F16C, decided once (same answer on every thread). */
+/* AVX-512 F/DQ/VL/BW with FMA and F16C, decided once (same answer on every thread); false when
+ * the environment variable ACLCONFORM_NO_AVX512 is set (the portable kernels, for testing). */
 bool acl_have_avx512(void);
 
 /* e^x for every double x (±Inf, NaN, overflow to +Inf, gradual underflow to subnormals and 0).
