@@ -11,9 +11,12 @@
  * the number to compare.
  *
  *   usage: bench_speed [--n ELEMENTS] [--reps R] [--threads T] [--op NAME] [--dtype D] [--median]
- *                      [--tsv]
+ *                      [--tsv] [--peer FILE]
  *   defaults: --n 16777216 (16 Mi) --reps 5 --threads 2
- * --tsv prints tab-separated rows (op, variant, dtype, n, op_ms, triad_ms, bytes) for scripts. */
+ * --tsv prints tab-separated rows (op, variant, dtype, n, op_ms, triad_ms, bytes) for scripts.
+ * --peer FILE adds the columns torch_ms and xtorch (= torch_ms / op_ms: above 1 the built-in
+ * implementation is faster) from the lines "op variant dtype n ms note" (tab-separated) that
+ * bench/bench_torch.py printed for the same --n and --threads (scripts/bench.sh runs both). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -165,6 +168,33 @@ static const char *dtn(aclDataType dt)
     return dt == ACL_FLOAT ? "f32" : dt == ACL_FLOAT16 ? "f16" : dt == ACL_BF16 ? "bf16" : "f64";
 }
 
+/* --peer: PyTorch's time per row (bench/bench_torch.py) */
+typedef struct { char op[40], variant[16], dtype[8]; long long n; double ms; } peer_row;
+static peer_row g_peer[64];
+static int g_npeer;
+
+static void load_peer(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) { fprintf(stderr, "bench_speed: cannot read %s\n", path); exit(2); }
+    char line[512];
+    while (g_npeer < 64 && fgets(line, sizeof line, f)) {
+        peer_row *r = &g_peer[g_npeer];
+        if (sscanf(line, "%39[^\t]\t%15[^\t]\t%7[^\t]\t%lld\t%lf", r->op, r->variant, r->dtype, &r->n, &r->ms) == 5)
+            g_npeer++;
+    }
+    fclose(f);
+}
+
+static double peer_ms(const char *op, const char *variant, const char *dtype, long long n)
+{
+    for (int i = 0; i < g_npeer; i++)
+        if (!strcmp(g_peer[i].op, op) && !strcmp(g_peer[i].variant, variant) &&
+            !strcmp(g_peer[i].dtype, dtype) && g_peer[i].n == n)
+            return g_peer[i].ms;
+    return -1;
+}
+
 static int cmpd(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
@@ -197,7 +227,8 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) only_dt = argv[++i];
         else if (!strcmp(argv[i], "--tsv")) tsv = 1;
         else if (!strcmp(argv[i], "--median")) use_median = 1;
-        else { fprintf(stderr, "usage: bench_speed [--n N] [--reps R] [--threads T] [--op NAME] [--dtype D] [--median] [--tsv]\n"); return 2; }
+        else if (!strcmp(argv[i], "--peer") && i + 1 < argc) load_peer(argv[++i]);
+        else { fprintf(stderr, "usage: bench_speed [--n N] [--reps R] [--threads T] [--op NAME] [--dtype D] [--median] [--tsv] [--peer FILE]\n"); return 2; }
     }
     if (reps < 1 || reps > 99 || n < 4096) { fprintf(stderr, "bench_speed: bad --reps or --n\n"); return 2; }
     aclconformSetNumThreads(threads);
@@ -210,8 +241,8 @@ int main(int argc, char **argv)
         {"nsa_compress_grad", "TND", {ACL_FLOAT16, ACL_BF16}, 2},
     };
     if (!tsv)
-        printf("%-31s %-8s %-5s %9s %8s %8s %8s %8s %7s\n", "operator", "variant", "dtype", "elements",
-               "MB", "op_ms", "op_GB/s", "triad_ms", "triad%");
+        printf("%-31s %-8s %-5s %9s %8s %8s %8s %8s %7s%s\n", "operator", "variant", "dtype", "elements",
+               "MB", "op_ms", "op_GB/s", "triad_ms", "triad%", g_npeer ? "  torch_ms  xtorch" : "");
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
         if (only && strcmp(only, ops[o].op)) continue;
         for (int d = 0; d < ops[o].ndt; d++) {
@@ -240,13 +271,17 @@ int main(int argc, char **argv)
             }
             double mop = (use_median ? median(top, reps) : best(top, reps)) * 1e3;
             double mtr = (use_median ? median(ttr, reps) : best(ttr, reps)) * 1e3;
+            double pms = peer_ms(c.op, ops[o].variant, dtn(c.dt), (long long)n);
+            char peer[64] = "";
+            if (g_npeer && pms > 0) snprintf(peer, sizeof peer, tsv ? "\t%.3f" : " %9.2f %6.2fx", pms, pms / mop);
+            else if (g_npeer) snprintf(peer, sizeof peer, tsv ? "\t-" : " %9s %7s", "-", "-");
             if (tsv)
-                printf("%s\t%s\t%s\t%lld\t%.3f\t%.3f\t%zu\n", c.op, ops[o].variant, dtn(c.dt), (long long)n,
-                       mop, mtr, c.bytes);
+                printf("%s\t%s\t%s\t%lld\t%.3f\t%.3f\t%zu%s\n", c.op, ops[o].variant, dtn(c.dt), (long long)n,
+                       mop, mtr, c.bytes, peer);
             else
-                printf("%-31s %-8s %-5s %9lld %8.1f %8.2f %8.1f %8.2f %6.0f%%\n", c.op, ops[o].variant,
+                printf("%-31s %-8s %-5s %9lld %8.1f %8.2f %8.1f %8.2f %6.0f%%%s\n", c.op, ops[o].variant,
                        dtn(c.dt), (long long)n, (double)c.bytes * 1e-6, mop, (double)c.bytes * 1e-6 / mop,
-                       mtr, 100.0 * mtr / mop);
+                       mtr, 100.0 * mtr / mop, peer);
             fflush(stdout);
             free(ta); free(tb); free(tc);
             for (int i = 0; i < c.nt; i++) { aclDestroyTensor(c.t[i].t); free(c.t[i].mem); }

@@ -1,12 +1,40 @@
 #!/usr/bin/env bash
 # Speed of the built-in implementation against a STREAM triad moving the same bytes, measured in
-# the same process (bench/bench_speed.c).  A benchmark, not a test: nothing fails on timings.
-#   scripts/bench.sh [bench_speed options]     e.g. --threads 1, --op softplus_backward, --n 4194304
-# Builds the Release tree build/ first (scripts/setup.sh).  The triad% column is the number to
-# read: absolute times move with the machine's load.
+# the same process (bench/bench_speed.c), and PyTorch's time for the same rows (bench/bench_torch.py,
+# Debian python3-torch, installed when missing; --no-torch skips it).  A benchmark, not a test:
+# nothing fails on timings.
+#   scripts/bench.sh [--no-torch] [bench_speed options]   e.g. --threads 1, --op softplus_backward, --n 4194304
+# Builds the Release tree build/ first (scripts/setup.sh).  The ratio columns are the numbers to
+# read (triad% = triad time / op time; xtorch = PyTorch time / op time, above 1 = faster than
+# PyTorch): absolute times move with the machine's load.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+torch=1
+if [ "${1:-}" = "--no-torch" ]; then torch=0; shift; fi
 scripts/setup.sh build -DCMAKE_BUILD_TYPE=Release
 cmake --build build --target bench_speed -j1 >/dev/null
+# bench_torch.py takes the same --n/--reps/--threads/--op/--dtype (bench_speed's --median/--tsv
+# are not passed on)
+targs=()
+args=("$@")
+for ((i = 0; i < ${#args[@]}; i++)); do
+  case "${args[i]}" in
+    --n|--reps|--threads|--op|--dtype) targs+=("${args[i]}" "${args[i+1]}"); i=$((i + 1)) ;;
+  esac
+done
+peer=()
+if ((torch)); then
+  . scripts/apt.sh
+  /usr/bin/python3 -c 'import torch' 2>/dev/null || apt_install_missing bench python3-torch python3-numpy
+  tmp=$(mktemp)
+  trap 'rm -f "$tmp"' EXIT
+  if /usr/bin/python3 bench/bench_torch.py "${targs[@]}" >"$tmp"; then
+    peer=(--peer "$tmp")
+    echo "# PyTorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)') (bench/bench_torch.py)"
+    grep -v $'\tnative$' "$tmp" | awk -F'\t' '{print "#   " $1 " " $2 " " $3 ": " $6}' || true
+  else
+    echo "# bench_torch.py failed: no PyTorch column" >&2
+  fi
+fi
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), bench_speed $*"
-exec build/bench/bench_speed "$@"
+build/bench/bench_speed "$@" "${peer[@]}"

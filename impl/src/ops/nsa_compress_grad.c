@@ -15,6 +15,7 @@
 
 #include "aclnnop/aclnn_nsa_compress_grad.h"
 #include "runtime/check.h"
+#include "runtime/simd512.h"
 #include "runtime/vecmath.h"
 
 #define NSA_CHUNK 256
@@ -143,6 +144,24 @@ typedef struct {
 
 static int64_t nsa_div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+#ifdef ACL_HAVE_AVX512_KERNELS
+/* nsa_dot with x read as raw 16-bit and converted in registers: lane k of acc is acc[k & 7] of
+ * nsa_dot (the tail under a mask keeps that mapping), the products are exact so the FMA is its
+ * add, and the tree is the same: the same bits. */
+ACL_AVX512_TARGET static double nsa_dot16(int64_t n, const float *g, const uint16_t *x, bool bf)
+{
+    __m512d acc = _mm512_setzero_pd();
+    for (int64_t k = 0; k < n; k += 8) {
+        __mmask8 m = n - k >= 8 ? 0xff : (__mmask8)((1u << (n - k)) - 1u);
+        __m512d gd = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, g + k));
+        acc = _mm512_mask3_fmadd_pd(gd, _mm512_cvtps_pd(acl_load8_16(x + k, m, bf)), acc, m);
+    }
+    double a[8];
+    _mm512_storeu_pd(a, acc);
+    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+#endif
+
 /* weightGrad rows [r0, r1) × heads [n0, n1) for task q = g·RB + rb.  Tokens are walked in
  * memory order (t, then the group's heads), so the task streams its part of input once; the
  * outputGrad rows of the live windows stay converted in a ring per head (tagged by window). */
@@ -161,6 +180,10 @@ static void nsa_weight_grad_fast(void *p, int64_t begin, int64_t end)
     float ring[NSA_FAST_RING], x[NSA_FAST_MAX_D];
     int64_t tag[NSA_FAST_RING / 16]; /* ≥ heads × slots (D ≥ 16) */
     double acc[NSA_FAST_ACC];
+#ifdef ACL_HAVE_AVX512_KERNELS
+    const bool raw = j->in.contiguous && acl_have_avx512(), bf = j->in.dtype == ACL_BF16;
+    const uint16_t *in16 = (const uint16_t *)(const void *)j->in.data + j->in.offset;
+#endif
     for (int64_t q = begin; q < end; q++) {
         int64_t g = q / f->RB, rb = q % f->RB;
         int64_t n0 = g * HG, n1 = n0 + HG < N ? n0 + HG : N;
@@ -187,7 +210,11 @@ static void nsa_weight_grad_fast(void *p, int64_t begin, int64_t end)
                 if (lo_i > hi_i) continue;
                 for (int64_t h = 0; h < H; h++) {
                     int64_t n = n0 + h;
-                    acl_view_load_f32(&j->in, ((prev + pos) * N + n) * D, D, x);
+#ifdef ACL_HAVE_AVX512_KERNELS
+                    const uint16_t *x16 = in16 + ((prev + pos) * N + n) * D;
+                    if (!raw)
+#endif
+                        acl_view_load_f32(&j->in, ((prev + pos) * N + n) * D, D, x);
                     for (int64_t i = lo_i; i <= hi_i; i++) {
                         int64_t c = cbase[b] + i, slot = h * W + c % W;
                         float *gr = ring + slot * D;
@@ -198,6 +225,12 @@ static void nsa_weight_grad_fast(void *p, int64_t begin, int64_t end)
                         double *ar = &acc[(pos - i * d - r0) * H + h];
                         for (int64_t k0 = 0; k0 < D; k0 += NSA_CHUNK) {
                             int64_t len = D - k0 < NSA_CHUNK ? D - k0 : NSA_CHUNK;
+#ifdef ACL_HAVE_AVX512_KERNELS
+                            if (raw) {
+                                *ar += nsa_dot16(len, gr + k0, x16 + k0, bf);
+                                continue;
+                            }
+#endif
                             *ar += nsa_dot(len, gr + k0, x + k0);
                         }
                     }
@@ -237,6 +270,25 @@ ACL_KERNEL_CLONES static void nsa_axpy(int64_t n, double w, const float *g, doub
     for (int64_t k = 0; k < n; k++) acc[k] += w * (double)g[k];
 }
 
+#define NSA_RAW_MAXW 64 /* covering windows per token handled by nsa_ig_row16 */
+
+#ifdef ACL_HAVE_AVX512_KERNELS
+/* One inputGrad row for contiguous 16-bit outputGrad and inputGrad, converting in registers:
+ * acc = Σ w_i·og_i from +0 in double, windows ascending (each product is exact, so the FMA is
+ * nsa_axpy's add: the same bits), rounded to f32 and then to the dtype as acl_view_store_f32. */
+ACL_AVX512_TARGET static void nsa_ig_row16(int64_t D, int64_t nw, const uint16_t *const *rows,
+                                           const double *w, uint16_t *out, bool bf)
+{
+    for (int64_t k = 0; k < D; k += 8) {
+        __mmask8 m = D - k >= 8 ? 0xff : (__mmask8)((1u << (D - k)) - 1u);
+        __m512d acc = _mm512_setzero_pd();
+        for (int64_t i = 0; i < nw; i++)
+            acc = _mm512_fmadd_pd(_mm512_set1_pd(w[i]), _mm512_cvtps_pd(acl_load8_16(rows[i] + k, m, bf)), acc);
+        acl_store8_16(out + k, m, _mm512_cvtpd_ps(acc), bf);
+    }
+}
+#endif
+
 /* inputGrad rows of tokens t in [begin, end), all heads, in memory order (t, then n).  The
  * outputGrad rows are re-read per covering window (they stay in cache: a window covers l
  * consecutive tokens); weight comes from the converted copy. */
@@ -249,20 +301,36 @@ static void nsa_input_grad_fast(void *p, int64_t begin, int64_t end)
     const int64_t l = a->l, d = a->d, D = j->D, N = j->N;
     float g[NSA_FAST_MAX_D], o[NSA_FAST_MAX_D];
     double acc[NSA_FAST_MAX_D];
+#ifdef ACL_HAVE_AVX512_KERNELS
+    const bool raw = j->og.contiguous && j->ig.contiguous && acl_have_avx512();
+    const bool bf = j->og.dtype == ACL_BF16;
+    const uint16_t *og16 = (const uint16_t *)(const void *)j->og.data + j->og.offset;
+    uint16_t *ig16 = (uint16_t *)(void *)j->ig.data + j->ig.offset;
+#endif
     for (int64_t t = begin; t < end; t++) {
         int64_t b = nsa_batch_of(ends, a->B, t), first = b > 0 ? ends[b - 1] : 0;
         int64_t pos = t - first, nb = nsa_nblk(ends[b] - first, l, d);
 #if ACLCONFORM_MUTANT == 42 /* window-index: fast inputGrad: first covering window off by one (a window ending before t is included) */
         int64_t i_lo = pos >= l ? (pos - l) / d : 0;
-        int64_t i_hi = pos / d < nb - 1 ? pos / d : nb - 1;
-        for (int64_t n = 0; n < N; n++) {
-            for (int64_t k = 0; k < D; k++) acc[k] = 0.0;
 #else
         int64_t i_lo = pos >= l ? (pos - l) / d + 1 : 0;
+#endif
         int64_t i_hi = pos / d < nb - 1 ? pos / d : nb - 1;
         for (int64_t n = 0; n < N; n++) {
-            for (int64_t k = 0; k < D; k++) acc[k] = 0.0;
+#ifdef ACL_HAVE_AVX512_KERNELS
+            if (raw && i_hi - i_lo < NSA_RAW_MAXW) {
+                const uint16_t *rows[NSA_RAW_MAXW];
+                double w[NSA_RAW_MAXW];
+                int64_t nw = 0;
+                for (int64_t i = i_lo; i <= i_hi; i++, nw++) {
+                    rows[nw] = og16 + ((cbase[b] + i) * N + n) * D;
+                    w[nw] = (double)f->w[(pos - i * d) * N + n];
+                }
+                nsa_ig_row16(D, nw, rows, w, ig16 + (t * N + n) * D, bf);
+                continue;
+            }
 #endif
+            for (int64_t k = 0; k < D; k++) acc[k] = 0.0;
             for (int64_t i = i_lo; i <= i_hi; i++) {
                 acl_view_load_f32(&j->og, ((cbase[b] + i) * N + n) * D, D, g);
                 nsa_axpy(D, (double)f->w[(pos - i * d) * N + n], g, acc);

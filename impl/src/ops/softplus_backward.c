@@ -20,6 +20,7 @@
 #include "runtime/check.h"
 #include "runtime/conv.h"
 #include "runtime/ewise.h"
+#include "runtime/simd512.h"
 #include "runtime/vecmath.h"
 
 typedef struct {
@@ -79,6 +80,47 @@ ACL_KERNEL_CLONES static void softplus_block_f32(const void *p, int64_t n, const
             out[i] = (float)softplus_sigmoid_times(dy[i], (double)c->beta32 * x[i]);
     }
 }
+
+#ifdef ACL_HAVE_AVX512_KERNELS
+/* softplus_block_f32 with AVX-512 doubles, 8 elements per step (the tail under a mask: the same
+ * instructions for every element).  The same quantities: z = beta·self rounded to f32 decides
+ * the branch, e = e^{-|zd|} by acl_exp8 (< 2^-50 relative), sigmoid = (zd ≥ 0 ? 1 : e)/(1 + e)
+ * (one correctly rounded division), dy·sigmoid rounded once to f32: within ~2^-49 relative before
+ * that rounding (< 2^-25 ULP).  The z ≤ -700 elements are redone by the scalar form, as in the
+ * portable kernel, only in the steps that have one. */
+ACL_AVX512_TARGET static void softplus_block_f32_avx512(const void *p, int64_t n, const float *dy,
+                                                        const float *x, float *out)
+{
+    const softplus_ctx *c = p;
+    const __m256 beta = _mm256_set1_ps(c->beta32), thr = _mm256_set1_ps(c->thr32);
+    const __m256 lo = _mm256_set1_ps(-700.0f);
+    const __m512d betad = _mm512_set1_pd((double)c->beta32), one = _mm512_set1_pd(1.0);
+    const __m512d zero = _mm512_setzero_pd(), sign = _mm512_set1_pd(-0.0);
+    for (int64_t i = 0; i < n; i += 8) {
+        __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
+        __m256 xf = _mm256_maskz_loadu_ps(m, x + i), dyf = _mm256_maskz_loadu_ps(m, dy + i);
+        __m256 z = _mm256_mul_ps(beta, xf);
+#if ACLCONFORM_MUTANT == 22 /* branch-boundary: f32 path: threshold compare z >= threshold instead of z > threshold */
+        __mmask8 lin = _mm256_cmp_ps_mask(z, thr, _CMP_GE_OQ);
+#else
+        __mmask8 lin = _mm256_cmp_ps_mask(z, thr, _CMP_GT_OQ);
+#endif
+        __m512d zd = _mm512_mul_pd(betad, _mm512_cvtps_pd(xf));
+        __m512d e = acl_exp8(_mm512_or_pd(zd, sign));
+        __m512d num = _mm512_mask_mov_pd(e, _mm512_cmp_pd_mask(zd, zero, _CMP_GE_OQ), one);
+        __m512d r = _mm512_mul_pd(_mm512_cvtps_pd(dyf), _mm512_div_pd(num, _mm512_add_pd(one, e)));
+        __m256 o = _mm256_mask_mov_ps(_mm512_cvtpd_ps(r), lin, dyf);
+        __mmask8 low = _mm256_cmp_ps_mask(z, lo, _CMP_LE_OQ) & (__mmask8)~lin & m;
+#if ACLCONFORM_MUTANT == 25 /* precision-branch: f32 path: the z <= -700 rescue pass skipped (Inf dy x underflowed sigmoid gives 0/NaN) */
+        low = 0;
+#endif
+        _mm256_mask_storeu_ps(out + i, m, o);
+        for (int l = 0; low; l++, low >>= 1)
+            if (low & 1)
+                out[i + l] = (float)softplus_sigmoid_times(dy[i + l], (double)c->beta32 * x[i + l]);
+    }
+}
+#endif
 
 /* f64 compute precision: dy · sigmoid(z) to ≤ 2 ULP by analysis (ops.md §5 tolerance 2).
  *
@@ -151,6 +193,76 @@ static void softplus_block_f64(const void *p, int64_t n, const double *dy,
     }
 }
 
+#ifdef ACL_HAVE_AVX512_KERNELS
+/* softplus_block_f64 with AVX-512, 8 elements per step: the same operations in the same order
+ * (z, zh/zl, the threshold branch, softplus_sigmoid_times_f64's zh > -700 branch), with E from
+ * acl_exp8_dd as E + El (< 0.18·2^-53 relative, simd512.h) instead of glibc's exp (< 1.04·2^-53),
+ * El joining the Fast2Sum remainder: s + t = 1 + (E + El)·(1 - zl).  The bound above then reads
+ * 0.18 ULP of the result's binade before the final rounding, ≤ 0.68 ULP + 2^-50 in all (≤ 2).
+ * Lanes with zh ≤ -700 or NaN take the scalar forms; lanes whose q is not finite or 0, or s not
+ * finite, give dy / s as the scalar form does. */
+ACL_AVX512_TARGET static void softplus_block_f64_avx512(const void *p, int64_t n, const double *dy,
+                                                        const double *x, double *out)
+{
+    const softplus_ctx *c = p;
+    const __m512d beta = _mm512_set1_pd(c->beta64), thr = _mm512_set1_pd(c->thr64);
+    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
+    const __m512d inf = _mm512_set1_pd(INFINITY), dmax = _mm512_set1_pd(DBL_MAX);
+    const __m512d m700 = _mm512_set1_pd(-700.0), sign = _mm512_set1_pd(-0.0);
+    const bool beta_finite = isfinite(c->beta64);
+    for (int64_t i = 0; i < n; i += 8) {
+        __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
+        __m512d xv = _mm512_maskz_loadu_pd(m, x + i), g = _mm512_maskz_loadu_pd(m, dy + i);
+        __m512d z = _mm512_mul_pd(beta, xv);
+#if ACLCONFORM_MUTANT == 23 /* branch-boundary: f64 path: threshold compare z >= threshold instead of z > threshold */
+        __mmask8 lin = _mm512_cmp_pd_mask(z, thr, _CMP_GE_OQ);
+#else
+        __mmask8 lin = _mm512_cmp_pd_mask(z, thr, _CMP_GT_OQ);
+#endif
+        /* an overflowed product of finite operands: zh = ±DBL_MAX, zl = 0 */
+        __mmask8 zfin = _mm512_cmp_pd_mask(_mm512_abs_pd(z), inf, _CMP_LT_OQ);
+        __mmask8 ovf = beta_finite ? _mm512_cmp_pd_mask(_mm512_abs_pd(z), inf, _CMP_EQ_OQ) &
+                                         _mm512_cmp_pd_mask(_mm512_abs_pd(xv), inf, _CMP_LT_OQ)
+                                   : 0;
+        __m512d zh = _mm512_mask_mov_pd(z, ovf, _mm512_or_pd(_mm512_and_pd(z, sign), dmax));
+#if ACLCONFORM_MUTANT == 27 /* f64-precision: f64 path drops the low part zl of beta*self (the pre-issue-12 rounding) */
+        __m512d zl = _mm512_maskz_mul_pd(zfin, zero, _mm512_fmsub_pd(beta, xv, z));
+#else
+        __m512d zl = _mm512_maskz_mov_pd(zfin, _mm512_fmsub_pd(beta, xv, z));
+#endif
+        __mmask8 fast = _mm512_cmp_pd_mask(zh, m700, _CMP_GT_OQ) & (__mmask8)~lin & m;
+        __m512d El;
+        __m512d E = acl_exp8_dd(_mm512_sub_pd(zero, zh), &El);
+        __m512d sm = _mm512_add_pd(one, E);
+        __mmask8 gt1 = _mm512_cmp_pd_mask(E, one, _CMP_GT_OQ);
+        __m512d big = _mm512_mask_mov_pd(one, gt1, E), small = _mm512_mask_mov_pd(E, gt1, one);
+        __m512d t = _mm512_sub_pd(_mm512_add_pd(_mm512_add_pd(_mm512_sub_pd(big, sm), small), El),
+                                  _mm512_mul_pd(E, zl));
+        __m512d inv = _mm512_div_pd(one, sm), q = _mm512_mul_pd(g, inv);
+        __m512d r = _mm512_fnmadd_pd(q, sm, g);
+        __m512d res = _mm512_add_pd(q, _mm512_mul_pd(_mm512_sub_pd(r, _mm512_mul_pd(q, t)), inv));
+        /* !isfinite(q) || q == 0 || !isfinite(s): dy / s */
+        __mmask8 odd = _mm512_cmp_pd_mask(_mm512_abs_pd(q), inf, _CMP_NLT_UQ) |
+                       _mm512_cmp_pd_mask(q, zero, _CMP_EQ_OQ) |
+                       _mm512_cmp_pd_mask(_mm512_abs_pd(sm), inf, _CMP_NLT_UQ);
+        res = _mm512_mask_div_pd(res, odd, g, sm);
+        res = _mm512_mask_mov_pd(res, lin, g);
+        _mm512_mask_storeu_pd(out + i, m, res);
+        for (__mmask8 slow = (__mmask8)(~fast & ~lin & m); slow; slow &= (__mmask8)(slow - 1)) {
+            int l = __builtin_ctz(slow);
+            double zs = c->beta64 * x[i + l], zls = 0.0, zhs = zs;
+            if (isinf(zs) && beta_finite && isfinite(x[i + l])) zhs = copysign(DBL_MAX, zs);
+#if ACLCONFORM_MUTANT == 27 /* (mutant 27, continued) */
+            else if (isfinite(zs)) zls = 0.0 * fma(c->beta64, x[i + l], -zs);
+#else
+            else if (isfinite(zs)) zls = fma(c->beta64, x[i + l], -zs);
+#endif
+            out[i + l] = softplus_sigmoid_times_f64(dy[i + l], zhs, zls);
+        }
+    }
+}
+#endif
+
 /* 16-bit self, f32 compute precision, large tensors: the factor that multiplies dy depends on
  * self alone (beta and threshold are fixed per call), so it is tabulated for all 65536 patterns
  * once per call, by the same double evaluation as softplus_block_f32 (fill below), and the
@@ -189,6 +301,69 @@ ACL_KERNEL_CLONES static void softplus_table_block(const void *p, int64_t n, con
     for (int64_t i = 0; i < n; i++) out[i] = (float)((double)dy[i] * f[xb[i]]);
 }
 
+#ifdef ACL_HAVE_AVX512_KERNELS
+/* softplus_table_block for 16-bit gradOutput and gradInput of self's dtype, converting in
+ * registers: the same factor, the same double product, rounded to f32 and then to the 16-bit
+ * dtype exactly as the staged path (acl_store8_16 = acl_cvt_f32_to_*). */
+ACL_AVX512_TARGET static inline void softplus_table16(const double *f, int64_t n, const uint16_t *dy,
+                                                      const uint16_t *xb, uint16_t *out, bool bf)
+{
+    const __m512d zero = _mm512_setzero_pd();
+    for (int64_t i = 0; i < n; i += 8) {
+        __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
+        __m512d dyd = _mm512_cvtps_pd(acl_load8_16(dy + i, m, bf));
+        __m512d fv;
+        if (m == 0xff)
+            fv = _mm512_set_pd(f[xb[i + 7]], f[xb[i + 6]], f[xb[i + 5]], f[xb[i + 4]],
+                               f[xb[i + 3]], f[xb[i + 2]], f[xb[i + 1]], f[xb[i]]);
+        else
+            fv = _mm512_mask_i32gather_pd(zero, m, _mm256_cvtepu16_epi32(_mm_maskz_loadu_epi16(m, xb + i)), f, 8);
+        acl_store8_16(out + i, m, _mm512_cvtpd_ps(_mm512_mul_pd(dyd, fv)), bf);
+    }
+}
+
+/* softplus_fill with AVX-512: the same selects, e by acl_exp8 (< 2^-50 relative; the factor is
+ * then within 2^-49 of sigmoid, as the libmvec form, and the product is rounded once to f32). */
+ACL_AVX512_TARGET static void softplus_fill_avx512(const softplus_ctx *c, const float *x, double *f)
+{
+    const __m256 beta = _mm256_set1_ps(c->beta32), thr = _mm256_set1_ps(c->thr32);
+    const __m256 lo = _mm256_set1_ps(-700.0f);
+    const __m512d betad = _mm512_set1_pd((double)c->beta32), one = _mm512_set1_pd(1.0);
+    const __m512d zero = _mm512_setzero_pd(), sign = _mm512_set1_pd(-0.0);
+    const __m512d tiny = _mm512_set1_pd(DBL_TRUE_MIN), ninf = _mm512_set1_pd(-INFINITY);
+    for (int i = 0; i < 65536; i += 8) {
+        __m256 xf = _mm256_loadu_ps(x + i), z = _mm256_mul_ps(beta, xf);
+        __m512d zd = _mm512_mul_pd(betad, _mm512_cvtps_pd(xf));
+        __m512d e = acl_exp8(_mm512_or_pd(zd, sign));
+        __m512d num = _mm512_mask_mov_pd(e, _mm512_cmp_pd_mask(zd, zero, _CMP_GE_OQ), one);
+        __m512d sg = _mm512_div_pd(num, _mm512_add_pd(one, e));
+        /* tail: 0 for z = -Inf, NaN for NaN, else DBL_TRUE_MIN */
+        __m512d tail = _mm512_mask_mov_pd(tiny, _mm512_cmp_pd_mask(zd, ninf, _CMP_EQ_OQ), zero);
+        tail = _mm512_mask_mov_pd(tail, _mm512_cmp_pd_mask(zd, zd, _CMP_UNORD_Q), zd);
+#if ACLCONFORM_MUTANT == 24 /* branch-boundary: 16-bit table path (>= 2^18 elements): z >= threshold in the table fill */
+        __mmask8 lin = _mm256_cmp_ps_mask(z, thr, _CMP_GE_OQ);
+#else
+        __mmask8 lin = _mm256_cmp_ps_mask(z, thr, _CMP_GT_OQ);
+#endif
+        __mmask8 low = _mm256_cmp_ps_mask(z, lo, _CMP_LE_OQ);
+        __m512d v = _mm512_mask_mov_pd(_mm512_mask_mov_pd(sg, low, tail), lin, one);
+        _mm512_storeu_pd(f + i, v);
+    }
+}
+
+ACL_AVX512_TARGET static void softplus_table16_f16(const void *p, int64_t n, const uint16_t *dy,
+                                                   const uint16_t *xb, uint16_t *out)
+{
+    softplus_table16(((const softplus_table_ctx *)p)->f, n, dy, xb, out, false);
+}
+
+ACL_AVX512_TARGET static void softplus_table16_bf16(const void *p, int64_t n, const uint16_t *dy,
+                                                    const uint16_t *xb, uint16_t *out)
+{
+    softplus_table16(((const softplus_table_ctx *)p)->f, n, dy, xb, out, true);
+}
+#endif
+
 /* Returns false (nothing written) when the table path does not apply or memory is short. */
 static bool softplus_by_table(const softplus_ctx *c, const acl_view *vdy, const acl_view *vx,
                               const acl_view *vo)
@@ -204,9 +379,18 @@ static bool softplus_by_table(const softplus_ctx *c, const acl_view *vdy, const 
     bool bf = vx->dtype == ACL_BF16;
     for (uint32_t h = 0; h < 65536; h++)
         x[h] = bf ? acl_bf16_to_f32((uint16_t)h) : acl_f16_to_f32((uint16_t)h);
-    softplus_fill(c, x, f);
+#ifdef ACL_HAVE_AVX512_KERNELS
+    if (acl_have_avx512()) softplus_fill_avx512(c, x, f);
+    else
+#endif
+        softplus_fill(c, x, f);
     softplus_table_ctx t = {f};
-    acl_ewise2_f32_u16(vdy, vx, vo, softplus_table_block, &t);
+#ifdef ACL_HAVE_AVX512_KERNELS
+    if (acl_ewise_all16_ok(vdy, vx, vo) && acl_have_avx512())
+        acl_ewise2_u16(vdy, vx, vo, bf ? softplus_table16_bf16 : softplus_table16_f16, &t);
+    else
+#endif
+        acl_ewise2_f32_u16(vdy, vx, vo, softplus_table_block, &t);
     free(x);
     free(f);
     return true;
@@ -224,9 +408,18 @@ static aclnnStatus softplus_kernel(void *p, void *ws, uint64_t ws_size)
     acl_view_init(&vo, o);
     acl_view_init(&vdy, &a->gradOutput);
     acl_view_init(&vx, &a->self);
-    if (o->dtype == ACL_DOUBLE) acl_ewise2_f64(&vdy, &vx, &vo, softplus_block_f64, &c);
+    if (o->dtype == ACL_DOUBLE)
+        acl_ewise2_f64(&vdy, &vx, &vo,
+#ifdef ACL_HAVE_AVX512_KERNELS
+                       acl_have_avx512() ? softplus_block_f64_avx512 :
+#endif
+                       softplus_block_f64, &c);
     else if (!softplus_by_table(&c, &vdy, &vx, &vo))
-        acl_ewise2_f32(&vdy, &vx, &vo, softplus_block_f32, &c);
+        acl_ewise2_f32(&vdy, &vx, &vo,
+#ifdef ACL_HAVE_AVX512_KERNELS
+                       acl_have_avx512() ? softplus_block_f32_avx512 :
+#endif
+                       softplus_block_f32, &c);
     return ACLNN_SUCCESS;
 }
 

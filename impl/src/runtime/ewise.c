@@ -8,6 +8,7 @@ typedef struct {
     acl_ewise_f32_fn f32;
     acl_ewise_f64_fn f64;
     acl_ewise_f32_u16_fn u16;
+    acl_ewise_u16_fn raw;
     const void *ctx;
 } ewise_job;
 
@@ -66,6 +67,24 @@ static void run_f32_u16(void *p, int64_t begin, int64_t end)
     }
 }
 
+static void run_u16(void *p, int64_t begin, int64_t end)
+{
+    const ewise_job *j = p;
+    const uint16_t *a = (const uint16_t *)(const void *)j->a->data + j->a->offset;
+#if ACLCONFORM_MUTANT == 6 /* (mutant 6, continued: the all-16-bit driver too) */
+    const uint16_t *b = (const uint16_t *)(const void *)j->b->data;
+#else
+    const uint16_t *b = (const uint16_t *)(const void *)j->b->data + j->b->offset;
+#endif
+    uint16_t *o = (uint16_t *)(void *)j->out->data + j->out->offset;
+    int64_t total = j->out->numel;
+    for (int64_t blk = begin; blk < end; blk++) {
+        int64_t s = blk * ACL_EWISE_BLOCK;
+        int64_t n = total - s < ACL_EWISE_BLOCK ? total - s : ACL_EWISE_BLOCK;
+        j->raw(j->ctx, n, a + s, b + s, o + s);
+    }
+}
+
 /* Contiguous f64 view: handed to the kernel in place, like direct_f32. */
 static double *direct_f64(const acl_view *v)
 {
@@ -106,20 +125,27 @@ static int64_t nblocks(const acl_view *out)
 void acl_ewise2_f32(const acl_view *a, const acl_view *b, const acl_view *out,
                     acl_ewise_f32_fn fn, const void *ctx)
 {
-    ewise_job j = {a, b, out, fn, NULL, NULL, ctx};
+    ewise_job j = {a, b, out, fn, NULL, NULL, NULL, ctx};
     acl_parallel_for(nblocks(out), 16, run_f32, &j);
 }
 
 void acl_ewise2_f64(const acl_view *a, const acl_view *b, const acl_view *out,
                     acl_ewise_f64_fn fn, const void *ctx)
 {
-    ewise_job j = {a, b, out, NULL, fn, NULL, ctx};
+    ewise_job j = {a, b, out, NULL, fn, NULL, NULL, ctx};
     acl_parallel_for(nblocks(out), 16, run_f64, &j);
 }
 
 void acl_ewise2_f32_u16(const acl_view *a, const acl_view *b, const acl_view *out,
                         acl_ewise_f32_u16_fn fn, const void *ctx)
 {
-    ewise_job j = {a, b, out, NULL, NULL, fn, ctx};
+    ewise_job j = {a, b, out, NULL, NULL, fn, NULL, ctx};
     acl_parallel_for(nblocks(out), 16, run_f32_u16, &j);
+}
+
+void acl_ewise2_u16(const acl_view *a, const acl_view *b, const acl_view *out, acl_ewise_u16_fn fn,
+                    const void *ctx)
+{
+    ewise_job j = {a, b, out, NULL, NULL, NULL, fn, ctx};
+    acl_parallel_for(nblocks(out), 16, run_u16, &j);
 }

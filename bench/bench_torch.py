@@ -1,0 +1,129 @@
+#!/usr/bin/python3
+"""PyTorch's time for the rows of bench/bench_speed.c (the peer column of scripts/bench.sh).
+
+Same element counts, shapes, value ranges and attributes as bench_speed, the same thread count
+(torch.set_num_threads), outputs preallocated (out= / in-place forms), best of --reps runs after
+a warm-up.  Rows PyTorch has no CPU kernel for in that dtype run in float32 with the conversions
+inside the timed region (what a user of PyTorch would do), and say so.
+Prints one tab-separated line per row: op, variant, dtype, n, torch_ms, note.
+
+    /usr/bin/python3 bench/bench_torch.py [--n N] [--reps R] [--threads T] [--op NAME] [--dtype D]
+"""
+import argparse
+import time
+
+import torch
+
+DT = {"f32": torch.float32, "f16": torch.float16, "bf16": torch.bfloat16, "f64": torch.float64}
+ROWS = [("gelu_backward_v2", "none", ["f32", "f16", "bf16"]),
+        ("gelu_backward_v2", "tanh", ["f32", "f16", "bf16"]),
+        ("softplus_backward", "-", ["f32", "f16", "bf16", "f64"]),
+        ("logit_grad", "-", ["f32", "f16", "bf16"]),
+        ("scaled_masked_softmax_backward", "S2=1024", ["f32", "f16", "bf16"]),
+        ("nsa_compress_grad", "TND", ["f16", "bf16"])]
+
+
+def uni(shape, lo, hi, dt, gen):
+    return (torch.rand(shape, generator=gen, dtype=torch.float32) * (hi - lo) + lo).to(dt)
+
+
+def setup(op, variant, dt, n, gen):
+    """A closure running the row once, and a note."""
+    if op in ("gelu_backward_v2", "softplus_backward"):
+        g, x = uni([n], -3, 3, dt, gen), uni([n], -6, 6, dt, gen)
+        out = torch.empty(n, dtype=dt)
+        if op == "gelu_backward_v2":
+            f = torch.ops.aten.gelu_backward.grad_input
+            return lambda gg, xx, oo: f(gg, xx, approximate=variant, grad_input=oo), (g, x, out)
+        f = torch.ops.aten.softplus_backward.grad_input
+        return lambda gg, xx, oo: f(gg, xx, 1.0, 20.0, grad_input=oo), (g, x, out)
+    if op == "logit_grad":
+        x, g = uni([n], 0, 1, dt, gen), uni([n], -3, 3, dt, gen)
+        out = torch.empty(n, dtype=dt)
+        f = torch.ops.aten.logit_backward.grad_input
+        return lambda gg, xx, oo: f(gg, xx, 1e-6, grad_input=oo), (g, x, out)
+    if op == "scaled_masked_softmax_backward":
+        s2 = 1024
+        rows = n // s2
+        shape, mshape = [1, 8, rows // 8, s2], [1, 1, rows // 8, s2]
+        g, y = uni(shape, -1, 1, dt, gen), uni(shape, 0, 2.0 / s2, dt, gen)
+        mask = torch.rand(mshape, generator=gen) < 0.2
+        out = torch.empty(shape, dtype=dt)
+        f = torch.ops.aten._softmax_backward_data.out
+
+        def run(gg, yy, oo):
+            f(gg, yy, -1, gg.dtype, grad_input=oo)
+            oo.mul_(0.125)
+            oo.masked_fill_(mask, 0.0)
+        return run, (g, y, out)
+    # nsa_compress_grad, TND: N = 4, D = 128, l = 32, d = 16, one sequence of T = n / 512 tokens;
+    # PyTorch has no such operator: the reference of tools/torch_target.py (gather + einsum for
+    # weightGrad, index_add_ for inputGrad)
+    T = n // 512
+    C = (T - 32) // 16 + 1
+    og, x, w = uni([C, 4, 128], -1, 1, dt, gen), uni([T, 4, 128], -1, 1, dt, gen), uni([32, 4], -1, 1, dt, gen)
+    idx = (torch.arange(C) * 16)[:, None] + torch.arange(32)[None, :]
+    flat = idx.reshape(-1)
+
+    def nsa(ogt, xt, wt):
+        ogf, xf, wf = ogt.float(), xt.float(), wt.float()
+        wgrad = torch.einsum("cnk,clnk->ln", ogf, xf[idx])
+        contrib = (wf[None, :, :, None] * ogf[:, None, :, :]).reshape(-1, *xf.shape[1:])
+        igrad = torch.zeros_like(xf).index_add_(0, flat, contrib)
+        return igrad.to(xt.dtype), wgrad.to(xt.dtype)
+    return (lambda a, b, c: nsa(a, b, c)), (og, x, w)
+
+
+def f32_fallback(run, args):
+    """The same row computed in float32, conversions included (no CPU kernel in the dtype).  The
+    f32 buffers are allocated once: page faults on fresh buffers cost more than the row itself
+    on this VM and would measure the allocator, not PyTorch's kernels."""
+    bufs = [torch.empty(a.shape, dtype=torch.float32) if a.is_floating_point() else a for a in args]
+
+    def r(*a):
+        for src, dst in zip(a, bufs):
+            if dst is not src:
+                dst.copy_(src)
+        run(*bufs)
+        if len(a) == 3 and a[2].is_floating_point() and a[2].dtype != torch.float32:
+            a[2].copy_(bufs[2])
+    return r, args
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--n", type=int, default=1 << 24)
+    ap.add_argument("--reps", type=int, default=5)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--op")
+    ap.add_argument("--dtype")
+    a = ap.parse_args()
+    torch.set_num_threads(a.threads)
+    gen = torch.Generator().manual_seed(12345)
+    with torch.no_grad():
+        for op, variant, dts in ROWS:
+            if a.op and a.op != op:
+                continue
+            for d in dts:
+                if a.dtype and a.dtype != d:
+                    continue
+                run, args = setup(op, variant, DT[d], a.n, gen)
+                note = "native" if op != "nsa_compress_grad" else "reference in f32"
+                try:
+                    run(*args)
+                except RuntimeError as e:
+                    if "not implemented" not in str(e):
+                        raise
+                    run, args = f32_fallback(run, args)
+                    run(*args)
+                    note = "f32 fallback: " + str(e).splitlines()[0]
+                best = float("inf")
+                for _ in range(a.reps):
+                    t0 = time.perf_counter()
+                    run(*args)
+                    best = min(best, time.perf_counter() - t0)
+                print("%s\t%s\t%s\t%d\t%.3f\t%s" % (op, variant, d, a.n, best * 1e3, note), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+/* Run-time choice of the hand-written AVX-512 kernels (simd512.h). */
+#include "simd512.h"
+
+#ifdef ACL_HAVE_AVX512_KERNELS
+#include <stdatomic.h>
+#include <stdlib.h>
+
+bool acl_have_avx512(void)
+{
+    /* every thread computes the same value; atomic so that first calls from several threads are
+     * not a data race */
+    static _Atomic int cached = -1;
+    int v = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (v < 0) {
+        __builtin_cpu_init();
+        /* ACLCONFORM_NO_AVX512 (any value) forces the portable kernels, so that a sweep can
+         * check them on an AVX-512 machine */
+        v = !getenv("ACLCONFORM_NO_AVX512") && __builtin_cpu_supports("avx512f") &&
+            __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
+            __builtin_cpu_supports("avx512bw") &&
+            __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+        atomic_store_explicit(&cached, v, memory_order_relaxed);
+    }
+    return v;
+}
+#else
+typedef int acl_simd512_unused; /* ISO C: no empty translation unit */
+#endif

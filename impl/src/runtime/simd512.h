@@ -1,0 +1,153 @@
+/* Hand-written AVX-512 double-precision math for the f32 elementwise kernels (issue 14).
+ *
+ * The f32 kernels evaluate their formula in double and round once to f32, so the double math
+ * needs only ~2^-45 relative accuracy, not libm's 2^-53: the result before the final rounding is
+ * then within 2^-45·2^24 = 2^-21 ULP of f32 of the exact value, invisible in every f32/f16/bf16
+ * result except in the rare half-way cases the old libmvec form (≤ 4 double ULP) had as well.
+ *
+ * Functions here carry ACL_AVX512_TARGET and are inlined into kernels with the same attribute;
+ * callers choose them at run time with acl_have_avx512() and keep the portable loop as the
+ * fallback.  They are the same code for every element and every thread count (tails run the same
+ * instructions under a mask), so results never depend on the partition. */
+#ifndef ACL_SIMD512_H
+#define ACL_SIMD512_H
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#define ACL_HAVE_AVX512_KERNELS 1
+#include <immintrin.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define ACL_AVX512_TARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma,f16c")))
+
+/* AVX-512 F/DQ/VL/BW with FMA and F16C, decided once (same answer on every thread); false when
+ * the environment variable ACLCONFORM_NO_AVX512 is set (the portable kernels, for testing). */
+bool acl_have_avx512(void);
+
+/* e^x for every double x (±Inf, NaN, overflow to +Inf, gradual underflow to subnormals and 0).
+ *
+ *   k = round(8x/ln2), x = k·ln2/8 + r, |r| ≤ ln2/16 + 2^-40 (ln2/8 split in two; each FMA
+ *   rounds once relative to r, |k| < 2^14 after the clamp |x| ≤ 1100, so k·(ln2/8 - C_HI - C_LO)
+ *   < 2^-89), e^x = 2^(k>>3) · 2^((k&7)/8) · e^r
+ *   with e^r the degree-7 Taylor polynomial: truncation ≤ |r|^8/8!·e^|r| < 3.3e-16 = 2^-51.4,
+ *   the table entries 2^(j/8) are within 2^-53 relative, the Horner steps add < 2^-52, the
+ *   reduction < 2^-60: total relative error < 2^-50 before scalef, which scales exactly (or
+ *   rounds once into the subnormal range).
+ * The clamp keeps NaN (max/min return their second operand when it is NaN). */
+ACL_AVX512_TARGET static inline __m512d acl_exp8(__m512d x)
+{
+    const __m512d C_HI = _mm512_set1_pd(0x1.62e42fefa3800p-4); /* ln2/8 - C_HI - C_LO < 2^-100 */
+    const __m512d C_LO = _mm512_set1_pd(0x1.ef35793c76730p-48);
+    const __m512d SHIFT = _mm512_set1_pd(0x1.8p52);
+    const __m512d TAB = _mm512_set_pd(0x1.d5818dcfba487p+0, 0x1.ae89f995ad3adp+0,
+                                      0x1.8ace5422aa0dbp+0, 0x1.6a09e667f3bcdp+0,
+                                      0x1.4bfdad5362a27p+0, 0x1.306fe0a31b715p+0,
+                                      0x1.172b83c7d517bp+0, 0x1.0000000000000p+0);
+    x = _mm512_max_pd(_mm512_set1_pd(-1100.0), x);
+    x = _mm512_min_pd(_mm512_set1_pd(1100.0), x);
+    /* k in the low mantissa bits of kd + SHIFT (round to nearest even) */
+    __m512d ks = _mm512_fmadd_pd(x, _mm512_set1_pd(0x1.71547652b82fep+3), SHIFT);
+    __m512d k = _mm512_sub_pd(ks, SHIFT);
+    __m512d r = _mm512_fnmadd_pd(k, C_HI, x);
+    r = _mm512_fnmadd_pd(k, C_LO, r);
+    __m512d p = _mm512_set1_pd(1.0 / 5040.0);
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 720.0));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 120.0));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 24.0));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 6.0));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0.5));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
+    /* the table index is k mod 8 = the low 3 bits of ks (2^51 is a multiple of 8) */
+    __m512d t = _mm512_permutexvar_pd(_mm512_castpd_si512(ks), TAB);
+    /* scalef(a, b) = a·2^floor(b); floor(k/8) = k >> 3 */
+    return _mm512_scalef_pd(_mm512_mul_pd(t, p), _mm512_mul_pd(k, _mm512_set1_pd(0.125)));
+}
+
+/* 8 f16 (bf = false) or bf16 values under mask m (others 0), exactly widened to f32. */
+ACL_AVX512_TARGET static inline __m256 acl_load8_16(const uint16_t *p, __mmask8 m, bool bf)
+{
+    __m128i h = _mm_maskz_loadu_epi16(m, p);
+    if (bf) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    return _mm256_cvtph_ps(h);
+}
+
+/* 8 f32 rounded to f16 / bf16 (RNE, NaN quiet: the bits of acl_cvt_f32_to_f16 / _bf16) and
+ * stored under mask m.  The conversion mutants of conv.c are planted here as well. */
+ACL_AVX512_TARGET static inline void acl_store8_16(uint16_t *p, __mmask8 m, __m256 v, bool bf)
+{
+    __m128i h;
+    if (bf) {
+        __m256i u = _mm256_castps_si256(v);
+        __m256i hi = _mm256_srli_epi32(u, 16);
+        __m256i nan = _mm256_or_si256(hi, _mm256_set1_epi32(0x40));
+#if ACLCONFORM_MUTANT == 17 /* conversion-rounding: bulk f32->bf16 truncates instead of RNE */
+        __m256i rne = hi;
+#else
+        __m256i rne = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)),
+                                                         _mm256_and_si256(hi, _mm256_set1_epi32(1))), 16);
+#endif
+        __mmask8 isnan = _mm256_cmpgt_epu32_mask(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+                                                 _mm256_set1_epi32(0x7f800000));
+#if ACLCONFORM_MUTANT == 21 /* conversion-nan: bulk f32->bf16 does not quiet NaN (a low-payload sNaN becomes Inf) */
+        nan = _mm256_andnot_si256(_mm256_set1_epi32(0x40), nan);
+#endif
+        h = _mm256_cvtepi32_epi16(_mm256_mask_mov_epi32(rne, isnan, nan));
+    } else {
+#if ACLCONFORM_MUTANT == 15 /* conversion-rounding: F16C bulk f32->f16 truncates instead of round-to-nearest-even */
+        h = _mm256_cvtps_ph(v, _MM_FROUND_TO_ZERO);
+#else
+        h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
+#endif
+    }
+    _mm_mask_storeu_epi16(p, m, h);
+}
+
+/* e^x as an unevaluated sum hi + lo, for f64 results (SoftplusBackward f64).  Same reduction as
+ * acl_exp8; then e^r - 1 = r + r²·P(r) with P the degree-6 Taylor polynomial of
+ * (e^r - 1 - r)/r² (truncation |r|^9/9!·e^|r| < 2^-59 relative), the table 2^(j/8) as th + tl
+ * (exact to 2^-106), and
+ *   u = fma(th, q, tl),  hi = th + u,  lo = (th - hi) + u   (Fast2Sum: |u| < 0.05·th, exact)
+ *   q = fma(r², P, r),   both scaled by 2^(k>>3) (scalef)
+ * The errors are the reduction's two roundings (≤ 2·2^-53·|r| ≤ 2^-57.5), the truncation, q's
+ * rounding (≤ 2^-53·|q|, |q| < 0.0444) and u's (≤ 2^-53·0.0444): |hi + lo - e^x| < 0.18·2^-53·e^x
+ * while hi + lo is normal (lo may lose bits to underflow when hi is below ~2^-969; hi alone is
+ * then within 0.5 ULP + 0.18·2^-53, i.e. < 0.61 ULP as measured on 2^22 points). */
+ACL_AVX512_TARGET static inline __m512d acl_exp8_dd(__m512d x, __m512d *lo)
+{
+    const __m512d C_HI = _mm512_set1_pd(0x1.62e42fefa3800p-4);
+    const __m512d C_LO = _mm512_set1_pd(0x1.ef35793c76730p-48);
+    const __m512d SHIFT = _mm512_set1_pd(0x1.8p52);
+    const __m512d TH = _mm512_set_pd(0x1.d5818dcfba487p+0, 0x1.ae89f995ad3adp+0,
+                                     0x1.8ace5422aa0dbp+0, 0x1.6a09e667f3bcdp+0,
+                                     0x1.4bfdad5362a27p+0, 0x1.306fe0a31b715p+0,
+                                     0x1.172b83c7d517bp+0, 0x1.0000000000000p+0);
+    const __m512d TL = _mm512_set_pd(0x1.2ed02d75b3707p-55, 0x1.7a1cd345dcc81p-54,
+                                     0x1.6e9f156864b27p-54, -0x1.bdd3413b26456p-54,
+                                     0x1.d4397afec42e2p-56, 0x1.6f46ad23182e4p-55,
+                                     -0x1.19041b9d78a76p-55, 0.0);
+    x = _mm512_max_pd(_mm512_set1_pd(-1100.0), x);
+    x = _mm512_min_pd(_mm512_set1_pd(1100.0), x);
+    __m512d ks = _mm512_fmadd_pd(x, _mm512_set1_pd(0x1.71547652b82fep+3), SHIFT);
+    __m512d k = _mm512_sub_pd(ks, SHIFT);
+    __m512d r = _mm512_fnmadd_pd(k, C_HI, x);
+    r = _mm512_fnmadd_pd(k, C_LO, r);
+    __m512d p = _mm512_set1_pd(1.0 / 40320.0);
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 5040.0));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 720.0));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 120.0));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 24.0));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 6.0));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0.5));
+    __m512d q = _mm512_fmadd_pd(_mm512_mul_pd(r, r), p, r);
+    __m512i j = _mm512_castpd_si512(ks);
+    __m512d th = _mm512_permutexvar_pd(j, TH), tl = _mm512_permutexvar_pd(j, TL);
+    __m512d u = _mm512_fmadd_pd(th, q, tl);
+    __m512d hi = _mm512_add_pd(th, u);
+    __m512d n = _mm512_mul_pd(k, _mm512_set1_pd(0.125));
+    *lo = _mm512_scalef_pd(_mm512_add_pd(_mm512_sub_pd(th, hi), u), n);
+    return _mm512_scalef_pd(hi, n);
+}
+
+#endif
+#endif
