@@ -146,6 +146,25 @@ static const double GN_D[13][8] __attribute__((aligned(64))) = {
     {0x1.5bc8b9f2403eep-18, 0x1.f7181cc09b766p-23, 0x1.0d17003f78448p-26, 0x1.904a03c42287ep-30, 0x1.885e34a266769p-33, 0x1.e4600111f180dp-36, 0x1.6aa8d9313fc40p-38, 0x1.3f666a8af24f7p-40},
 };
 
+/* dy·g of 8 lanes rounded to f32, with gelu_apply's §5a fix-up: g underflowed for a finite
+ * x < -1 and dy infinite gives -dy, not Inf·0 (rare: tested only when some g is 0). */
+ACL_AVX512_TARGET static inline __m256 gelu_product8(__m512d g0, __m512d g, __m512d xd)
+{
+    const __m512d zero = _mm512_setzero_pd();
+    __m512d r = _mm512_mul_pd(g0, g);
+    __mmask8 fix = _mm512_cmp_pd_mask(g, zero, _CMP_EQ_OQ);
+    if (fix) {
+        fix &= _mm512_cmp_pd_mask(_mm512_abs_pd(g0), _mm512_set1_pd(INFINITY), _CMP_EQ_OQ) &
+               _mm512_cmp_pd_mask(xd, _mm512_set1_pd(-1.0), _CMP_LT_OQ) &
+               _mm512_cmp_pd_mask(xd, _mm512_set1_pd(-INFINITY), _CMP_GT_OQ);
+#if ACLCONFORM_MUTANT == 40 /* special-value: f32 path: Inf gradOutput times an underflowed g gives NaN (no 5a fix-up) */
+        fix = 0;
+#endif
+        r = _mm512_mask_sub_pd(r, fix, zero, g0);
+    }
+    return _mm512_cvtpd_ps(r);
+}
+
 /* gelu_none_block with AVX-512 doubles, 8 elements per step.  With t = |x|, phi = e^{-x²/2}/√(2π)
  * (x² and x²/2 exact; acl_exp8, < 2^-50 relative):
  *   x < 0:   g = Phi(x) + x·phi(x) = phi·(M(t) - t) = phi·D(t)
@@ -164,8 +183,6 @@ ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n,
     const __m512d mhalf = _mm512_set1_pd(-0.5), inv_sqrt_2pi = _mm512_set1_pd(0.39894228040143267794);
     const __m512d tmax = _mm512_set1_pd(0x1.fffffffffffffp+2), half = _mm512_set1_pd(0.5);
     const __m512d m8 = _mm512_set1_pd(-8.0);
-    const __m512d ninf = _mm512_set1_pd(-INFINITY), inf = _mm512_set1_pd(INFINITY);
-    const __m512d mone = _mm512_set1_pd(-1.0);
     for (int64_t i = 0; i < n; i += 8) {
         __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
         __m512d xd = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + i));
@@ -190,20 +207,7 @@ ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n,
                 if (far >> l & 1) gl[l] = gelu_g_none(xl[l]);
             g = _mm512_loadu_pd(gl);
         }
-        __m512d r = _mm512_mul_pd(g0, g);
-        /* §5a: g underflowed for a finite x < -1 and dy infinite: gelu_apply's fix-up (rare:
-         * tested only when some g is 0) */
-        __mmask8 fix = _mm512_cmp_pd_mask(g, zero, _CMP_EQ_OQ);
-        if (fix) {
-            fix &= _mm512_cmp_pd_mask(_mm512_abs_pd(g0), inf, _CMP_EQ_OQ) &
-                   _mm512_cmp_pd_mask(xd, mone, _CMP_LT_OQ) &
-                   _mm512_cmp_pd_mask(xd, ninf, _CMP_GT_OQ);
-#if ACLCONFORM_MUTANT == 40 /* special-value: f32 path: Inf gradOutput times an underflowed g gives NaN (no 5a fix-up) */
-            fix = 0;
-#endif
-            r = _mm512_mask_sub_pd(r, fix, zero, g0);
-        }
-        _mm256_mask_storeu_ps(out + i, m, _mm512_cvtpd_ps(r));
+        _mm256_mask_storeu_ps(out + i, m, gelu_product8(g0, g, xd));
     }
 }
 
@@ -226,8 +230,6 @@ ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n,
     const __m512d CK6 = _mm512_set1_pd(6.0 * 0.79788456080286535588 * 0.044715);
     const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
     const __m512d sign = _mm512_set1_pd(-0.0);
-    const __m512d ninf = _mm512_set1_pd(-INFINITY), inf = _mm512_set1_pd(INFINITY);
-    const __m512d mone = _mm512_set1_pd(-1.0);
     for (int64_t i = 0; i < n; i += 8) {
         __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
         __m512d xd = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + i));
@@ -250,20 +252,7 @@ ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n,
             g = _mm512_loadu_pd(gl);
         }
 #endif
-        __m512d r = _mm512_mul_pd(g0, g);
-        /* §5a: g underflowed for a finite x < -1 and dy infinite: gelu_apply's fix-up (rare:
-         * tested only when some g is 0) */
-        __mmask8 fix = _mm512_cmp_pd_mask(g, zero, _CMP_EQ_OQ);
-        if (fix) {
-            fix &= _mm512_cmp_pd_mask(_mm512_abs_pd(g0), inf, _CMP_EQ_OQ) &
-                   _mm512_cmp_pd_mask(xd, mone, _CMP_LT_OQ) &
-                   _mm512_cmp_pd_mask(xd, ninf, _CMP_GT_OQ);
-#if ACLCONFORM_MUTANT == 40 /* special-value: f32 path: Inf gradOutput times an underflowed g gives NaN (no 5a fix-up) */
-            fix = 0;
-#endif
-            r = _mm512_mask_sub_pd(r, fix, zero, g0);
-        }
-        _mm256_mask_storeu_ps(out + i, m, _mm512_cvtpd_ps(r));
+        _mm256_mask_storeu_ps(out + i, m, gelu_product8(g0, g, xd));
     }
 }
 #endif
@@ -338,12 +327,7 @@ ACL_AVX512_TARGET static inline void gelu_lut16(const gelu_lut *c, int64_t n, co
     for (int64_t i = 0; i < n; i += 8) {
         __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
         __m512d dyd = _mm512_cvtps_pd(acl_load8_16(dy + i, m, bf));
-        __m512d g;
-        if (m == 0xff)
-            g = _mm512_set_pd(tab[xb[i + 7]], tab[xb[i + 6]], tab[xb[i + 5]], tab[xb[i + 4]],
-                              tab[xb[i + 3]], tab[xb[i + 2]], tab[xb[i + 1]], tab[xb[i]]);
-        else
-            g = _mm512_mask_i32gather_pd(zero, m, _mm256_cvtepu16_epi32(_mm_maskz_loadu_epi16(m, xb + i)), tab, 8);
+        __m512d g = acl_table8(tab, xb + i, m);
         __m512d r = _mm512_mul_pd(dyd, g);
         __mmask8 z = _mm512_cmp_pd_mask(g, zero, _CMP_EQ_OQ) & m;
         if (z) { /* g underflowed (x < -38 or so): gelu_lut_block's fix-up per lane */

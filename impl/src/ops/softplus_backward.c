@@ -308,16 +308,10 @@ ACL_KERNEL_CLONES static void softplus_table_block(const void *p, int64_t n, con
 ACL_AVX512_TARGET static inline void softplus_table16(const double *f, int64_t n, const uint16_t *dy,
                                                       const uint16_t *xb, uint16_t *out, bool bf)
 {
-    const __m512d zero = _mm512_setzero_pd();
     for (int64_t i = 0; i < n; i += 8) {
         __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
         __m512d dyd = _mm512_cvtps_pd(acl_load8_16(dy + i, m, bf));
-        __m512d fv;
-        if (m == 0xff)
-            fv = _mm512_set_pd(f[xb[i + 7]], f[xb[i + 6]], f[xb[i + 5]], f[xb[i + 4]],
-                               f[xb[i + 3]], f[xb[i + 2]], f[xb[i + 1]], f[xb[i]]);
-        else
-            fv = _mm512_mask_i32gather_pd(zero, m, _mm256_cvtepu16_epi32(_mm_maskz_loadu_epi16(m, xb + i)), f, 8);
+        __m512d fv = acl_table8(f, xb + i, m);
         acl_store8_16(out + i, m, _mm512_cvtpd_ps(_mm512_mul_pd(dyd, fv)), bf);
     }
 }

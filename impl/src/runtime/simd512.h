@@ -72,6 +72,15 @@ ACL_AVX512_TARGET static inline __m256 acl_load8_16(const uint16_t *p, __mmask8 
     return _mm256_cvtph_ps(h);
 }
 
+/* tab[xb[0..7]] under mask m (others 0): eight scalar loads for a full vector (on this CPU
+ * faster than a gather), a masked gather for the tail. */
+ACL_AVX512_TARGET static inline __m512d acl_table8(const double *tab, const uint16_t *xb, __mmask8 m)
+{
+    if (m == 0xff)
+        return _mm512_set_pd(tab[xb[7]], tab[xb[6]], tab[xb[5]], tab[xb[4]], tab[xb[3]], tab[xb[2]], tab[xb[1]], tab[xb[0]]);
+    return _mm512_mask_i32gather_pd(_mm512_setzero_pd(), m, _mm256_cvtepu16_epi32(_mm_maskz_loadu_epi16(m, xb)), tab, 8);
+}
+
 /* 8 f32 rounded to f16 / bf16 (RNE, NaN quiet: the bits of acl_cvt_f32_to_f16 / _bf16) and
  * stored under mask m.  The conversion mutants of conv.c are planted here as well. */
 ACL_AVX512_TARGET static inline void acl_store8_16(uint16_t *p, __mmask8 m, __m256 v, bool bf)
