@@ -184,7 +184,7 @@ ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n,
     const __m512d tmax = _mm512_set1_pd(0x1.fffffffffffffp+2), half = _mm512_set1_pd(0.5);
     const __m512d m8 = _mm512_set1_pd(-8.0);
     for (int64_t i = 0; i < n; i += 8) {
-        __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
+        __mmask8 m = acl_mask8(n - i);
         __m512d xd = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + i));
         __m512d g0 = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, dy + i));
         __m512d t = _mm512_min_pd(tmax, _mm512_abs_pd(xd)); /* NaN stays NaN */
@@ -231,7 +231,7 @@ ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n,
     const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
     const __m512d sign = _mm512_set1_pd(-0.0);
     for (int64_t i = 0; i < n; i += 8) {
-        __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
+        __mmask8 m = acl_mask8(n - i);
         __m512d xd = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + i));
         __m512d g0 = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, dy + i));
         __m512d x2 = _mm512_mul_pd(xd, xd);
@@ -325,7 +325,7 @@ ACL_AVX512_TARGET static inline void gelu_lut16(const gelu_lut *c, int64_t n, co
     const double *tab = c->g;
     const __m512d zero = _mm512_setzero_pd();
     for (int64_t i = 0; i < n; i += 8) {
-        __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
+        __mmask8 m = acl_mask8(n - i);
         __m512d dyd = _mm512_cvtps_pd(acl_load8_16(dy + i, m, bf));
         __m512d g = acl_table8(tab, xb + i, m);
         __m512d r = _mm512_mul_pd(dyd, g);

@@ -152,7 +152,7 @@ ACL_AVX512_TARGET static double nsa_dot16(int64_t n, const float *g, const uint1
 {
     __m512d acc = _mm512_setzero_pd();
     for (int64_t k = 0; k < n; k += 8) {
-        __mmask8 m = n - k >= 8 ? 0xff : (__mmask8)((1u << (n - k)) - 1u);
+        __mmask8 m = acl_mask8(n - k);
         __m512d gd = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, g + k));
         acc = _mm512_mask3_fmadd_pd(gd, _mm512_cvtps_pd(acl_load8_16(x + k, m, bf)), acc, m);
     }
@@ -280,7 +280,7 @@ ACL_AVX512_TARGET static void nsa_ig_row16(int64_t D, int64_t nw, const uint16_t
                                            const double *w, uint16_t *out, bool bf)
 {
     for (int64_t k = 0; k < D; k += 8) {
-        __mmask8 m = D - k >= 8 ? 0xff : (__mmask8)((1u << (D - k)) - 1u);
+        __mmask8 m = acl_mask8(D - k);
         __m512d acc = _mm512_setzero_pd();
         for (int64_t i = 0; i < nw; i++)
             acc = _mm512_fmadd_pd(_mm512_set1_pd(w[i]), _mm512_cvtps_pd(acl_load8_16(rows[i] + k, m, bf)), acc);

@@ -78,7 +78,7 @@ ACL_AVX512_TARGET static inline void sms_row_avx512(int64_t n, const void *g, co
 {
     __m512d acc = _mm512_setzero_pd();
     for (int64_t j = 0; j < n; j += 8) {
-        __mmask8 m = n - j >= 8 ? 0xff : (__mmask8)((1u << (n - j)) - 1u);
+        __mmask8 m = acl_mask8(n - j);
 #if ACLCONFORM_MUTANT == 34 /* simd-tail: row dot: the scalar tail after the 8-wide loop drops the last element */
         if (n - j < 8) m >>= 1;
 #endif
@@ -94,7 +94,7 @@ ACL_AVX512_TARGET static inline void sms_row_avx512(int64_t n, const void *g, co
     __m512d s = _mm512_set1_pd(((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])));
     const __m512d sc = _mm512_set1_pd(scale);
     for (int64_t j = 0; j < n; j += 8) {
-        __mmask8 m = n - j >= 8 ? 0xff : (__mmask8)((1u << (n - j)) - 1u);
+        __mmask8 m = acl_mask8(n - j);
         __m512d gd = sms_load8(g, j, m, kind), yd = sms_load8(y, j, m, kind);
         __m512d v = _mm512_mul_pd(sc, _mm512_sub_pd(_mm512_mul_pd(gd, yd), _mm512_mul_pd(s, yd)));
         __m256 vf = _mm512_cvtpd_ps(v);

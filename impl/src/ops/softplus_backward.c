@@ -97,7 +97,7 @@ ACL_AVX512_TARGET static void softplus_block_f32_avx512(const void *p, int64_t n
     const __m512d betad = _mm512_set1_pd((double)c->beta32), one = _mm512_set1_pd(1.0);
     const __m512d zero = _mm512_setzero_pd(), sign = _mm512_set1_pd(-0.0);
     for (int64_t i = 0; i < n; i += 8) {
-        __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
+        __mmask8 m = acl_mask8(n - i);
         __m256 xf = _mm256_maskz_loadu_ps(m, x + i), dyf = _mm256_maskz_loadu_ps(m, dy + i);
         __m256 z = _mm256_mul_ps(beta, xf);
 #if ACLCONFORM_MUTANT == 22 /* branch-boundary: f32 path: threshold compare z >= threshold instead of z > threshold */
@@ -211,7 +211,7 @@ ACL_AVX512_TARGET static void softplus_block_f64_avx512(const void *p, int64_t n
     const __m512d m700 = _mm512_set1_pd(-700.0), sign = _mm512_set1_pd(-0.0);
     const bool beta_finite = isfinite(c->beta64);
     for (int64_t i = 0; i < n; i += 8) {
-        __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
+        __mmask8 m = acl_mask8(n - i);
         __m512d xv = _mm512_maskz_loadu_pd(m, x + i), g = _mm512_maskz_loadu_pd(m, dy + i);
         __m512d z = _mm512_mul_pd(beta, xv);
 #if ACLCONFORM_MUTANT == 23 /* branch-boundary: f64 path: threshold compare z >= threshold instead of z > threshold */
@@ -309,7 +309,7 @@ ACL_AVX512_TARGET static inline void softplus_table16(const double *f, int64_t n
                                                       const uint16_t *xb, uint16_t *out, bool bf)
 {
     for (int64_t i = 0; i < n; i += 8) {
-        __mmask8 m = n - i >= 8 ? 0xff : (__mmask8)((1u << (n - i)) - 1u);
+        __mmask8 m = acl_mask8(n - i);
         __m512d dyd = _mm512_cvtps_pd(acl_load8_16(dy + i, m, bf));
         __m512d fv = acl_table8(f, xb + i, m);
         acl_store8_16(out + i, m, _mm512_cvtpd_ps(_mm512_mul_pd(dyd, fv)), bf);

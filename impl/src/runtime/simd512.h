@@ -24,6 +24,31 @@
  * the environment variable ACLCONFORM_NO_AVX512 is set (the portable kernels, for testing). */
 bool acl_have_avx512(void);
 
+/* 2^(j/8), j = 0..7, in lane j. */
+ACL_AVX512_TARGET static inline __m512d acl_exp8_table(void)
+{
+    return _mm512_set_pd(0x1.d5818dcfba487p+0, 0x1.ae89f995ad3adp+0, 0x1.8ace5422aa0dbp+0, 0x1.6a09e667f3bcdp+0,
+                         0x1.4bfdad5362a27p+0, 0x1.306fe0a31b715p+0, 0x1.172b83c7d517bp+0, 0x1.0000000000000p+0);
+}
+
+/* The reduction shared by acl_exp8 and acl_exp8_dd: x clamped to [-1100, 1100], k = round(8x/ln2)
+ * (*k, and in the low mantissa bits of *ks, round to nearest even), r = x - k·ln2/8 in two FMAs
+ * (ln2/8 - C_HI - C_LO < 2^-100).  The clamp keeps NaN. */
+ACL_AVX512_TARGET static inline __m512d acl_exp8_reduce(__m512d x, __m512d *ks, __m512d *k)
+{
+    const __m512d C_HI = _mm512_set1_pd(0x1.62e42fefa3800p-4), C_LO = _mm512_set1_pd(0x1.ef35793c76730p-48);
+    const __m512d SHIFT = _mm512_set1_pd(0x1.8p52);
+    x = _mm512_max_pd(_mm512_set1_pd(-1100.0), x);
+    x = _mm512_min_pd(_mm512_set1_pd(1100.0), x);
+    *ks = _mm512_fmadd_pd(x, _mm512_set1_pd(0x1.71547652b82fep+3), SHIFT);
+    *k = _mm512_sub_pd(*ks, SHIFT);
+    __m512d r = _mm512_fnmadd_pd(*k, C_HI, x);
+    return _mm512_fnmadd_pd(*k, C_LO, r);
+}
+
+/* 8 lanes with AVX-512 (a possibly partial last vector): the mask of the left lanes still to do. */
+ACL_AVX512_TARGET static inline __mmask8 acl_mask8(int64_t left) { return left >= 8 ? 0xff : (__mmask8)((1u << left) - 1u); }
+
 /* e^x for every double x (±Inf, NaN, overflow to +Inf, gradual underflow to subnormals and 0).
  *
  *   k = round(8x/ln2), x = k·ln2/8 + r, |r| ≤ ln2/16 + 2^-40 (ln2/8 split in two; each FMA
@@ -36,20 +61,8 @@ bool acl_have_avx512(void);
  * The clamp keeps NaN (max/min return their second operand when it is NaN). */
 ACL_AVX512_TARGET static inline __m512d acl_exp8(__m512d x)
 {
-    const __m512d C_HI = _mm512_set1_pd(0x1.62e42fefa3800p-4); /* ln2/8 - C_HI - C_LO < 2^-100 */
-    const __m512d C_LO = _mm512_set1_pd(0x1.ef35793c76730p-48);
-    const __m512d SHIFT = _mm512_set1_pd(0x1.8p52);
-    const __m512d TAB = _mm512_set_pd(0x1.d5818dcfba487p+0, 0x1.ae89f995ad3adp+0,
-                                      0x1.8ace5422aa0dbp+0, 0x1.6a09e667f3bcdp+0,
-                                      0x1.4bfdad5362a27p+0, 0x1.306fe0a31b715p+0,
-                                      0x1.172b83c7d517bp+0, 0x1.0000000000000p+0);
-    x = _mm512_max_pd(_mm512_set1_pd(-1100.0), x);
-    x = _mm512_min_pd(_mm512_set1_pd(1100.0), x);
-    /* k in the low mantissa bits of kd + SHIFT (round to nearest even) */
-    __m512d ks = _mm512_fmadd_pd(x, _mm512_set1_pd(0x1.71547652b82fep+3), SHIFT);
-    __m512d k = _mm512_sub_pd(ks, SHIFT);
-    __m512d r = _mm512_fnmadd_pd(k, C_HI, x);
-    r = _mm512_fnmadd_pd(k, C_LO, r);
+    __m512d ks, k;
+    __m512d r = acl_exp8_reduce(x, &ks, &k);
     __m512d p = _mm512_set1_pd(1.0 / 5040.0);
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 720.0));
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 120.0));
@@ -59,7 +72,7 @@ ACL_AVX512_TARGET static inline __m512d acl_exp8(__m512d x)
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
     /* the table index is k mod 8 = the low 3 bits of ks (2^51 is a multiple of 8) */
-    __m512d t = _mm512_permutexvar_pd(_mm512_castpd_si512(ks), TAB);
+    __m512d t = _mm512_permutexvar_pd(_mm512_castpd_si512(ks), acl_exp8_table());
     /* scalef(a, b) = a·2^floor(b); floor(k/8) = k >> 3 */
     return _mm512_scalef_pd(_mm512_mul_pd(t, p), _mm512_mul_pd(k, _mm512_set1_pd(0.125)));
 }
@@ -124,23 +137,12 @@ ACL_AVX512_TARGET static inline void acl_store8_16(uint16_t *p, __mmask8 m, __m2
  * then within 0.5 ULP + 0.18·2^-53, i.e. < 0.61 ULP as measured on 2^22 points). */
 ACL_AVX512_TARGET static inline __m512d acl_exp8_dd(__m512d x, __m512d *lo)
 {
-    const __m512d C_HI = _mm512_set1_pd(0x1.62e42fefa3800p-4);
-    const __m512d C_LO = _mm512_set1_pd(0x1.ef35793c76730p-48);
-    const __m512d SHIFT = _mm512_set1_pd(0x1.8p52);
-    const __m512d TH = _mm512_set_pd(0x1.d5818dcfba487p+0, 0x1.ae89f995ad3adp+0,
-                                     0x1.8ace5422aa0dbp+0, 0x1.6a09e667f3bcdp+0,
-                                     0x1.4bfdad5362a27p+0, 0x1.306fe0a31b715p+0,
-                                     0x1.172b83c7d517bp+0, 0x1.0000000000000p+0);
     const __m512d TL = _mm512_set_pd(0x1.2ed02d75b3707p-55, 0x1.7a1cd345dcc81p-54,
                                      0x1.6e9f156864b27p-54, -0x1.bdd3413b26456p-54,
                                      0x1.d4397afec42e2p-56, 0x1.6f46ad23182e4p-55,
                                      -0x1.19041b9d78a76p-55, 0.0);
-    x = _mm512_max_pd(_mm512_set1_pd(-1100.0), x);
-    x = _mm512_min_pd(_mm512_set1_pd(1100.0), x);
-    __m512d ks = _mm512_fmadd_pd(x, _mm512_set1_pd(0x1.71547652b82fep+3), SHIFT);
-    __m512d k = _mm512_sub_pd(ks, SHIFT);
-    __m512d r = _mm512_fnmadd_pd(k, C_HI, x);
-    r = _mm512_fnmadd_pd(k, C_LO, r);
+    __m512d ks, k;
+    __m512d r = acl_exp8_reduce(x, &ks, &k);
     __m512d p = _mm512_set1_pd(1.0 / 40320.0);
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 5040.0));
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 720.0));
@@ -150,7 +152,7 @@ ACL_AVX512_TARGET static inline __m512d acl_exp8_dd(__m512d x, __m512d *lo)
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0.5));
     __m512d q = _mm512_fmadd_pd(_mm512_mul_pd(r, r), p, r);
     __m512i j = _mm512_castpd_si512(ks);
-    __m512d th = _mm512_permutexvar_pd(j, TH), tl = _mm512_permutexvar_pd(j, TL);
+    __m512d th = _mm512_permutexvar_pd(j, acl_exp8_table()), tl = _mm512_permutexvar_pd(j, TL);
     __m512d u = _mm512_fmadd_pd(th, q, tl);
     __m512d hi = _mm512_add_pd(th, u);
     __m512d n = _mm512_mul_pd(k, _mm512_set1_pd(0.125));
