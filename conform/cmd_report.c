@@ -338,7 +338,7 @@ static int64_t kind_count(const cf_row *r, int k)
 {
     if (k < CF_MM_COUNT) return r->mismatches[k];
     int64_t n = 0; /* status, crash, timeout, error: the examples kept (1 or 2 cases) */
-    for (int s = 0; s < 2; s++) n += r->examples[k][s].used;
+    for (int s = 0; r->examples && s < 2; s++) n += r->examples[k][s].used;
     return n;
 }
 
@@ -347,7 +347,7 @@ static int kinds_by_count(const cf_row *r, int *order)
 {
     int n = 0;
     for (int k = 0; k < CF_EX_KINDS; k++)
-        if (k != CF_MM_signed_zero && (kind_count(r, k) > 0 || r->examples[k][0].used)) order[n++] = k;
+        if (k != CF_MM_signed_zero && (kind_count(r, k) > 0 || (r->examples && r->examples[k][0].used))) order[n++] = k;
     for (int i = 1; i < n; i++)
         for (int j = i; j > 0 && kind_count(r, order[j]) > kind_count(r, order[j - 1]); j--) {
             int t = order[j];
@@ -986,13 +986,13 @@ static void failing_cases(doc *d, const cf_row **rows, int n, const char *opn)
         const char *why[CF_EX_KINDS + 1];
         int np = 0;
         const cf_example *largest = NULL;
-        for (int k = 0; k < CF_EX_KINDS; k++) {
+        for (int k = 0; r->examples && k < CF_EX_KINDS; k++) {
             const cf_example *x = &r->examples[k][1];
             if (x->used && isfinite(x->ulp) && (!largest || x->ulp > largest->ulp)) largest = x;
         }
         for (int j = 0; j < nk; j++) {
-            const cf_example *x = &r->examples[order[j]][0];
-            if (!x->used) continue;
+            const cf_example *x = r->examples ? &r->examples[order[j]][0] : NULL;
+            if (!x || !x->used) continue;
             pick[np] = x, why[np++] = j == 0 ? "most common kind (smallest case)" : "another kind (smallest case)";
             if (j == 0 && largest && strcmp(largest->case_ref, x->case_ref)) pick[np] = largest, why[np++] = "largest finite error";
         }

@@ -65,7 +65,7 @@ typedef struct {
     cz_constraints *cz[CF_OP_COUNT];
     char **dirs;
     int n;
-    cf_row *rows; /* grow as keys appear (each is ~0.1 MB with its error plot) */
+    cf_row *rows; /* grow as keys appear (each ~2 KB, and its lazily allocated plot, ids and examples) */
     int nrows, rcap;
     int64_t unsupported, failed, status_cases, status_mm, scored, unscorable;
     cJSON *failures;

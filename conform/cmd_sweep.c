@@ -560,7 +560,7 @@ typedef struct {
     /* what runs: streams (valid cases, one report row each) and status rows (invalid-input
      * rules, then three protocol checks per operator), sized from the constraint files */
     fz_stream *streams;
-    cf_row *rows; /* ~0.1 MB each (the error plot) */
+    cf_row *rows; /* ~2 KB each, and the lazily allocated plot, ids and examples */
     int nstreams, maxstreams;
     cf_status_row *srows;
     int nsrows, maxsrows, first_proto_row;

@@ -27,7 +27,12 @@ bool cf_row_plot_add(cf_row *row, int x, int y, int64_t n)
 void cf_row_free(cf_row *row)
 {
     free(row->plot);
+    free(row->failed_ids);
+    free(row->examples);
     row->plot = NULL;
+    row->failed_ids = NULL;
+    row->examples = NULL;
+    row->nfailed_ids = 0;
 }
 
 void cf_rows_free(cf_row *rows, int n)
@@ -40,6 +45,7 @@ void cf_row_add_failed(cf_row *row, const char *case_ref)
 {
     for (int i = 0; i < row->nfailed_ids; i++)
         if (strcmp(row->failed_ids[i], case_ref) == 0) return;
+    if (!row->failed_ids && !(row->failed_ids = malloc(CF_MAX_FAILED_IDS * sizeof *row->failed_ids))) return;
     if (row->nfailed_ids < CF_MAX_FAILED_IDS)
         snprintf(row->failed_ids[row->nfailed_ids++], sizeof row->failed_ids[0], "%s", case_ref);
 }
@@ -87,6 +93,7 @@ static bool example_better(int slot, const cf_example *cand, const cf_example *c
 
 static void example_offer(cf_row *row, int kind, const cf_example *x)
 {
+    if (!row->examples && !(row->examples = calloc(CF_EX_KINDS, sizeof *row->examples))) return;
     for (int slot = 0; slot < 2; slot++)
         if (example_better(slot, x, &row->examples[kind][slot])) row->examples[kind][slot] = *x;
 }
@@ -180,7 +187,7 @@ void cf_row_merge(cf_row *d, const cf_row *s)
     d->ms_ee += s->ms_ee;
     if (s->ms_max_abs > d->ms_max_abs) d->ms_max_abs = s->ms_max_abs;
     if (s->ms_max_rel > d->ms_max_rel) d->ms_max_rel = s->ms_max_rel;
-    for (int k = 0; k < CF_EX_KINDS; k++)
+    for (int k = 0; s->examples && k < CF_EX_KINDS; k++)
         for (int slot = 0; slot < 2; slot++)
             if (s->examples[k][slot].used) example_offer(d, k, &s->examples[k][slot]);
     if (!d->plot_spec.x[0]) d->plot_spec = s->plot_spec;
@@ -284,7 +291,7 @@ static void msprobe_json(cJSON *o, const cf_row *r)
 static void examples_json(cJSON *o, const cf_row *r)
 {
     cJSON *ex = cJSON_AddArrayToObject(o, "examples");
-    for (int k = 0; k < CF_EX_KINDS; k++)
+    for (int k = 0; r->examples && k < CF_EX_KINDS; k++)
         for (int slot = 0; slot < 2; slot++) {
             const cf_example *x = &r->examples[k][slot];
             if (!x->used || (slot == 1 && !strcmp(x->case_ref, r->examples[k][0].case_ref))) continue;

@@ -76,7 +76,7 @@ typedef struct {
     /* worst element (largest ulp_err; ties: smallest (case index, element)) */
     cf_worst worst;
     int nfailed_ids;
-    char failed_ids[CF_MAX_FAILED_IDS][160];
+    char (*failed_ids)[160]; /* CF_MAX_FAILED_IDS slots, allocated by the first id (owned, as plot) */
     /* the largest finite error (a representative element when max_ulp is an overflow edge) */
     cf_worst worst_finite;
     /* msprobe-comparable metrics over elements with a finite exact value (formats: README
@@ -84,12 +84,15 @@ typedef struct {
      * the largest absolute and relative errors, and the counts within 1e-3 / 5e-3 relative error */
     int64_t ms_n, ms_nonfinite_got, ms_within_1e3, ms_within_5e3;
     double ms_dot, ms_gg, ms_ee, ms_max_abs, ms_max_rel;
-    cf_example examples[CF_EX_KINDS][2]; /* [kind][0: smallest case, 1: largest finite error] */
+    /* [kind][0: smallest case, 1: largest finite error]: CF_EX_KINDS pairs, allocated by the
+     * first example (NULL: none; owned, as plot) */
+    cf_example (*examples)[2];
     cf_plot_spec plot_spec;
     bool has_plot;
-    /* counts per [x bin][y bin], allocated by the first count (NULL: all zero).  The row owns it:
-     * cf_row_free releases it, and a row copied by value hands it to the copy (then only one of
-     * the two may be freed or merged into). */
+    /* counts per [x bin][y bin], allocated by the first count (NULL: all zero).  The row owns it
+     * (and failed_ids and examples: a row is ~2 KB, the lazily allocated parts ~60 KB):
+     * cf_row_free releases them, and a row copied by value hands them to the copy (then only one
+     * of the two may be freed or merged into). */
     int64_t (*plot)[CF_PLOT_Y];
 } cf_row;
 
@@ -102,11 +105,11 @@ typedef struct {
     char example[160];
 } cf_status_row;
 
-/* row must hold no plot (fresh, zeroed or freed). */
+/* row must hold no plot, ids or examples (fresh, zeroed or freed). */
 void cf_row_init(cf_row *row, const char *op, cf_dtype dt, const char *variant, const cf_tol *tol);
 /* Add n to plot cell (x, y); false when its grid cannot be allocated (the count is dropped). */
 bool cf_row_plot_add(cf_row *row, int x, int y, int64_t n);
-/* Release the row's plot (the row stays valid, with an empty plot). */
+/* Release the row's plot, failed ids and examples (the row stays valid, with none of them). */
 void cf_row_free(cf_row *row);
 /* cf_row_free on rows[0..n), then free(rows). */
 void cf_rows_free(cf_row *rows, int n);
