@@ -52,44 +52,33 @@ static const char *dict_value(const char *hdr, const char *key)
     return p;
 }
 
-cf_status npy_parse(const char *path, const void *data, size_t len, npy_array *out, cf_err *e)
+/* Magic and version: where the header dict starts and how long it is, bounded by the file. */
+static cf_status npy_preamble(const char *path, const unsigned char *u, size_t len, size_t *hstart, size_t *hlen,
+                              cf_err *e)
 {
-    memset(out, 0, sizeof *out);
-    const char *buf = data;
-    cf_status st = CFE_OK;
-    const unsigned char *u = (const unsigned char *)buf;
-    size_t hlen, hstart;
-    if (len < 10 || memcmp(buf, "\x93NUMPY", 6) != 0) {
-        st = cf_fail(e, CFE_INPUT, "%s: not a .npy file (magic)", path);
-        goto done;
-    }
+    if (len < 10 || memcmp(u, "\x93NUMPY", 6) != 0) return cf_fail(e, CFE_INPUT, "%s: not a .npy file (magic)", path);
     if (u[6] == 1) {
-        hlen = (size_t)u[8] | (size_t)u[9] << 8;
-        hstart = 10;
+        *hlen = (size_t)u[8] | (size_t)u[9] << 8;
+        *hstart = 10;
     } else if ((u[6] == 2 || u[6] == 3) && len >= 12) {
-        hlen = (size_t)u[8] | (size_t)u[9] << 8 | (size_t)u[10] << 16 | (size_t)u[11] << 24;
-        hstart = 12;
+        *hlen = (size_t)u[8] | (size_t)u[9] << 8 | (size_t)u[10] << 16 | (size_t)u[11] << 24;
+        *hstart = 12;
     } else {
-        st = cf_fail(e, CFE_INPUT, "%s: version: unsupported .npy version %d.%d", path, u[6], u[7]);
-        goto done;
+        return cf_fail(e, CFE_INPUT, "%s: version: unsupported .npy version %d.%d", path, u[6], u[7]);
     }
-    if (hlen > 65536 || hstart + hlen > len) {
-        st = cf_fail(e, CFE_INPUT, "%s: header: truncated (header length %zu, file %zu bytes)", path, hlen, len);
-        goto done;
-    }
-    char hdr[65537];
-    memcpy(hdr, buf + hstart, hlen);
-    hdr[hlen] = '\0';
+    if (*hlen > 65536 || *hstart + *hlen > len)
+        return cf_fail(e, CFE_INPUT, "%s: header: truncated (header length %zu, file %zu bytes)", path, *hlen, len);
+    return CFE_OK;
+}
+
+/* 'descr': the quoted dtype string, normalised, and its item size. */
+static cf_status npy_descr(const char *path, const char *hdr, npy_array *out, cf_err *e)
+{
     const char *v = dict_value(hdr, "descr");
-    if (!v || *v != '\'') {
-        st = cf_fail(e, CFE_INPUT, "%s: header field 'descr': missing", path);
-        goto done;
-    }
+    if (!v || *v != '\'') return cf_fail(e, CFE_INPUT, "%s: header field 'descr': missing", path);
     const char *end = strchr(v + 1, '\'');
-    if (!end || end - v - 1 >= (long)sizeof out->descr) {
-        st = cf_fail(e, CFE_INPUT, "%s: header field 'descr': malformed", path);
-        goto done;
-    }
+    if (!end || end - v - 1 >= (long)sizeof out->descr)
+        return cf_fail(e, CFE_INPUT, "%s: header field 'descr': malformed", path);
     memcpy(out->descr, v + 1, (size_t)(end - v - 1));
     out->descr[end - v - 1] = '\0';
     /* normalise byte-order marks of 1-byte types and '=' (native = little on our hosts) */
@@ -97,58 +86,73 @@ cf_status npy_parse(const char *path, const void *data, size_t len, npy_array *o
         out->descr[0] = '|';
     if (out->descr[0] == '=') out->descr[0] = '<';
     out->itemsize = descr_size(out->descr);
-    if (!out->itemsize) {
-        st = cf_fail(e, CFE_INPUT, "%s: header field 'descr': unsupported dtype '%s' (expected one of <f2 <u2 <f4 <f8 |i1 <i2 <i4 <i8 |u1 |b1 <u4 <u8 <c8 <c16)",
-                     path, out->descr);
-        goto done;
-    }
-    v = dict_value(hdr, "fortran_order");
-    if (!v || strncmp(v, "False", 5) != 0) {
-        st = cf_fail(e, CFE_INPUT, "%s: header field 'fortran_order': expected False", path);
-        goto done;
-    }
-    v = dict_value(hdr, "shape");
-    if (!v || *v != '(') {
-        st = cf_fail(e, CFE_INPUT, "%s: header field 'shape': missing or not a tuple", path);
-        goto done;
-    }
+    if (!out->itemsize)
+        return cf_fail(e, CFE_INPUT, "%s: header field 'descr': unsupported dtype '%s' (expected one of <f2 <u2 <f4 <f8 |i1 <i2 <i4 <i8 |u1 |b1 <u4 <u8 <c8 <c16)",
+                       path, out->descr);
+    return CFE_OK;
+}
+
+/* 'shape': a tuple of at most NPY_MAX_DIMS dimensions whose product fits int64. */
+static cf_status npy_shape(const char *path, const char *hdr, npy_array *out, cf_err *e)
+{
+    const char *v = dict_value(hdr, "shape");
+    if (!v || *v != '(') return cf_fail(e, CFE_INPUT, "%s: header field 'shape': missing or not a tuple", path);
     v++;
     out->numel = 1;
     for (;;) {
         while (*v == ' ' || *v == ',') v++;
-        if (*v == ')') break;
-        if (!isdigit((unsigned char)*v) || out->ndim >= NPY_MAX_DIMS) {
-            st = cf_fail(e, CFE_INPUT, "%s: header field 'shape': malformed", path);
-            goto done;
-        }
+        if (*v == ')') return CFE_OK;
+        if (!isdigit((unsigned char)*v) || out->ndim >= NPY_MAX_DIMS)
+            return cf_fail(e, CFE_INPUT, "%s: header field 'shape': malformed", path);
         char *q;
         long long d = strtoll(v, &q, 10);
-        if (d < 0 || __builtin_mul_overflow(out->numel, (int64_t)d, &out->numel)) {
-            st = cf_fail(e, CFE_INPUT, "%s: header field 'shape': dimension out of range", path);
-            goto done;
-        }
+        if (d < 0 || __builtin_mul_overflow(out->numel, (int64_t)d, &out->numel))
+            return cf_fail(e, CFE_INPUT, "%s: header field 'shape': dimension out of range", path);
         out->shape[out->ndim++] = d;
         v = q;
     }
+}
+
+/* The header dict, copied out and NUL-terminated so the field scans stop inside it. */
+static cf_status npy_header_dict(const char *path, const char *raw, size_t hlen, npy_array *out, cf_err *e)
+{
+    char hdr[65537];
+    memcpy(hdr, raw, hlen);
+    hdr[hlen] = '\0';
+    cf_status st = npy_descr(path, hdr, out, e);
+    if (st) return st;
+    const char *v = dict_value(hdr, "fortran_order");
+    if (!v || strncmp(v, "False", 5) != 0)
+        return cf_fail(e, CFE_INPUT, "%s: header field 'fortran_order': expected False", path);
+    return npy_shape(path, hdr, out, e);
+}
+
+/* The data: the shape's byte size (overflow-checked, within --max-bytes) must be exactly the
+ * bytes after the header.  The parse's only allocation, made last. */
+static cf_status npy_payload(const char *path, const char *data, size_t have, npy_array *out, cf_err *e)
+{
     size_t need;
-    if (__builtin_mul_overflow((size_t)out->numel, out->itemsize, &need) || (uint64_t)need > cf_max_bytes()) {
-        st = cf_fail(e, CFE_INPUT, "%s: header field 'shape': %lld elements of %zu bytes, more than the allocation bound (--max-bytes %llu)",
-                     path, (long long)out->numel, out->itemsize, (unsigned long long)cf_max_bytes());
-        goto done;
-    }
-    if (len - hstart - hlen != need) {
-        st = cf_fail(e, CFE_INPUT, "%s: data: %zu bytes after the header, shape needs %lld x %zu",
-                     path, len - hstart - hlen, (long long)out->numel, out->itemsize);
-        goto done;
-    }
+    if (__builtin_mul_overflow((size_t)out->numel, out->itemsize, &need) || (uint64_t)need > cf_max_bytes())
+        return cf_fail(e, CFE_INPUT, "%s: header field 'shape': %lld elements of %zu bytes, more than the allocation bound (--max-bytes %llu)",
+                       path, (long long)out->numel, out->itemsize, (unsigned long long)cf_max_bytes());
+    if (have != need)
+        return cf_fail(e, CFE_INPUT, "%s: data: %zu bytes after the header, shape needs %lld x %zu", path, have,
+                       (long long)out->numel, out->itemsize);
     out->data = malloc(need ? need : 1);
-    if (!out->data) {
-        st = cf_fail(e, CFE_IO, "%s: out of memory", path);
-        goto done;
-    }
-    memcpy(out->data, buf + hstart + hlen, need);
-done:
-    if (st) npy_free(out);
+    if (!out->data) return cf_fail(e, CFE_IO, "%s: out of memory", path);
+    memcpy(out->data, data, need);
+    return CFE_OK;
+}
+
+cf_status npy_parse(const char *path, const void *data, size_t len, npy_array *out, cf_err *e)
+{
+    memset(out, 0, sizeof *out);
+    const char *buf = data;
+    size_t hstart = 0, hlen = 0;
+    cf_status st = npy_preamble(path, data, len, &hstart, &hlen, e);
+    if (!st) st = npy_header_dict(path, buf + hstart, hlen, out, e);
+    if (!st) st = npy_payload(path, buf + hstart + hlen, len - hstart - hlen, out, e);
+    if (st) npy_free(out); /* the one exit: on error *out holds nothing */
     return st;
 }
 
