@@ -694,14 +694,19 @@ static int read_status(const cJSON *root, srow_t **out)
     return k;
 }
 
-static void summary(doc *d, const cJSON *root, const cf_row **rows, int n, const srow_t *sr, int ns)
+/* Rules with at least one mismatching case: the verdict counts them, the rules table lists them. */
+static int rules_failing(const srow_t *sr, int ns)
 {
-    int nfail = 0, nnodata = 0, rfail = 0;
-    for (int i = 0; i < n; i++) nfail += row_fails(rows[i]), nnodata += rows[i]->cases == 0;
+    int rfail = 0;
     for (int i = 0; i < ns; i++) rfail += sr[i].mismatches > 0;
-    bool partial = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "partial")),
-         interrupted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "interrupted")) ||
-                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "run"), "interrupted"));
+    return rfail;
+}
+
+/* The verdict line: the one sentence a reader acts on, with the counts behind it. */
+static void summary_verdict(doc *d, const cf_row **rows, int n, const srow_t *sr, int ns)
+{
+    int nfail = 0, nnodata = 0, rfail = rules_failing(sr, ns);
+    for (int i = 0; i < n; i++) nfail += row_fails(rows[i]), nnodata += rows[i]->cases == 0;
     bool fail = nfail || rfail;
     char b[400], x[32], y[32], z[32], w[32];
     para_open(d, fail ? "verdict fail" : "verdict pass");
@@ -711,6 +716,14 @@ static void summary(doc *d, const cJSON *root, const cf_row **rows, int n, const
     text(d, " ");
     text(d, b);
     para_close(d);
+}
+
+/* Run facts that limit what the counts mean: missing shards, a stopped run. */
+static void summary_caveats(doc *d, const cJSON *root)
+{
+    bool partial = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "partial")),
+         interrupted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "interrupted")) ||
+                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(cJSON_GetObjectItemCaseSensitive(root, "run"), "interrupted"));
     if (partial) {
         const char *miss = jstr(root, "missing_shards");
         para_open(d, "fail");
@@ -730,11 +743,16 @@ static void summary(doc *d, const cJSON *root, const cf_row **rows, int n, const
         text(d, " the run was stopped before its budget; the counts cover the cases that ran.");
         para_close(d);
     }
-    run_words(d, root);
+}
+
+/* One line per result row, failing rows first. */
+static void summary_rows(doc *d, const cf_row **rows, int n)
+{
     heading(d, 2, "summary", "Summary");
     static const col_t cols[] = {{"operator", NULL, 'l'}, {"dtype", NULL, 'l'}, {"variant", NULL, 'l'},
                                  {"verdict", "pass: every case within tolerance; fail: at least one case is not", 'l'},
                                  {"why", "the reason for the verdict, in one line", 'l'}};
+    char b[400];
     table_open(d, cols, 5, "summary");
     for (int pass = 0; pass < 2; pass++) /* failing rows first */
         for (int i = 0; i < n; i++) {
@@ -751,31 +769,45 @@ static void summary(doc *d, const cJSON *root, const cf_row **rows, int n, const
             row_close(d);
         }
     table_close(d);
-    if (rfail) {
-        para_open(d, NULL);
-        text(d, "Failing rules:");
-        para_close(d);
-        static const col_t rc[] = {{"operator", NULL, 'l'}, {"rule", NULL, 'l'}, {"expected status", NULL, 'r'},
-                                   {"mismatching cases", NULL, 'r'}, {"example", "a stored case that breaks the rule", 'l'}};
-        table_open(d, rc, 5, "rules");
-        for (int i = 0; i < ns; i++) {
-            if (!sr[i].mismatches) continue;
-            char a[32], c[32];
-            row_open(d, "fail");
-            cell_text(d, 'l', sr[i].op);
-            cell_text(d, 'l', sr[i].rule);
-            snprintf(b, sizeof b, "%lld", (long long)sr[i].expected);
-            cell_text(d, 'r', b);
-            snprintf(b, sizeof b, "%s of %s", count(a, sizeof a, sr[i].mismatches), count(c, sizeof c, sr[i].cases));
-            cell_text(d, 'r', b);
-            cell_open(d, 'l');
-            if (sr[i].example[0]) case_link(d, sr[i].example);
-            else text(d, "-");
-            cell_close(d);
-            row_close(d);
-        }
-        table_close(d);
+}
+
+/* The invalid-input and protocol rules with mismatching cases; nothing when every rule holds. */
+static void summary_failing_rules(doc *d, const srow_t *sr, int ns)
+{
+    if (!rules_failing(sr, ns)) return;
+    para_open(d, NULL);
+    text(d, "Failing rules:");
+    para_close(d);
+    static const col_t rc[] = {{"operator", NULL, 'l'}, {"rule", NULL, 'l'}, {"expected status", NULL, 'r'},
+                               {"mismatching cases", NULL, 'r'}, {"example", "a stored case that breaks the rule", 'l'}};
+    table_open(d, rc, 5, "rules");
+    for (int i = 0; i < ns; i++) {
+        if (!sr[i].mismatches) continue;
+        char a[32], c[32], b[400];
+        row_open(d, "fail");
+        cell_text(d, 'l', sr[i].op);
+        cell_text(d, 'l', sr[i].rule);
+        snprintf(b, sizeof b, "%lld", (long long)sr[i].expected);
+        cell_text(d, 'r', b);
+        snprintf(b, sizeof b, "%s of %s", count(a, sizeof a, sr[i].mismatches), count(c, sizeof c, sr[i].cases));
+        cell_text(d, 'r', b);
+        cell_open(d, 'l');
+        if (sr[i].example[0]) case_link(d, sr[i].example);
+        else text(d, "-");
+        cell_close(d);
+        row_close(d);
     }
+    table_close(d);
+}
+
+/* The report's first screen, in reading order: verdict, caveats, the run, rows, broken rules. */
+static void summary(doc *d, const cJSON *root, const cf_row **rows, int n, const srow_t *sr, int ns)
+{
+    summary_verdict(d, rows, n, sr, ns);
+    summary_caveats(d, root);
+    run_words(d, root);
+    summary_rows(d, rows, n);
+    summary_failing_rules(d, sr, ns);
 }
 
 static void contents(doc *d, const cf_row **rows, int n, const srow_t *sr, int ns)
