@@ -10,56 +10,29 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "constraints.h"
+#include "model.h"
 
 #define FZ_BINS_MAX 256
-
-typedef enum {
-    BK_RANGE,  /* lo <= v <= hi */
-    BK_VEC,    /* v in {7 8 9 15 16 17 31 32 33}: neighbours of vector widths */
-    BK_POW2,   /* v = 2^k - 1, 2^k or 2^k + 1 with k >= 6 */
-    BK_NAN,    /* v is NaN */
-    BK_ABS     /* lo <= |v| < hi (finite, non-zero), doubles */
-} bin_kind;
 
 typedef struct {
     char group[24];
     char name[64];
-    bin_kind kind;
+    fz_bin_kind kind;
     double lo, hi;
     int64_t hits;
 } bin;
-
-/* What a group of bins measures. */
-typedef enum {
-    G_RANK,      /* rank of the reference tensor */
-    G_NUMEL,     /* elements of the largest tensor */
-    G_DIM,       /* a dim of the reference tensor: arg = position from the right (1, 2), 3 = any further out */
-    G_SMS,       /* softmax dim arg (0 B, 1 N, 2 S1, 3 S2) */
-    G_NSA,       /* arg: 0 D, 1 l, 2 d, 3 N, 4 batches */
-    G_PARAM,     /* value of param arg */
-    G_PRODUCT,   /* per element: param pb * tensor t (z = beta * self) */
-    G_BRANCH,    /* per element: z > param pa (lo = 1) or z <= pa (lo = 0) */
-    G_BIGINT     /* an element of integer tensor t with |x| >= 2^31 */
-} group_kind;
-
-typedef struct {
-    group_kind kind;
-    int arg, t, pa, pb;
-    int first, n; /* bins [first, first + n) */
-} group;
 
 struct fz_bins {
     const cz_constraints *cz;
     int nbins, ngroups;
     bin bins[FZ_BINS_MAX];
-    group groups[32];
+    fz_bin_group groups[32];
     int64_t cases, invalid;
 };
 
-static group *new_group(fz_bins *b, group_kind k, int arg)
+fz_bin_group *fz_bins_new_group(fz_bins *b, fz_group_kind k, int arg)
 {
-    group *g = &b->groups[b->ngroups++];
+    fz_bin_group *g = &b->groups[b->ngroups++];
     memset(g, 0, sizeof *g);
     g->kind = k;
     g->arg = arg;
@@ -67,7 +40,7 @@ static group *new_group(fz_bins *b, group_kind k, int arg)
     return g;
 }
 
-static void add_bin(fz_bins *b, group *g, const char *gname, const char *name, bin_kind k, double lo, double hi)
+void fz_bins_add_bin(fz_bins *b, fz_bin_group *g, const char *gname, const char *name, fz_bin_kind k, double lo, double hi)
 {
     if (b->nbins >= FZ_BINS_MAX) return;
     bin *x = &b->bins[b->nbins++];
@@ -80,36 +53,36 @@ static void add_bin(fz_bins *b, group *g, const char *gname, const char *name, b
     g->n++;
 }
 
-static void add_range(fz_bins *b, group *g, const char *gname, double lo, double hi)
+void fz_bins_add_range(fz_bins *b, fz_bin_group *g, const char *gname, double lo, double hi)
 {
     char nm[48];
     if (lo == hi) snprintf(nm, sizeof nm, "%.0f", lo);
     else if (isinf(hi)) snprintf(nm, sizeof nm, ">=%.0f", lo);
     else snprintf(nm, sizeof nm, "%.0f-%.0f", lo, hi);
-    add_bin(b, g, gname, nm, BK_RANGE, lo, hi);
+    fz_bins_add_bin(b, g, gname, nm, BK_RANGE, lo, hi);
 }
 
 /* A multiple-of-step attribute in [lo, hi] around a pivot: lo, below the pivot, the pivot, above
  * it, hi (the middle three only when hi passes the pivot). */
-static void add_pivot_band(fz_bins *b, group *g, const char *gname, double lo, double step, double pivot, double hi)
+void fz_bins_add_pivot_band(fz_bins *b, fz_bin_group *g, const char *gname, double lo, double step, double pivot, double hi)
 {
-    add_range(b, g, gname, lo, lo);
+    fz_bins_add_range(b, g, gname, lo, lo);
     if (hi > pivot) {
-        add_range(b, g, gname, lo + step, pivot - step);
-        add_range(b, g, gname, pivot, pivot);
-        add_range(b, g, gname, pivot + step, hi - step);
+        fz_bins_add_range(b, g, gname, lo + step, pivot - step);
+        fz_bins_add_range(b, g, gname, pivot, pivot);
+        fz_bins_add_range(b, g, gname, pivot + step, hi - step);
     }
-    add_range(b, g, gname, hi, hi);
+    fz_bins_add_range(b, g, gname, hi, hi);
 }
 
 /* Size tiers of a dim in [lo, hi]: 0, 1, tiny, vector-width neighbours, powers of two +-1, other. */
-static void add_size_tiers(fz_bins *b, group *g, const char *gname, int64_t lo, int64_t hi, bool pow2)
+static void add_size_tiers(fz_bins *b, fz_bin_group *g, const char *gname, int64_t lo, int64_t hi, bool pow2)
 {
-    if (lo <= 0) add_range(b, g, gname, 0, 0);
-    if (lo <= 1 && hi >= 1) add_range(b, g, gname, 1, 1);
-    if (hi >= 2) add_range(b, g, gname, lo > 2 ? (double)lo : 2, hi < 6 ? (double)hi : 6);
-    if (hi >= 33) add_bin(b, g, gname, "vec+-1", BK_VEC, 0, 0);
-    if (pow2 && hi >= 65) add_bin(b, g, gname, "pow2+-1", BK_POW2, 0, 0);
+    if (lo <= 0) fz_bins_add_range(b, g, gname, 0, 0);
+    if (lo <= 1 && hi >= 1) fz_bins_add_range(b, g, gname, 1, 1);
+    if (hi >= 2) fz_bins_add_range(b, g, gname, lo > 2 ? (double)lo : 2, hi < 6 ? (double)hi : 6);
+    if (hi >= 33) fz_bins_add_bin(b, g, gname, "vec+-1", BK_VEC, 0, 0);
+    if (pow2 && hi >= 65) fz_bins_add_bin(b, g, gname, "pow2+-1", BK_POW2, 0, 0);
 }
 
 static int64_t tensor_numel(const cf_tensor *t) { return t->present ? cf_tensor_numel(t) : 0; }
@@ -154,98 +127,46 @@ static bool domain_reaches(const cz_param *p, double lo, double hi, bool *zero, 
 static void add_param_bins(fz_bins *b, int pi)
 {
     const cz_param *p = &b->cz->params[pi];
-    group *g = new_group(b, G_PARAM, pi);
+    fz_bin_group *g = fz_bins_new_group(b, G_PARAM, pi);
     bool zero = false, neg = false, nan = false, inf = false;
     for (int i = 0; i < NBANDS; i++) {
         char nm[48];
         if (!domain_reaches(p, bands[i], bands[i + 1], &zero, &neg, &nan, &inf)) continue;
         band_name(nm, sizeof nm, i);
-        add_bin(b, g, p->name, nm, BK_ABS, i == 0 ? 0x1p-1074 : bands[i], bands[i + 1]);
+        fz_bins_add_bin(b, g, p->name, nm, BK_ABS, i == 0 ? 0x1p-1074 : bands[i], bands[i + 1]);
     }
-    if (zero) add_bin(b, g, p->name, "0", BK_RANGE, 0, 0);
-    if (neg) add_bin(b, g, p->name, "<0", BK_RANGE, -INFINITY, -0x1p-1074);
-    if (nan) add_bin(b, g, p->name, "nan", BK_NAN, 0, 0);
-    if (inf) add_bin(b, g, p->name, "inf", BK_ABS, INFINITY, INFINITY);
+    if (zero) fz_bins_add_bin(b, g, p->name, "0", BK_RANGE, 0, 0);
+    if (neg) fz_bins_add_bin(b, g, p->name, "<0", BK_RANGE, -INFINITY, -0x1p-1074);
+    if (nan) fz_bins_add_bin(b, g, p->name, "nan", BK_NAN, 0, 0);
+    if (inf) fz_bins_add_bin(b, g, p->name, "inf", BK_ABS, INFINITY, INFINITY);
 }
+
+void fz_bins_add_numel(fz_bins *b, const double (*t)[2], int n, bool empty_ok)
+{
+    fz_bin_group *g = fz_bins_new_group(b, G_NUMEL, 0);
+    if (empty_ok) fz_bins_add_range(b, g, "numel", 0, 0);
+    for (int i = 0; i < n; i++) fz_bins_add_range(b, g, "numel", t[i][0], t[i][1]);
+}
+
+const cz_constraints *fz_bins_cz(const fz_bins *b) { return b->cz; }
 
 /* Element-wise models (same, broadcast): element counts around the driver's blocks of 1024 and
  * parallel grains of 16384, and the size tiers of the last three dims of the reference tensor. */
-static void bins_elementwise(fz_bins *b, const cz_tensor *rt, int ref, bool empty_ok)
+void fz_bins_elementwise(fz_bins *b, const cz_constraints *cz, bool empty_ok)
 {
-    group *g = new_group(b, G_NUMEL, 0);
+    int ref = cz->model.ref;
+    const cz_tensor *rt = &cz->tensors[ref];
     static const double t[][2] = {{1, 1}, {2, 63}, {64, 1022}, {1023, 1025}, {1026, 16382}, {16383, 16385},
                                   {16386, 1048576}, {1048577, INFINITY}};
-    if (empty_ok) add_range(b, g, "numel", 0, 0);
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) add_range(b, g, "numel", t[i][0], t[i][1]);
+    fz_bins_add_numel(b, t, (int)(sizeof t / sizeof t[0]), empty_ok);
     for (int pos = 1; pos <= 3; pos++) {
         static const char *const nm[] = {"", "dim[-1]", "dim[-2]", "dim[outer]"};
         if (rt->rank_max < pos) break;
-        g = new_group(b, G_DIM, pos);
+        fz_bin_group *g = fz_bins_new_group(b, G_DIM, pos);
         g->t = ref;
         add_size_tiers(b, g, nm[pos], empty_ok ? 0 : 1, 1025, true);
-        add_range(b, g, nm[pos], 7, 1025); /* any size of the sampled range beyond tiny */
+        fz_bins_add_range(b, g, nm[pos], 7, 1025); /* any size of the sampled range beyond tiny */
     }
-}
-
-/* softmax model: element counts, B / N / S1 tiers, and S2 over its documented range (vector
- * widths and powers of two +-1, the maximum). */
-static void bins_softmax(fz_bins *b, const cz_tensor *rt, bool empty_ok)
-{
-    group *g = new_group(b, G_NUMEL, 0);
-    static const double t[][2] = {{1, 63}, {64, 4095}, {4096, 16383}, {16384, 1048576}, {1048577, INFINITY}};
-    if (empty_ok) add_range(b, g, "numel", 0, 0);
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) add_range(b, g, "numel", t[i][0], t[i][1]);
-    int64_t s2max = 0;
-    for (int k = 0; k < rt->ndims; k++)
-        if (rt->dim_idx[k] == 3) s2max = rt->dim_max[k];
-    static const char *const nm[] = {"B", "N", "S1", "S2"};
-    for (int d = 0; d < 3; d++) {
-        g = new_group(b, G_SMS, d);
-        if (empty_ok) add_range(b, g, nm[d], 0, 0);
-        add_range(b, g, nm[d], 1, 1);
-        add_range(b, g, nm[d], 2, d == 2 ? 16 : 4);
-        add_range(b, g, nm[d], d == 2 ? 17 : 5, INFINITY);
-    }
-    g = new_group(b, G_SMS, 3);
-    if (empty_ok) add_range(b, g, "S2", 0, 0);
-    if (s2max >= 4096) { /* the tiers of the documented range up to 4096 */
-        static const double s2[][2] = {{1, 64}, {65, 512}, {513, 4092}, {4093, 4095}, {4096, 4096}};
-        for (size_t i = 0; i < sizeof s2 / sizeof s2[0]; i++) add_range(b, g, "S2", s2[i][0], s2[i][1]);
-    } else
-        add_range(b, g, "S2", 1, INFINITY);
-    add_bin(b, g, "S2", "vec+-1", BK_VEC, 0, 0);
-    add_bin(b, g, "S2", "pow2+-1", BK_POW2, 0, 0);
-    if (s2max > 0 && s2max != 4096) add_range(b, g, "S2", (double)s2max, (double)s2max);
-}
-
-/* nsa model: element counts, D, l, d relative to l, N and batch-count tiers. */
-static void bins_nsa(fz_bins *b, const cz_model *m)
-{
-    group *g = new_group(b, G_NUMEL, 0);
-    static const double t[][2] = {{1, 4095}, {4096, 32767}, {32768, 1048576}, {1048577, INFINITY}};
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) add_range(b, g, "numel", t[i][0], t[i][1]);
-    /* D: one NSA_CHUNK-sized row band, below, at and above 256, the maximum */
-    g = new_group(b, G_NSA, 0);
-    double Dm = (double)m->D_multiple, Dmin = ceil((double)m->D_range[0] / Dm) * Dm, Dmax = floor((double)m->D_range[1] / Dm) * Dm;
-    add_pivot_band(b, g, "D", Dmin, Dm, 256, Dmax);
-    g = new_group(b, G_NSA, 1);
-    double bm = (double)m->block_multiple;
-    double lmin = ceil((double)(m->l_range[0] > m->d_range[0] + m->block_multiple ? m->l_range[0] : m->d_range[0] + m->block_multiple) / bm) * bm;
-    double lmax = floor((double)m->l_range[1] / bm) * bm;
-    add_pivot_band(b, g, "l", lmin, bm, 128, lmax);
-    g = new_group(b, G_NSA, 2); /* d relative to l: the smallest, l - d minimal, between */
-    add_bin(b, g, "d", "min", BK_RANGE, 0, 0);
-    add_bin(b, g, "d", "l-multiple", BK_RANGE, 1, 1);
-    add_bin(b, g, "d", "between", BK_RANGE, 2, 2);
-    g = new_group(b, G_NSA, 3);
-    add_range(b, g, "N", 1, 1);
-    if (m->N_range[1] >= 4) add_range(b, g, "N", 2, 4);
-    if (m->N_range[1] >= 5) add_range(b, g, "N", 5, INFINITY);
-    g = new_group(b, G_NSA, 4);
-    add_range(b, g, "batches", 1, 1);
-    if (m->batches[1] >= 6) add_range(b, g, "batches", 2, 6);
-    if (m->batches[1] >= 7) add_range(b, g, "batches", 7, 64 < m->batches[1] ? 64 : (double)m->batches[1]);
-    if (m->batches[1] > 64) add_range(b, g, "batches", 65, INFINITY);
 }
 
 /* A branch boundary x = P / Q on a tensor (Softplus: threshold / beta): bands of z = Q * x, and
@@ -254,29 +175,29 @@ static void bins_product(fz_bins *b, const cz_constraints *cz, const cz_values *
 {
     char gn[24];
     snprintf(gn, sizeof gn, "%s*%s", cz->params[ed->pb].name, cz->tensors[cv->tensor].name);
-    group *g = new_group(b, G_PRODUCT, 0);
+    fz_bin_group *g = fz_bins_new_group(b, G_PRODUCT, 0);
     g->t = cv->tensor;
     g->pb = ed->pb;
     for (int i = 0; i < NBANDS; i++) {
         char nm[48];
         band_name(nm, sizeof nm, i);
         if (i > 0 && bands[i] < 1e-14) continue; /* z in [FLT_MIN, 1e-14): sigmoid(z) = 1/2 exactly */
-        add_bin(b, g, gn, nm, BK_ABS, i == 0 ? 0x1p-1074 : bands[i], bands[i + 1]);
+        fz_bins_add_bin(b, g, gn, nm, BK_ABS, i == 0 ? 0x1p-1074 : bands[i], bands[i + 1]);
     }
-    add_bin(b, g, gn, "0", BK_RANGE, 0, 0);
-    add_bin(b, g, gn, "<0", BK_RANGE, -INFINITY, -0x1p-1074);
-    add_bin(b, g, gn, "nan", BK_NAN, 0, 0);
-    add_bin(b, g, gn, "inf", BK_ABS, INFINITY, INFINITY);
-    g = new_group(b, G_BRANCH, 0);
+    fz_bins_add_bin(b, g, gn, "0", BK_RANGE, 0, 0);
+    fz_bins_add_bin(b, g, gn, "<0", BK_RANGE, -INFINITY, -0x1p-1074);
+    fz_bins_add_bin(b, g, gn, "nan", BK_NAN, 0, 0);
+    fz_bins_add_bin(b, g, gn, "inf", BK_ABS, INFINITY, INFINITY);
+    g = fz_bins_new_group(b, G_BRANCH, 0);
     g->t = cv->tensor;
     g->pa = ed->pa;
     g->pb = ed->pb;
     snprintf(gn, sizeof gn, "branch");
     char nm[48];
     snprintf(nm, sizeof nm, "z>%s", cz->params[g->pa].name);
-    add_bin(b, g, gn, nm, BK_RANGE, 1, 1);
+    fz_bins_add_bin(b, g, gn, nm, BK_RANGE, 1, 1);
     snprintf(nm, sizeof nm, "z<=%s", cz->params[g->pa].name);
-    add_bin(b, g, gn, nm, BK_RANGE, 0, 0);
+    fz_bins_add_bin(b, g, gn, nm, BK_RANGE, 0, 0);
 }
 
 fz_bins *fz_bins_new(const cz_constraints *cz)
@@ -289,13 +210,11 @@ fz_bins *fz_bins_new(const cz_constraints *cz)
     bool empty_ok = true; /* no empty_tensor rule: 0-element tensors are valid */
     for (int r = 0; r < cz->nrules; r++)
         if (cz->rules[r].kind == CZ_RULE_EMPTY_TENSOR) empty_ok = false;
-    int ref = m->kind == CZ_MODEL_BROADCAST ? m->bout : m->kind == CZ_MODEL_NSA ? m->in : m->tensors[0];
+    int ref = m->ref;
     const cz_tensor *rt = &cz->tensors[ref];
-    group *g = new_group(b, G_RANK, ref);
-    for (int r = rt->rank_min; r <= rt->rank_max; r++) add_range(b, g, "rank", r, r);
-    if (m->kind == CZ_MODEL_SAME || m->kind == CZ_MODEL_BROADCAST) bins_elementwise(b, rt, ref, empty_ok);
-    else if (m->kind == CZ_MODEL_SOFTMAX) bins_softmax(b, rt, empty_ok);
-    else bins_nsa(b, m);
+    fz_bin_group *g = fz_bins_new_group(b, G_RANK, ref);
+    for (int r = rt->rank_min; r <= rt->rank_max; r++) fz_bins_add_range(b, g, "rank", r, r);
+    fz_model_of(m->kind)->bins(b, cz, empty_ok);
     /* real attributes: magnitude bands, 0, negative, NaN, Inf as the domain reaches them */
     for (int i = 0; i < cz->nparams; i++)
         if (!cz->params[i].derived && (cz->params[i].kind == CF_PARAM_F64 || cz->params[i].kind == CF_PARAM_SCALAR))
@@ -312,9 +231,9 @@ fz_bins *fz_bins_new(const cz_constraints *cz)
             if (cv->dists[d].dtypes && cv->dists[d].b >= 2147483648.0 && cv->dists[d].kind != CZ_DIST_NORMAL) {
                 char gn[24];
                 snprintf(gn, sizeof gn, "%s:int", cz->tensors[cv->tensor].name);
-                g = new_group(b, G_BIGINT, 0);
+                g = fz_bins_new_group(b, G_BIGINT, 0);
                 g->t = cv->tensor;
-                add_bin(b, g, gn, "|x|>=2^31", BK_RANGE, 1, 1);
+                fz_bins_add_bin(b, g, gn, "|x|>=2^31", BK_RANGE, 1, 1);
                 break;
             }
     }
@@ -352,32 +271,15 @@ static bool bin_has(const bin *x, double v)
     return false;
 }
 
-static void mark(const fz_bins *b, const group *g, double v, bool *seen)
+void fz_bins_mark(const fz_bins *b, const fz_bin_group *g, double v, bool *seen)
 {
     for (int i = g->first; i < g->first + g->n; i++)
         if (bin_has(&b->bins[i], v)) seen[i] = true;
 }
 
-/* NSA bins of a case: D, l, d relative to l (the smallest, l - one block, between), N, batches. */
-static void mark_nsa(const fz_bins *b, const group *g, const cf_case *c, bool *seen)
-{
-    const cz_model *m = &b->cz->model;
-    const cf_tensor *in = &c->tensors[m->in];
-    int64_t l = c->params[m->p_l].i, d = c->params[m->p_d].i;
-    const cf_param *ps = &c->params[m->p_seq];
-    if (g->arg == 0 && in->ndim == 3) mark(b, g, (double)in->shape[2], seen);
-    else if (g->arg == 1) mark(b, g, (double)l, seen);
-    else if (g->arg == 2) {
-        int64_t bm = m->block_multiple, dmin = (m->d_range[0] + bm - 1) / bm * bm;
-        mark(b, g, d == dmin ? 0 : d == l - bm ? 1 : 2, seen);
-        if (d == dmin && d == l - bm) mark(b, g, 1, seen);
-    } else if (g->arg == 3 && in->ndim == 3) mark(b, g, (double)in->shape[1], seen);
-    else if (g->arg == 4) mark(b, g, ps->is_null ? 1 : (double)ps->arr_len, seen);
-}
-
 /* Value bins of a tensor's viewed elements: bands of z = Q·x (G_PRODUCT), both sides of the
  * branch z > P (G_BRANCH), an integer of magnitude >= 2^31 (G_BIGINT). */
-static void mark_values(const fz_bins *b, const group *g, const cf_case *c, bool *seen)
+static void mark_values(const fz_bins *b, const fz_bin_group *g, const cf_case *c, bool *seen)
 {
     const cf_tensor *t = &c->tensors[g->t];
     if (!t->present || !t->data) return;
@@ -390,16 +292,16 @@ static void mark_values(const fz_bins *b, const group *g, const cf_case *c, bool
         double x = fz_double_from_bits(t->dtype, fz_load_bits(t->dtype, t->data, fz_view_index(t, e)));
         if (g->kind == G_BIGINT) {
             if (fabs(x) < 2147483648.0) continue;
-            mark(b, g, 1, seen);
+            fz_bins_mark(b, g, 1, seen);
             return;
         }
         double z = q * x;
-        if (g->kind == G_PRODUCT) mark(b, g, z, seen);
+        if (g->kind == G_PRODUCT) fz_bins_mark(b, g, z, seen);
         else if (z > thr && !done_pos) {
-            mark(b, g, 1, seen);
+            fz_bins_mark(b, g, 1, seen);
             done_pos = true;
         } else if (!(z > thr) && !done_neg) {
-            mark(b, g, 0, seen);
+            fz_bins_mark(b, g, 0, seen);
             done_neg = true;
         }
         if (g->kind == G_BRANCH && done_pos && done_neg) return;
@@ -422,25 +324,22 @@ void fz_bins_add(fz_bins *b, const cf_case *c)
         return;
     }
     bool seen[FZ_BINS_MAX] = {false};
-    const cz_model *m = &b->cz->model;
+    const fz_model *M = fz_model_of(b->cz->model.kind);
     for (int gi = 0; gi < b->ngroups; gi++) {
-        const group *g = &b->groups[gi];
-        const cf_tensor *t = g->kind == G_DIM ? &c->tensors[g->t] : g->kind == G_SMS ? &c->tensors[m->tensors[0]] : NULL;
+        const fz_bin_group *g = &b->groups[gi];
+        const cf_tensor *t = g->kind == G_DIM ? &c->tensors[g->t] : NULL;
         switch (g->kind) {
-        case G_RANK: mark(b, g, c->tensors[g->arg].ndim, seen); break;
-        case G_NUMEL: mark(b, g, (double)max_numel(c), seen); break;
+        case G_RANK: fz_bins_mark(b, g, c->tensors[g->arg].ndim, seen); break;
+        case G_NUMEL: fz_bins_mark(b, g, (double)max_numel(c), seen); break;
         case G_DIM:
             if (g->arg < 3) {
-                if (t->ndim >= g->arg) mark(b, g, (double)t->shape[t->ndim - g->arg], seen);
+                if (t->ndim >= g->arg) fz_bins_mark(b, g, (double)t->shape[t->ndim - g->arg], seen);
             } else
-                for (int d = 0; d + 2 < t->ndim; d++) mark(b, g, (double)t->shape[d], seen);
+                for (int d = 0; d + 2 < t->ndim; d++) fz_bins_mark(b, g, (double)t->shape[d], seen);
             break;
-        case G_SMS:
-            if (t->ndim == 4) mark(b, g, (double)t->shape[g->arg], seen);
-            break;
-        case G_NSA: mark_nsa(b, g, c, seen); break;
+        case G_MODEL: M->mark(b, g, c, seen); break;
         case G_PARAM:
-            if (!c->params[g->arg].is_null) mark(b, g, fz_param_value(&c->params[g->arg]), seen);
+            if (!c->params[g->arg].is_null) fz_bins_mark(b, g, fz_param_value(&c->params[g->arg]), seen);
             break;
         case G_PRODUCT:
         case G_BRANCH:

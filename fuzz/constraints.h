@@ -163,24 +163,22 @@ typedef struct {
     char special[CZ_MAX_SPECIAL][CZ_STR];
 } cz_profile;
 
-typedef enum { CZ_MODEL_SAME, CZ_MODEL_BROADCAST, CZ_MODEL_SOFTMAX, CZ_MODEL_NSA } cz_model_kind;
+typedef enum {
+#define FZ_MODEL(ID, id, kind) CZ_MODEL_##ID,
+#include "models.def"
+#undef FZ_MODEL
+    CZ_MODEL_COUNT
+} cz_model_kind;
 
+/* The file's shape model: what every model has; the rest of its fields are its own
+ * (fuzz/model_<id>.c, behind priv). */
 typedef struct {
     cz_model_kind kind;
     int ntensors;
-    int tensors[CF_MAX_TENSORS]; /* same: all; softmax: gradOutput, y, out */
-    int bin[2], bout;            /* broadcast */
-    int mask, y;                 /* softmax */
-    unsigned bdims;
-    double realistic_y_rate;
-    int nlogit_scales;
-    double logit_scales[4];
-    /* nsa */
-    int og, in, w, ig, wg;          /* tensors */
-    int p_seq, p_l, p_d;            /* params */
-    int64_t block_multiple, D_multiple;
-    int64_t l_range[2], d_range[2], D_range[2], N_range[2], batches[2], max_elements;
-    double null_seq_rate;
+    int tensors[CF_MAX_TENSORS]; /* the tensors whose shapes the model draws (tensors[0] first) */
+    int ref;                     /* the tensor of the rank and dim coverage bins */
+    int self_filled;             /* an input whose values the model fills itself (no values entry), -1: none */
+    void *priv;                  /* the model's own fields, allocated by its load (cz_free releases them) */
 } cz_model;
 
 typedef struct {

@@ -4,7 +4,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "constraints.h"
+#include "model.h"
 
 static const char *const cov_names[FZ_COV_COUNT] = {
 #define FZ_COV(id, text) #id,
@@ -131,76 +131,7 @@ static void cov_params(const cf_case *c, bool *seen)
     }
 }
 
-/* broadcast model: dims that differ, size-1 and size-0 pairs (right-aligned). */
-static void cov_broadcast(const cz_model *m, const cf_case *c, bool *seen)
-{
-    const cf_tensor *a = &c->tensors[m->bin[0]], *b = &c->tensors[m->bin[1]];
-    if (!a->present || !b->present) return;
-    int r = a->ndim > b->ndim ? a->ndim : b->ndim;
-    for (int j = 0; j < r; j++) {
-        int64_t da = j < a->ndim ? a->shape[a->ndim - 1 - j] : 1;
-        int64_t db = j < b->ndim ? b->shape[b->ndim - 1 - j] : 1;
-        if (j >= a->ndim || j >= b->ndim || da != db) seen[FZ_COV_broadcast] = true;
-        if ((da == 1 && db > 1) || (db == 1 && da > 1)) seen[FZ_COV_broadcast_size1] = true;
-        if ((da == 1 && db == 0) || (db == 1 && da == 0)) seen[FZ_COV_broadcast_size0] = true;
-    }
-}
-
-/* softmax model: a broadcast mask, all-masked and unmasked rows, a y whose rows sum to 1. */
-static void cov_softmax(const cz_model *m, const cf_case *c, bool *seen)
-{
-    const cf_tensor *mk = &c->tensors[m->mask], *go = &c->tensors[m->tensors[0]], *y = &c->tensors[m->y];
-    if (mk->present && go->present && mk->ndim == 4 && go->ndim == 4) {
-        for (int d = 0; d < 2; d++)
-            if (mk->shape[d] == 1 && go->shape[d] > 1) seen[FZ_COV_mask_broadcast] = true;
-        int64_t S2 = mk->shape[3], rows = S2 > 0 ? cf_tensor_numel(mk) / S2 : 0;
-        for (int64_t r = 0; r < rows && mk->data; r++) {
-            int64_t cnt = 0;
-            for (int64_t j = 0; j < S2; j++) cnt += fz_load_bits(mk->dtype, mk->data, fz_view_index(mk, r * S2 + j)) != 0;
-            if (cnt == S2) seen[FZ_COV_mask_all_masked_row] = true;
-            if (cnt == 0) seen[FZ_COV_mask_unmasked_row] = true;
-        }
-    }
-    if (!(y->present && y->data && y->ndim == 4 && y->shape[3] >= 2 && cf_dtype_is_float(y->dtype))) return;
-    int64_t S2 = y->shape[3], rows = cf_tensor_numel(y) / S2;
-    for (int64_t r = 0; r < rows && !seen[FZ_COV_softmax_realistic_y]; r++) {
-        double sum = 0;
-        int nz = 0;
-        for (int64_t j = 0; j < S2; j++) {
-            double v = fz_double_from_bits(y->dtype, fz_load_bits(y->dtype, y->data, fz_view_index(y, r * S2 + j)));
-            sum += v;
-            nz += v != 0;
-        }
-        if (nz >= 2 && fabs(sum - 1) < 0.02 * (1 + 0.01 * (double)S2)) seen[FZ_COV_softmax_realistic_y] = true;
-    }
-}
-
-/* nsa model: batch lengths (empty, shorter than a block, a tail, overlapping windows). */
-static void cov_nsa_batch(int64_t S, int64_t l, int64_t d, bool *seen)
-{
-    if (S >= l && d > 0 && (S - l) % d) seen[FZ_COV_nsa_tail] = true;
-    if (S >= l + d && l > d) seen[FZ_COV_nsa_overlap] = true;
-}
-
-static void cov_nsa(const cz_model *m, const cf_case *c, bool *seen)
-{
-    const cf_param *ps = &c->params[m->p_seq];
-    int64_t l = c->params[m->p_l].i, d = c->params[m->p_d].i;
-    if (ps->is_null) {
-        seen[FZ_COV_nsa_null_actseqlen] = true;
-        if (c->tensors[m->in].present && c->tensors[m->in].ndim >= 1) cov_nsa_batch(c->tensors[m->in].shape[0], l, d, seen);
-        return;
-    }
-    int64_t prev = 0;
-    for (int64_t b = 0; b < ps->arr_len; b++) {
-        int64_t S = ps->arr[b] - prev;
-        prev = ps->arr[b];
-        if (S == 0) seen[FZ_COV_nsa_empty_batch] = true;
-        if (S > 0 && S < l) seen[FZ_COV_nsa_short_batch] = true;
-        cov_nsa_batch(S, l, d, seen);
-    }
-}
-
+/* The classes of a case: views, values and attributes here, the shape model's own (its cover). */
 void fz_coverage_add(const cz_constraints *cz, const cf_case *c, fz_coverage *cov)
 {
     bool seen[FZ_COV_COUNT] = {false};
@@ -212,7 +143,7 @@ void fz_coverage_add(const cz_constraints *cz, const cf_case *c, fz_coverage *co
         if (!t->present) continue;
         cov_view(t, seen, &all_contig);
         if (t->output || !t->data) continue;
-        if (cf_dtype_is_float(t->dtype) && !(cz->model.kind == CZ_MODEL_SOFTMAX && i == cz->model.mask)) {
+        if (cf_dtype_is_float(t->dtype) && i != cz->model.self_filled) {
             if (nin++ == 0) first_in = t->dtype;
             else if (t->dtype != first_in) seen[FZ_COV_mixed_dtype] = true;
         }
@@ -220,10 +151,8 @@ void fz_coverage_add(const cz_constraints *cz, const cf_case *c, fz_coverage *co
     }
     seen[FZ_COV_contiguous] = all_contig;
     cov_params(c, seen);
-    const cz_model *m = &cz->model;
-    if (m->kind == CZ_MODEL_BROADCAST) cov_broadcast(m, c, seen);
-    else if (m->kind == CZ_MODEL_SOFTMAX) cov_softmax(m, c, seen);
-    else if (m->kind == CZ_MODEL_NSA) cov_nsa(m, c, seen);
+    const fz_model *M = fz_model_of(cz->model.kind);
+    if (M->cover) M->cover(&cz->model, c, seen);
     cov->cases++;
     for (int k = 0; k < FZ_COV_COUNT; k++) cov->counts[k] += seen[k];
 }

@@ -2,7 +2,7 @@
  *
  * A case is built in stages, each drawing from the case's own xoshiro256** stream:
  *   dtypes (consistent with the stream's output dtype) -> params (domains, variant) ->
- *   shapes (the file's shape model) -> [metadata break] -> views -> formats -> data.
+ *   shapes (the file's shape model, fuzz/model_<id>.c) -> [metadata break] -> views -> formats -> data.
  * An invalid case runs the same stages and breaks its rule at the stage that owns the
  * broken property, so everything else stays valid.  All contract data comes from the
  * loaded constraint file; the numbers here are only sampling choices (how often a view is
@@ -12,58 +12,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "constraints.h"
+#include "model.h"
 
 /* ---------------------------------------------------------------- randomness ---- */
-typedef struct {
-    uint64_t s[4];
-} rng;
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15ull);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-    return z ^ (z >> 31);
-}
-
-static void rng_seed(rng *r, uint64_t seed)
-{
-    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&seed);
-}
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-static uint64_t rnext(rng *r)
-{
-    uint64_t *s = r->s;
-    uint64_t out = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return out;
-}
-
-static double runif(rng *r) { return (double)(rnext(r) >> 11) * 0x1p-53; }
-static bool rbern(rng *r, double p) { return runif(r) < p; }
-static int64_t rrange(rng *r, int64_t lo, int64_t hi) /* inclusive */
-{
-    if (hi <= lo) return lo;
-    return lo + (int64_t)(rnext(r) % (uint64_t)(hi - lo + 1));
-}
-/* Marsaglia's polar method: no trigonometry, and fz_log rather than the C library's log, so
- * the draws do not depend on the platform's libm (sqrt is correctly rounded by IEEE 754). */
-static double rnormal(rng *r)
-{
-    for (;;) {
-        double u = 2 * runif(r) - 1, v = 2 * runif(r) - 1, s = u * u + v * v;
-        if (s > 0 && s < 1) return u * sqrt(-2 * fz_log(s) / s);
-    }
-}
-
 static uint64_t fnv1a(uint64_t h, const char *s)
 {
     for (; s && *s; s++) h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
@@ -174,26 +125,6 @@ bool fz_case_is_large(int64_t k) { return k >= 0 && k % FZ_LARGE_PERIOD == FZ_LA
 bool fz_case_is_table(int64_t k) { return k >= 0 && k % FZ_TABLE_PERIOD == FZ_TABLE_PHASE; }
 
 /* ---------------------------------------------------------------- context ---- */
-#define FZ_NSA_MAX_BATCHES 1024
-
-typedef struct {
-    const cz_constraints *cz;
-    const cz_profile *pf;
-    rng r;
-    cf_case *c;
-    const fz_stream *s;
-    int rule; /* -1: valid */
-    double edge_rate;
-    bool realistic_y;
-    /* nsa description */
-    int64_t l, d, D, N, nb, S[FZ_NSA_MAX_BATCHES];
-    int64_t k;     /* case index */
-    uint64_t seed; /* the seed this build started from */
-    bool large; /* the large structural tier (> 2^20 elements) */
-    bool table; /* the table tier (2^18 elements, attribute domain parts in turn) */
-    bool seq_null;
-    char target[CF_NAME_LEN]; /* what an invalid case broke (for the note) */
-} gx;
 
 typedef struct {
     int n;
@@ -240,7 +171,7 @@ static void enum_combos(const cz_constraints *cz, cf_dtype want, combos *out)
     }
 }
 
-static fz_status choose_dtypes(gx *g)
+static fz_status choose_dtypes(fz_gen *g)
 {
     combos cb;
     enum_combos(g->cz, g->s->dtype, &cb);
@@ -333,7 +264,7 @@ static void set_scalar(cf_param *p, cf_dtype dt, double v)
     p->f64 = fz_double_from_bits(dt, p->scalar_bits);
 }
 
-static void choose_params(gx *g)
+static void choose_params(fz_gen *g)
 {
     const cz_constraints *cz = g->cz;
     const cz_variant *var = NULL;
@@ -387,15 +318,12 @@ static void choose_params(gx *g)
  * known (about one large case per stream per 1000 cases; a default 60 s sweep reaches k = 700
  * in every stream), the short `--cases N` sweeps of the tests never pay it, and a fixed case
  * budget shows it (fz_case_is_large()).  Invalid cases are never large. */
-#define FZ_SMALL_BUDGET 4096
-#define FZ_MEDIUM_BUDGET 65536
-#define FZ_LARGE_ELEMS ((int64_t)1 << 20)
 
 static const int64_t vec_nb[] = {7, 8, 9, 15, 16, 17, 31, 32, 33};
 static const int64_t chunk_sizes[] = {256, 1024, 16384};
 
 /* A size in [lo, hi] drawn from the tiers above (lo >= 0). */
-static int64_t tier_size(gx *g, int64_t lo, int64_t hi)
+int64_t fz_tier_size(fz_gen *g, int64_t lo, int64_t hi)
 {
     if (hi <= lo) return lo;
     for (int tries = 0; tries < 8; tries++) {
@@ -420,13 +348,13 @@ static int64_t tier_size(gx *g, int64_t lo, int64_t hi)
 
 /* Multiples of m in [lo, hi], the multiplier drawn from the tiers (so m*16 = 256 and its
  * neighbours 240 and 272 come up). */
-static int64_t tier_multiple(gx *g, int64_t lo, int64_t hi, int64_t m)
+int64_t fz_tier_multiple(fz_gen *g, int64_t lo, int64_t hi, int64_t m)
 {
     int64_t a = (lo + m - 1) / m, b = hi / m;
-    return m * (b <= a ? a : tier_size(g, a, b));
+    return m * (b <= a ? a : fz_tier_size(g, a, b));
 }
 
-static void fit_budget(int64_t *dims, int n, int64_t budget)
+void fz_fit_budget(int64_t *dims, int n, int64_t budget)
 {
     for (;;) {
         int64_t p = 1;
@@ -440,7 +368,7 @@ static void fit_budget(int64_t *dims, int n, int64_t budget)
     }
 }
 
-static int draw_rank(gx *g, int lo, int hi)
+static int draw_rank(fz_gen *g, int lo, int hi)
 {
     if (lo == hi) return lo;
     double u = runif(&g->r);
@@ -450,7 +378,7 @@ static int draw_rank(gx *g, int lo, int hi)
 }
 
 /* dims[0..r) with product exactly n: n's prime factors spread over random dims. */
-static void split_numel(gx *g, int64_t n, int64_t *dims, int r)
+static void split_numel(fz_gen *g, int64_t n, int64_t *dims, int r)
 {
     for (int i = 0; i < r; i++) dims[i] = 1;
     if (r <= 0) return;
@@ -463,7 +391,7 @@ static void split_numel(gx *g, int64_t n, int64_t *dims, int r)
     if (x > 1) dims[rrange(&g->r, 0, r - 1)] *= x;
 }
 
-static void draw_shape(gx *g, int rlo, int rhi, int64_t *dims, int *rank)
+void fz_draw_shape(fz_gen *g, int rlo, int rhi, int64_t *dims, int *rank)
 {
     *rank = draw_rank(g, rlo, rhi);
     if ((g->large || g->table) && *rank == 0 && rhi > 0) *rank = rlo > 1 ? rlo : 1;
@@ -483,230 +411,23 @@ static void draw_shape(gx *g, int rlo, int rhi, int64_t *dims, int *rank)
         split_numel(g, base + rrange(&g->r, -1, 1), dims, r);
     } else {
         int64_t budget = rbern(&g->r, 0.04) ? FZ_MEDIUM_BUDGET : FZ_SMALL_BUDGET;
-        for (int i = 0; i < r; i++) dims[i] = tier_size(g, 1, budget > FZ_SMALL_BUDGET ? 1025 : 64);
-        fit_budget(dims, r, budget);
+        for (int i = 0; i < r; i++) dims[i] = fz_tier_size(g, 1, budget > FZ_SMALL_BUDGET ? 1025 : 64);
+        fz_fit_budget(dims, r, budget);
     }
     if (rbern(&g->r, 0.06)) dims[rrange(&g->r, 0, r - 1)] = 0;
 }
 
-static void set_shape(cf_tensor *t, int rank, const int64_t *dims)
+void fz_set_shape(cf_tensor *t, int rank, const int64_t *dims)
 {
     t->ndim = rank;
     for (int i = 0; i < rank; i++) t->shape[i] = dims[i];
 }
 
-static void shapes_same(gx *g)
-{
-    const cz_model *m = &g->cz->model;
-    const cz_tensor *t0 = &g->cz->tensors[m->tensors[0]];
-    int64_t dims[CF_MAX_RANK];
-    int rank;
-    draw_shape(g, t0->rank_min, t0->rank_max, dims, &rank);
-    for (int i = 0; i < m->ntensors; i++) set_shape(&g->c->tensors[m->tensors[i]], rank, dims);
-}
-
-static void shapes_broadcast(gx *g)
-{
-    const cz_model *m = &g->cz->model;
-    const cz_tensor *to = &g->cz->tensors[m->bout];
-    int64_t o[CF_MAX_RANK], a[CF_MAX_RANK], b[CF_MAX_RANK];
-    int ro;
-    draw_shape(g, to->rank_min, to->rank_max, o, &ro);
-    if (rbern(&g->r, 0.4)) {
-        for (int i = 0; i < 3; i++) set_shape(&g->c->tensors[m->tensors[i]], ro, o);
-        return;
-    }
-    int ra = ro, rb = ro;
-    if (rbern(&g->r, 0.35)) {
-        if (rbern(&g->r, 0.5)) ra = (int)rrange(&g->r, 0, ro);
-        else rb = (int)rrange(&g->r, 0, ro);
-    }
-    /* right-aligned: position j counts from the last dim */
-    for (int j = 0; j < ro; j++) {
-        int64_t od = o[ro - 1 - j];
-        bool ca = j < ra, cb = j < rb;
-        int64_t da = od, db = od;
-        if (od != 1 && ca && cb) {
-            double u = runif(&g->r);
-            if (u < 0.25) da = 1;
-            else if (u < 0.5) db = 1;
-        }
-        if (ca) a[ra - 1 - j] = da;
-        if (cb) b[rb - 1 - j] = db;
-    }
-    set_shape(&g->c->tensors[m->bin[0]], ra, a);
-    set_shape(&g->c->tensors[m->bin[1]], rb, b);
-    set_shape(&g->c->tensors[m->bout], ro, o);
-}
-
-/* ScaledMaskedSoftmaxBackward: S2 over its whole documented range 0..max (the file's dims
- * limit), B, N, S1 from the tiers within the case's element budget. */
-static void shapes_softmax(gx *g)
-{
-    const cz_model *m = &g->cz->model;
-    const cz_tensor *t0 = &g->cz->tensors[m->tensors[0]];
-    int64_t s2max = FZ_SMALL_BUDGET; /* no limit in the file: only the sampling budget */
-    for (int k = 0; k < t0->ndims; k++)
-        if (t0->dim_idx[k] == 3) s2max = t0->dim_max[k];
-    int64_t g4[4], S2;
-    double u = runif(&g->r);
-    if (u < 0.22) S2 = rrange(&g->r, 1, 64 < s2max ? 64 : s2max);
-    else if (u < 0.42) S2 = tier_size(g, 1, s2max);
-    else if (u < 0.54) S2 = rrange(&g->r, 65 < s2max ? 65 : 1, 512 < s2max ? 512 : s2max);
-    else if (u < 0.74) S2 = rrange(&g->r, 513 < s2max ? 513 : 1, s2max - 4 > 513 ? s2max - 4 : s2max);
-    else if (u < 0.84) S2 = s2max - rrange(&g->r, 0, 3 < s2max - 1 ? 3 : s2max - 1);
-    else {
-        int kmax = 1;
-        while (kmax < 40 && ((int64_t)1 << (kmax + 1)) <= s2max) kmax++;
-        S2 = ((int64_t)1 << rrange(&g->r, 1, kmax)) + rrange(&g->r, -1, 1);
-        if (S2 > s2max) S2 = s2max;
-    }
-    int64_t budget = g->large ? FZ_LARGE_ELEMS + rrange(&g->r, 1, FZ_LARGE_ELEMS / 16)
-                              : rbern(&g->r, 0.06) ? FZ_MEDIUM_BUDGET : FZ_SMALL_BUDGET;
-    g4[0] = rbern(&g->r, 0.25) ? tier_size(g, 1, 64) : rrange(&g->r, 1, 4);
-    g4[1] = rbern(&g->r, 0.25) ? tier_size(g, 1, 64) : rrange(&g->r, 1, 4);
-    g4[2] = rbern(&g->r, 0.25) ? tier_size(g, 1, 4096) : rrange(&g->r, 1, 16);
-    g4[3] = S2;
-    int64_t rows = budget / S2;
-    fit_budget(g4, 3, rows > 0 ? rows : 1);
-    if (g->large && g4[0] * g4[1] * g4[2] * S2 <= FZ_LARGE_ELEMS)
-        g4[2] = FZ_LARGE_ELEMS / (g4[0] * g4[1] * S2) + 1;
-    if (!g->large && rbern(&g->r, 0.05)) g4[rrange(&g->r, 0, 3)] = 0;
-    for (int i = 0; i < m->ntensors; i++) set_shape(&g->c->tensors[m->tensors[i]], 4, g4);
-    int64_t mk[4] = {g4[0], g4[1], g4[2], g4[3]};
-    for (int d = 0; d < 2; d++)
-        if ((m->bdims >> d) & 1u && rbern(&g->r, 0.35)) mk[d] = 1;
-    set_shape(&g->c->tensors[m->mask], 4, mk);
-}
-
-/* NsaCompressGrad: l, d, D, N and the batch lengths decide every shape. */
-static int64_t nblk(int64_t S, int64_t l, int64_t d) { return (l > 0 && d > 0 && S >= l) ? (S - l) / d + 1 : 0; }
-
-static void nsa_draw(gx *g)
-{
-    const cz_model *m = &g->cz->model;
-    int64_t bm = m->block_multiple, Dm = m->D_multiple;
-    int64_t llo = m->l_range[0] > m->d_range[0] + bm ? m->l_range[0] : m->d_range[0] + bm;
-    llo = (llo + bm - 1) / bm * bm;
-    g->l = tier_multiple(g, llo, m->l_range[1] > llo ? m->l_range[1] : llo, bm);
-    int64_t dhi = g->l - bm < m->d_range[1] ? g->l - bm : m->d_range[1];
-    double u = runif(&g->r);
-    if (u < 0.2) g->d = (m->d_range[0] + bm - 1) / bm * bm;     /* the smallest stride */
-    else if (u < 0.4) g->d = dhi / bm * bm;                        /* the largest: l - d minimal */
-    else g->d = tier_multiple(g, m->d_range[0], dhi, bm);
-    g->D = tier_multiple(g, m->D_range[0], m->D_range[1], Dm);
-    g->N = tier_size(g, m->N_range[0], m->N_range[1]);
-    g->seq_null = rbern(&g->r, m->null_seq_rate);
-    g->nb = g->seq_null ? 1 : rbern(&g->r, 0.85) ? rrange(&g->r, m->batches[0], m->batches[1] < 6 ? m->batches[1] : 6)
-                                              : tier_size(g, m->batches[0], m->batches[1]);
-    if (g->nb > FZ_NSA_MAX_BATCHES) g->nb = FZ_NSA_MAX_BATCHES;
-    double cu = runif(&g->r);
-    int64_t cap = g->large ? FZ_LARGE_ELEMS + FZ_LARGE_ELEMS / 16
-                  : cu < 0.015 ? 32 * m->max_elements
-                  : cu < 0.095 ? 8 * m->max_elements : m->max_elements;
-    int64_t Dmin = (m->D_range[0] + Dm - 1) / Dm * Dm;
-    bool many = g->nb > 6; /* many batches: short ones, small l, N, D, so that they fit */
-    if (many) {
-        if (cap < 8 * m->max_elements) cap = 8 * m->max_elements;
-        g->N = m->N_range[0];
-        g->D = Dmin;
-        if (g->nb * g->l > 2 * cap / (g->N * g->D)) {
-            g->l = llo;
-            g->d = (m->d_range[0] + bm - 1) / bm * bm;
-        }
-    }
-    /* a D in the upper half of its range keeps its width (kernels change paths for wide rows):
-     * one head, and the budget grows to one window of it when that fits 32 x max_elements */
-    if (!many && 2 * g->D > m->D_range[1] && cap < g->l * g->D && g->l * g->D <= 32 * m->max_elements) {
-        cap = g->l * g->D;
-        g->N = m->N_range[0];
-    }
-    while (cap / (g->N * g->D) < g->l) { /* room for one window: fewer heads, then a narrower D */
-        if (g->N > m->N_range[0]) g->N = (g->N + 1) / 2 > m->N_range[0] ? (g->N + 1) / 2 : m->N_range[0];
-        else if (g->D > Dmin) g->D = g->D / 2 / Dm * Dm > Dmin ? g->D / 2 / Dm * Dm : Dmin;
-        else break;
-    }
-    int64_t Tcap = cap / (g->N * g->D);
-    int64_t Tmin = g->large ? FZ_LARGE_ELEMS / (g->N * g->D) + 1 : cap > 8 * m->max_elements ? cap / 4 / (g->N * g->D) : 0;
-    if (Tcap < g->l) Tcap = g->l;
-    if (Tmin > Tcap) Tmin = Tcap;
-    int64_t T = 0, C = 0;
-    int nb = (int)g->nb;
-    for (int b = 0; b < nb; b++) {
-        double v = runif(&g->r);
-        int64_t S;
-        if (g->seq_null) v = 0.5 + 0.5 * v;
-        if (many && b != nb - 1) v *= 0.5;
-        if (v < 0.15) S = 0;
-        else if (v < 0.35) S = rrange(&g->r, 1, g->l - 1);
-        else if (v < 0.5) S = g->l;
-        else if (v < 0.75) S = g->l + g->d * tier_size(g, 1, 64);
-        else S = g->l + g->d * tier_size(g, 0, 16) + rrange(&g->r, 1, g->d - 1);
-        if (b == nb - 1 && T + S < Tmin) S = Tmin - T; /* the large tier: the last batch takes the rest */
-        if (T + S > Tcap) {                           /* the budget ends the batches here */
-            S = Tcap - T;
-            nb = b + 1;
-        }
-        g->S[b] = S;
-        T += S;
-        C += nblk(S, g->l, g->d);
-    }
-    g->nb = nb;
-    if (C == 0) { /* at least one window: one batch of length l (others emptied if needed) */
-        int b = (int)rrange(&g->r, 0, g->nb - 1);
-        T += g->l - g->S[b];
-        g->S[b] = g->l;
-        if (T > Tcap)
-            for (int i = 0; i < g->nb; i++)
-                if (i != b) g->S[i] = 0;
-    }
-}
-
-static void nsa_apply(gx *g)
-{
-    const cz_model *m = &g->cz->model;
-    int64_t T = 0, C = 0;
-    for (int b = 0; b < g->nb; b++) {
-        T += g->S[b];
-        C += nblk(g->S[b], g->l, g->d);
-    }
-    int64_t og[3] = {C, g->N, g->D}, in[3] = {T, g->N, g->D}, w[2] = {g->l, g->N};
-    set_shape(&g->c->tensors[m->og], 3, og);
-    set_shape(&g->c->tensors[m->in], 3, in);
-    set_shape(&g->c->tensors[m->ig], 3, in);
-    set_shape(&g->c->tensors[m->w], 2, w);
-    set_shape(&g->c->tensors[m->wg], 2, w);
-    cf_param *pl = &g->c->params[m->p_l], *pd = &g->c->params[m->p_d], *ps = &g->c->params[m->p_seq];
-    pl->i = g->l;
-    pd->i = g->d;
-    free(ps->arr);
-    ps->arr = NULL;
-    ps->arr_len = 0;
-    ps->is_null = g->seq_null;
-    if (!g->seq_null) {
-        ps->arr = malloc(sizeof(int64_t) * (size_t)g->nb);
-        if (!ps->arr) return;
-        ps->arr_len = g->nb;
-        int64_t acc = 0;
-        for (int b = 0; b < g->nb; b++) ps->arr[b] = (acc += g->S[b]);
-    }
-}
-
-static void choose_shapes(gx *g)
-{
-    switch (g->cz->model.kind) {
-    case CZ_MODEL_SAME: shapes_same(g); break;
-    case CZ_MODEL_BROADCAST: shapes_broadcast(g); break;
-    case CZ_MODEL_SOFTMAX: shapes_softmax(g); break;
-    case CZ_MODEL_NSA:
-        nsa_draw(g);
-        nsa_apply(g);
-        break;
-    }
-}
+/* The shape model's draw (fuzz/model_<id>.c). */
+static fz_status choose_shapes(fz_gen *g) { return fz_model_of(g->cz->model.kind)->draw(g); }
 
 /* ---------------------------------------------------------------- views ---- */
-static void make_view(gx *g, cf_tensor *t, bool allow_zero)
+static void make_view(fz_gen *g, cf_tensor *t, bool allow_zero)
 {
     set_contiguous(t);
     int64_t n = cf_tensor_numel(t);
@@ -759,7 +480,7 @@ static void make_view(gx *g, cf_tensor *t, bool allow_zero)
     t->storage_shape[0] = t->offset + extent + tail;
 }
 
-static void choose_formats(gx *g)
+static void choose_formats(fz_gen *g)
 {
     const cz_constraints *cz = g->cz;
     for (int i = 0; i < g->c->ntensors; i++) {
@@ -817,7 +538,7 @@ static const cz_dist *pick_dist(rng *r, const cz_values *v, cf_dtype dt)
     return &v->dists[last];
 }
 
-static bool draw_edge(gx *g, const cz_values *v, cf_dtype dt, uint64_t *bits)
+static bool draw_edge(fz_gen *g, const cz_values *v, cf_dtype dt, uint64_t *bits)
 {
     if (v->nedges == 0) return false;
     for (int tries = 0; tries < 4; tries++) {
@@ -832,7 +553,7 @@ static bool draw_edge(gx *g, const cz_values *v, cf_dtype dt, uint64_t *bits)
     return false;
 }
 
-static void fill_input(gx *g, int ti)
+static void fill_input(fz_gen *g, int ti)
 {
     cf_tensor *t = &g->c->tensors[ti];
     const cz_values *v = values_of(g->cz, ti);
@@ -859,65 +580,7 @@ static void fill_input(gx *g, int ti)
         fz_store_bits(t->dtype, t->data, fz_view_index(t, rrange(&g->r, 0, vn - 1)), bits);
 }
 
-static bool same_shape(const cf_tensor *a, const cf_tensor *b)
-{
-    if (a->ndim != b->ndim) return false;
-    for (int i = 0; i < a->ndim; i++)
-        if (a->shape[i] != b->shape[i]) return false;
-    return true;
-}
-
-/* Mask rows of random density, some all-masked and some unmasked; then (realistic) y =
- * softmax of random logits over the unmasked positions of its row, masked positions 0. */
-static void fill_softmax(gx *g)
-{
-    const cz_model *m = &g->cz->model;
-    cf_tensor *mk = &g->c->tensors[m->mask], *y = &g->c->tensors[m->y];
-    cf_tensor *go = &g->c->tensors[m->tensors[0]];
-    if (mk->present && mk->ndim == 4) {
-        int64_t S2 = mk->shape[3], rows = S2 > 0 ? cf_tensor_numel(mk) / S2 : 0;
-        double dens = rbern(&g->r, 0.2) ? 0 : runif(&g->r);
-        for (int64_t rw = 0; rw < rows; rw++) {
-            double u = runif(&g->r), p = u < 0.1 ? 1.0 : u < 0.3 ? 0.0 : dens;
-            for (int64_t j = 0; j < S2; j++)
-                fz_store_bits(mk->dtype, mk->data, fz_view_index(mk, rw * S2 + j),
-                              fz_bits_from_double(mk->dtype, rbern(&g->r, p) ? 1 : 0));
-        }
-    }
-    if (!g->realistic_y || !y->present || !mk->present || !same_shape(y, go) || y->ndim != 4 || mk->ndim != 4 ||
-        !cf_dtype_is_float(y->dtype))
-        return;
-    for (int d = 0; d < 4; d++)
-        if (y->strides[d] == 0 && y->shape[d] > 1) return;
-    int64_t B = y->shape[0], N = y->shape[1], S1 = y->shape[2], S2 = y->shape[3];
-    double scale = m->logit_scales[rrange(&g->r, 0, m->nlogit_scales - 1)];
-    double *row = malloc(sizeof(double) * (size_t)(S2 > 0 ? S2 : 1));
-    if (!row) return;
-    for (int64_t b = 0; b < B; b++)
-        for (int64_t n = 0; n < N; n++)
-            for (int64_t i = 0; i < S1; i++) {
-                int64_t mb = mk->shape[0] == 1 ? 0 : b, mn = mk->shape[1] == 1 ? 0 : n;
-                double mx = -INFINITY, sum = 0;
-                for (int64_t j = 0; j < S2; j++) {
-                    int64_t mi = ((mb * mk->shape[1] + mn) * mk->shape[2] + i) * S2 + j;
-                    bool masked = fz_load_bits(mk->dtype, mk->data, fz_view_index(mk, mi)) != 0;
-                    row[j] = masked ? -INFINITY : scale * rnormal(&g->r);
-                    if (row[j] > mx) mx = row[j];
-                }
-                for (int64_t j = 0; j < S2; j++) {
-                    row[j] = isinf(mx) ? 0 : fz_exp(row[j] - mx);
-                    sum += row[j];
-                }
-                for (int64_t j = 0; j < S2; j++) {
-                    int64_t yi = ((b * N + n) * S1 + i) * S2 + j;
-                    fz_store_bits(y->dtype, y->data, fz_view_index(y, yi),
-                                  fz_bits_from_double(y->dtype, sum > 0 ? row[j] / sum : 0));
-                }
-            }
-    free(row);
-}
-
-static fz_status fill_data(gx *g)
+static fz_status fill_data(fz_gen *g)
 {
     for (int i = 0; i < g->c->ntensors; i++) {
         cf_tensor *t = &g->c->tensors[i];
@@ -929,12 +592,13 @@ static fz_status fill_data(gx *g)
         if (!t->data) return FZ_ERR_NOMEM;
         fill_input(g, i);
     }
-    if (g->cz->model.kind == CZ_MODEL_SOFTMAX) fill_softmax(g);
+    const fz_model *M = fz_model_of(g->cz->model.kind);
+    if (M->fill) M->fill(g);
     return FZ_OK;
 }
 
 /* ---------------------------------------------------------------- rule breaks ---- */
-static bool rule_values(const gx *g, const cz_rule **v)
+static bool rule_values(const fz_gen *g, const cz_rule **v)
 {
     int i = g->rule;
     *v = g->pf->has_values[i] ? &g->pf->values[i] : &g->cz->rules[i];
@@ -942,31 +606,15 @@ static bool rule_values(const gx *g, const cz_rule **v)
 }
 
 /* Stage 1: properties decided before views (dtypes, shapes, params). */
-static int64_t nsa_C(const gx *g)
-{
-    int64_t C = 0;
-    for (int b = 0; b < g->nb; b++) C += nblk(g->S[b], g->l, g->d);
-    return C;
-}
-
-static bool break_meta_kind(gx *g);
-static bool break_meta(gx *g)
-{
-    if (!break_meta_kind(g)) return false;
-    cz_rule_kind k = g->cz->rules[g->rule].kind;
-    if (k == CZ_RULE_NSA_BLOCK_MULTIPLE || k == CZ_RULE_NSA_L_GT_D || k == CZ_RULE_NSA_D_MULTIPLE)
-        return nsa_C(g) >= 1;
-    return true;
-}
 
 /* Invalid case k = 0 and k = 1 of every rule take the rule's two canonical edge forms (the
  * first invalid value, then the most plausible wrong input), so that even a sweep with two
  * invalid cases per rule (the default) checks each rule at its edge; later k draw the form. */
-static bool edge_k(const gx *g) { return g->k < 2; }
+bool fz_edge_k(const fz_gen *g) { return g->k < 2; }
 
 /* A near miss of one of a string param's valid values that is not itself valid: a case
  * variant, surrounding or trailing spaces, a suffix, a prefix of it, the empty string. */
-static bool near_miss(gx *g, const cz_param *cp, char *out, size_t cap)
+static bool near_miss(fz_gen *g, const cz_param *cp, char *out, size_t cap)
 {
     for (int tries = 0; tries < 16; tries++) {
         const char *v = cp->valid_str[rrange(&g->r, 0, cp->nvalid - 1)];
@@ -1001,7 +649,7 @@ static bool near_miss(gx *g, const cz_param *cp, char *out, size_t cap)
 
 /* null_tensor, null_param, null_data, output_overlap, format_not_accepted: broken later, once the
  * case has views (break_view) or data (break_late) */
-static bool break_later(gx *g, const cz_rule *ru, int tgt)
+static bool break_later(fz_gen *g, const cz_rule *ru, int tgt)
 {
     (void)g;
     (void)ru;
@@ -1009,7 +657,7 @@ static bool break_later(gx *g, const cz_rule *ru, int tgt)
     return true;
 }
 
-static bool break_dtype_not_allowed(gx *g, const cz_rule *ru, int tgt)
+static bool break_dtype_not_allowed(fz_gen *g, const cz_rule *ru, int tgt)
 {
     (void)ru;
     const cz_constraints *cz = g->cz;
@@ -1021,7 +669,7 @@ static bool break_dtype_not_allowed(gx *g, const cz_rule *ru, int tgt)
     return true;
 }
 
-static bool break_dtype_relation(gx *g, const cz_rule *ru, int tgt)
+static bool break_dtype_relation(fz_gen *g, const cz_rule *ru, int tgt)
 {
     (void)ru;
     const cz_constraints *cz = g->cz;
@@ -1035,7 +683,7 @@ static bool break_dtype_relation(gx *g, const cz_rule *ru, int tgt)
     return true;
 }
 
-static bool break_rank_out_of_range(gx *g, const cz_rule *ru, int tgt)
+static bool break_rank_out_of_range(fz_gen *g, const cz_rule *ru, int tgt)
 {
     (void)tgt;
     const cz_constraints *cz = g->cz;
@@ -1072,7 +720,7 @@ static bool break_rank_out_of_range(gx *g, const cz_rule *ru, int tgt)
     return true;
 }
 
-static bool break_shape_equal(gx *g, const cz_rule *ru, int tgt)
+static bool break_shape_equal(fz_gen *g, const cz_rule *ru, int tgt)
 {
     (void)ru;
     const cz_constraints *cz = g->cz;
@@ -1082,7 +730,7 @@ static bool break_shape_equal(gx *g, const cz_rule *ru, int tgt)
      * broadcasts where it should not would accept */
     cf_tensor *t = &c->tensors[tgt];
     const cz_tensor *ct = &cz->tensors[tgt];
-    int form = edge_k(g) ? g->k == 0 ? 0 : 1 : (int)rrange(&g->r, 0, 3);
+    int form = fz_edge_k(g) ? g->k == 0 ? 0 : 1 : (int)rrange(&g->r, 0, 3);
     if (t->ndim == 0) {
         if (ct->rank_max < 1) return false;
         t->ndim = 1;
@@ -1108,112 +756,7 @@ static bool break_shape_equal(gx *g, const cz_rule *ru, int tgt)
     return true;
 }
 
-static bool break_not_broadcastable(gx *g, const cz_rule *ru, int tgt)
-{
-    (void)tgt;
-    cf_case *c = g->c;
-    /* one right-aligned dim pair that fails: off by one (p, p +- 1), 0 against p > 1, or
-     * two unrelated sizes */
-    cf_tensor *a = &c->tensors[ru->targets[0]], *b = &c->tensors[ru->targets[1]];
-    if (a->ndim == 0) a->shape[a->ndim++] = 1;
-    if (b->ndim == 0) b->shape[b->ndim++] = 1;
-    int r = a->ndim < b->ndim ? a->ndim : b->ndim;
-    int j = (int)rrange(&g->r, 0, r - 1); /* from the right */
-    int64_t *pa = &a->shape[a->ndim - 1 - j], *pb = &b->shape[b->ndim - 1 - j];
-    int64_t p = *pa > *pb ? *pa : *pb, q;
-    if (p < 2) p = rrange(&g->r, 2, 5);
-    double u = g->k == 0 ? 0.25 : g->k == 1 ? 0.6 : runif(&g->r);
-    if (u < 0.5) q = p >= 3 && rbern(&g->r, 0.5) ? p - 1 : p + 1;
-    else if (u < 0.7) q = 0;
-    else {
-        p = rrange(&g->r, 2, 5);
-        q = rrange(&g->r, 2, 4);
-        if (q >= p) q++;
-    }
-    if (rbern(&g->r, 0.5)) {
-        *pa = p;
-        *pb = q;
-    } else {
-        *pa = q;
-        *pb = p;
-    }
-    return true;
-}
-
-static bool break_output_shape(gx *g, const cz_rule *ru, int tgt)
-{
-    const cz_constraints *cz = g->cz;
-    cf_case *c = g->c;
-    /* the output is not the broadcast shape: a dim off by one, the shape of one of the
-     * inputs (what a kernel that sizes its output from one input accepts), a leading 1
-     * added or dropped, a broadcast dim left at 1 */
-    cf_tensor *t = &c->tensors[tgt];
-    const cz_tensor *ct = &cz->tensors[tgt];
-    int form = edge_k(g) ? (int)g->k : (int)rrange(&g->r, 0, 3);
-    if (form == 1) { /* an input's shape, when it differs */
-        int cand[2], nc = 0;
-        for (int i = 0; i < 2; i++) {
-            const cf_tensor *in = &c->tensors[ru->bcast[i]];
-            bool same = in->ndim == t->ndim;
-            for (int d = 0; same && d < t->ndim; d++) same = in->shape[d] == t->shape[d];
-            if (!same) cand[nc++] = ru->bcast[i];
-        }
-        if (nc) {
-            const cf_tensor *in = &c->tensors[cand[rrange(&g->r, 0, nc - 1)]];
-            set_shape(t, in->ndim, in->shape);
-            return true;
-        }
-    }
-    if (form == 2 && t->ndim < ct->rank_max && (t->ndim == 0 || rbern(&g->r, 0.5))) {
-        memmove(t->shape + 1, t->shape, sizeof(int64_t) * (size_t)t->ndim);
-        t->shape[0] = rbern(&g->r, 0.5) ? 1 : rrange(&g->r, 2, 3);
-        t->ndim++;
-        return true;
-    }
-    if (form == 2 && t->ndim > ct->rank_min && t->ndim > 0) {
-        memmove(t->shape, t->shape + 1, sizeof(int64_t) * (size_t)(t->ndim - 1));
-        t->ndim--;
-        return true;
-    }
-    if (t->ndim == 0) {
-        if (ct->rank_max < 1) return false;
-        t->shape[t->ndim++] = rrange(&g->r, 2, 3);
-        return true;
-    }
-    int64_t *d = &t->shape[rrange(&g->r, 0, t->ndim - 1)];
-    if (form == 3 && *d > 1) *d = 1;
-    else if (*d >= 2 && rbern(&g->r, 0.5)) (*d)--;
-    else (*d)++;
-    return true;
-}
-
-static bool break_shape_broadcast_dims(gx *g, const cz_rule *ru, int tgt)
-{
-    cf_case *c = g->c;
-    /* the mask broadcasts the wrong way: a dim that must be full left at 1 (numpy would
-     * accept it), a broadcast dim larger than gradOutput's 1, or a dim off by one */
-    cf_tensor *mk = &c->tensors[tgt];
-    const cf_tensor *to = &c->tensors[ru->to];
-    if (mk->ndim != to->ndim || mk->ndim == 0) return false;
-    int form = edge_k(g) ? (g->k == 0 ? 0 : 2) : (int)rrange(&g->r, 0, 2);
-    int cand[CF_MAX_RANK], nc = 0;
-    for (int j = 0; j < mk->ndim; j++) {
-        bool bd = (ru->bdims >> j) & 1u;
-        if (form == 0 ? !bd && to->shape[j] > 1 : form == 1 ? bd && to->shape[j] == 1 : false) cand[nc++] = j;
-    }
-    if (nc) {
-        int j = cand[rrange(&g->r, 0, nc - 1)];
-        mk->shape[j] = form == 0 ? 1 : rrange(&g->r, 2, 4);
-        return true;
-    }
-    int j = (int)rrange(&g->r, 0, mk->ndim - 1);
-    int64_t gd = to->shape[j];
-    if ((ru->bdims >> j) & 1u) mk->shape[j] = gd == 0 ? 2 : gd + 1;
-    else mk->shape[j] = gd >= 1 && rbern(&g->r, 0.5) ? gd - 1 : gd + 1;
-    return true;
-}
-
-static bool break_dim_out_of_range(gx *g, const cz_rule *ru, int tgt)
+static bool break_dim_out_of_range(fz_gen *g, const cz_rule *ru, int tgt)
 {
     (void)ru;
     const cz_constraints *cz = g->cz;
@@ -1232,7 +775,7 @@ static bool break_dim_out_of_range(gx *g, const cz_rule *ru, int tgt)
     return true;
 }
 
-static bool break_param_invalid(gx *g, const cz_rule *ru, int tgt)
+static bool break_param_invalid(fz_gen *g, const cz_rule *ru, int tgt)
 {
     (void)ru;
     const cz_constraints *cz = g->cz;
@@ -1264,183 +807,20 @@ static bool break_param_invalid(gx *g, const cz_rule *ru, int tgt)
     return true;
 }
 
-static bool break_empty_tensor(gx *g, const cz_rule *ru, int tgt)
+static bool break_empty_tensor(fz_gen *g, const cz_rule *ru, int tgt)
 {
     (void)ru;
     cf_case *c = g->c;
-    const cz_model *m = &g->cz->model;
-    if (m->kind != CZ_MODEL_NSA) {
-        cf_tensor *t = &c->tensors[tgt];
-        if (t->ndim == 0) return false;
-        t->shape[rrange(&g->r, 0, t->ndim - 1)] = 0;
-        return true;
-    }
-    if (g->k == 1 || (g->k > 1 && rbern(&g->r, 0.5))) g->N = 0;
-    else { /* every batch shorter than l: C = 0, only outputGrad is empty */
-        for (int b = 0; b < g->nb; b++)
-            if (g->S[b] >= g->l) g->S[b] = rbern(&g->r, 0.5) ? g->l - 1 : rrange(&g->r, 1, g->l - 1);
-    }
-    nsa_apply(g);
-    return true;
-}
-
-static bool break_nsa_block_multiple(gx *g, const cz_rule *ru, int tgt)
-{
-    (void)tgt;
-    cf_case *c = g->c;
-    const cz_model *m = &g->cz->model;
-    /* l or d off the multiple by one or by half of it, or d = 0 / negative (kept l > d) */
-    int64_t bm = m->block_multiple;
-    int form = g->k == 0 ? 2 : g->k == 1 ? 5 : (int)rrange(&g->r, 0, 5);
-    if (form == 5) { /* d <= 0: the parameter only; shapes stay those of the valid d.  d = 0
-                        and d = -16 are multiples that are not positive: only where the
-                        profile keeps the rule's base status (cann-kernel's 561002 is a
-                        tiling check of the multiple); d = -1 breaks both */
-        nsa_apply(g);
-        bool base = g->pf->status[g->rule] == ru->status;
-        c->params[m->p_d].i = base && rbern(&g->r, 0.5) ? 0 : base && rbern(&g->r, 0.5) ? -bm : -1;
-        return true;
-    }
-    if (form == 0) g->l += 1;
-    else if (form == 1) g->l -= 1;
-    else if (form == 2) g->d += 1;
-    else if (form == 3) g->d -= 1;
-    else if (rbern(&g->r, 0.5)) g->l += bm / 2;
-    else g->d -= bm / 2;
-    if (g->d <= 0 || g->l <= g->d || (g->l % bm == 0 && g->d % bm == 0)) return false;
-    nsa_apply(g);
-    return true;
-}
-
-static bool break_nsa_l_gt_d(gx *g, const cz_rule *ru, int tgt)
-{
-    (void)ru;
-    (void)tgt;
-    const cz_model *m = &g->cz->model;
-    double u = g->k == 0 ? 0.25 : g->k == 1 ? 0.6 : runif(&g->r);
-    if (u < 0.5) g->d = g->l;           /* the first invalid stride */
-    else if (u < 0.75) g->l = g->d;     /* or block */
-    else g->d = g->l + m->block_multiple;
-    nsa_apply(g);
-    return true;
-}
-
-static bool break_nsa_d_multiple(gx *g, const cz_rule *ru, int tgt)
-{
-    (void)ru;
-    (void)tgt;
-    const cz_model *m = &g->cz->model;
-    int64_t Dm = m->D_multiple, k = g->k < 2 ? g->k : rrange(&g->r, 0, 2);
-    int64_t delta = k == 0 ? 1 : k == 1 ? -1 : (Dm / 2 ? Dm / 2 : 1);
-    if (g->D + delta <= 0) delta = 1;
-    g->D += delta;
-    if (g->D % Dm == 0) return false;
-    nsa_apply(g);
-    return true;
-}
-
-static bool break_nsa_actseqlen(gx *g, const cz_rule *ru, int tgt)
-{
-    (void)ru;
-    (void)tgt;
-    cf_case *c = g->c;
-    const cz_model *m = &g->cz->model;
-    /* from the valid cumulative array: empty, a negative entry, one step down by one, or
-     * the last entry T +- 1 */
-    cf_param *ps = &c->params[m->p_seq];
-    int64_t T = c->tensors[m->in].shape[0];
-    int64_t n = ps->is_null ? 1 : ps->arr_len;
-    int64_t *arr = malloc(sizeof(int64_t) * (size_t)(n + 1));
-    if (!arr) return false;
-    if (ps->is_null) arr[0] = T;
-    else memcpy(arr, ps->arr, sizeof(int64_t) * (size_t)n);
-    int form = g->k == 0 ? 3 : g->k == 1 ? 2 : (int)rrange(&g->r, 0, 3);
-    if (form == 0) n = 0; /* empty (not NULL) */
-    else if (form == 1) arr[0] = -1;
-    else if (form == 2) { /* decreasing: arr[i] = arr[i-1] - 1 (or a leading T + 1) */
-        int64_t cand[FZ_NSA_MAX_BATCHES], nc = 0;
-        for (int64_t i = 1; i < n; i++)
-            if (arr[i - 1] >= 1) cand[nc++] = i;
-        if (nc) {
-            int64_t i = cand[rrange(&g->r, 0, nc - 1)];
-            arr[i] = arr[i - 1] - 1;
-        } else {
-            memmove(arr + 1, arr, sizeof(int64_t) * (size_t)n);
-            arr[0] = T + 1;
-            n++;
-        }
-    } else
-        arr[n - 1] = T >= 1 && (n < 2 || arr[n - 2] <= T - 1) && rbern(&g->r, 0.5) ? T - 1 : T + 1;
-    free(ps->arr);
-    ps->arr = arr;
-    ps->arr_len = n;
-    ps->is_null = false;
-    return true;
-}
-
-static bool break_nsa_c(gx *g, const cz_rule *ru, int tgt)
-{
-    (void)ru;
-    (void)tgt;
-    cf_case *c = g->c;
-    const cz_model *m = &g->cz->model;
-    /* C +- 1, or C by a plausible wrong window count: (S - l) / d without the + 1, with a
-     * partial tail window, or S / d */
-    cf_tensor *og = &c->tensors[m->og];
-    int64_t C = og->shape[0], alt[3] = {0, 0, 0};
-    for (int b = 0; b < g->nb; b++) {
-        int64_t S = g->S[b];
-        if (S >= g->l) {
-            alt[0] += (S - g->l) / g->d;
-            alt[1] += (S - g->l + g->d - 1) / g->d + 1;
-        }
-        alt[2] += S / g->d;
-    }
-    int64_t cand[3], nc = 0;
-    for (int i = 0; i < 3; i++)
-        if (alt[i] >= 1 && alt[i] != C) cand[nc++] = alt[i];
-    if (nc && (g->k == 1 || (g->k > 1 && rbern(&g->r, 0.5)))) og->shape[0] = cand[rrange(&g->r, 0, nc - 1)];
-    else if (C >= 2 && g->k > 1 && rbern(&g->r, 0.5)) og->shape[0] = C - 1;
-    else og->shape[0] = C + 1;
-    return true;
-}
-
-static bool break_nsa_dims(gx *g, const cz_rule *ru, int tgt)
-{
-    (void)ru;
-    (void)tgt;
-    cf_case *c = g->c;
-    const cz_model *m = &g->cz->model;
-    /* outputGrad's N or D off (by one head, by one D step, or N = 1 that would
-     * broadcast), weight not [l, N]: l + 1 rows, N + 1 or 1 columns (broadcastable,
-     * as the CANN page's wording suggests), or transposed [N, l] */
-    cf_tensor *og = &c->tensors[m->og], *w = &c->tensors[m->w], *wg = &c->tensors[m->wg];
-    for (int tries = 0; tries < 8; tries++) {
-        int form = tries == 0 && g->k < 2 ? (g->k == 0 ? 6 : 0) : (int)rrange(&g->r, 0, 7);
-        if (form == 0) og->shape[1] += 1;
-        else if (form == 1 && og->shape[1] > 1) og->shape[1] = 1;
-        else if (form == 2) og->shape[2] += m->D_multiple;
-        else if (form == 3 && og->shape[2] > m->D_multiple) og->shape[2] -= m->D_multiple;
-        else if (form == 4) w->shape[0] += 1;
-        else if (form == 5) w->shape[1] += 1;
-        else if (form == 6 && w->shape[1] > 1) w->shape[1] = 1;
-        else if (form == 7 && w->shape[0] != w->shape[1]) {
-            int64_t x = w->shape[0];
-            w->shape[0] = w->shape[1];
-            w->shape[1] = x;
-        } else
-            continue;
-        wg->shape[0] = w->shape[0];
-        wg->shape[1] = w->shape[1];
-        return true;
-    }
-    og->shape[1] += 1;
+    cf_tensor *t = &c->tensors[tgt];
+    if (t->ndim == 0) return false;
+    t->shape[rrange(&g->r, 0, t->ndim - 1)] = 0;
     return true;
 }
 
 /* How each rule kind is broken (stage 1: dtypes, shapes, attributes; later stages return true
- * here and break the case after its views or data exist). */
-static bool (*const BREAK_META[CZ_RULE_KIND_COUNT])(gx *, const cz_rule *, int) = {
+ * here and break the case after its views or data exist).  The shape model's own breakers
+ * (fz_model.brk: its rules, and its way of breaking a generic one) come first. */
+static const fz_breaker BREAK_META[CZ_RULE_KIND_COUNT] = {
     [CZ_RULE_NULL_TENSOR] = break_later,
     [CZ_RULE_NULL_PARAM] = break_later,
     [CZ_RULE_NULL_DATA] = break_later,
@@ -1450,21 +830,12 @@ static bool (*const BREAK_META[CZ_RULE_KIND_COUNT])(gx *, const cz_rule *, int) 
     [CZ_RULE_DTYPE_RELATION] = break_dtype_relation,
     [CZ_RULE_RANK_OUT_OF_RANGE] = break_rank_out_of_range,
     [CZ_RULE_SHAPE_EQUAL] = break_shape_equal,
-    [CZ_RULE_NOT_BROADCASTABLE] = break_not_broadcastable,
-    [CZ_RULE_OUTPUT_SHAPE] = break_output_shape,
-    [CZ_RULE_SHAPE_BROADCAST_DIMS] = break_shape_broadcast_dims,
     [CZ_RULE_DIM_OUT_OF_RANGE] = break_dim_out_of_range,
     [CZ_RULE_PARAM_INVALID] = break_param_invalid,
     [CZ_RULE_EMPTY_TENSOR] = break_empty_tensor,
-    [CZ_RULE_NSA_BLOCK_MULTIPLE] = break_nsa_block_multiple,
-    [CZ_RULE_NSA_L_GT_D] = break_nsa_l_gt_d,
-    [CZ_RULE_NSA_D_MULTIPLE] = break_nsa_d_multiple,
-    [CZ_RULE_NSA_ACTSEQLEN] = break_nsa_actseqlen,
-    [CZ_RULE_NSA_C] = break_nsa_c,
-    [CZ_RULE_NSA_DIMS] = break_nsa_dims,
 };
 
-static bool break_meta_kind(gx *g)
+static bool break_meta_kind(fz_gen *g)
 {
     const cz_constraints *cz = g->cz;
     const cz_rule *ru = &cz->rules[g->rule];
@@ -1473,11 +844,14 @@ static bool break_meta_kind(gx *g)
         snprintf(g->target, sizeof g->target, "%s",
                  ru->kind == CZ_RULE_NULL_PARAM || ru->kind == CZ_RULE_PARAM_INVALID ? cz->params[tgt].name : cz->tensors[tgt].name);
     if (ru->kind == CZ_RULE_RANK_OUT_OF_RANGE) g->target[0] = 0; /* all targets change */
-    return ru->kind < CZ_RULE_KIND_COUNT && BREAK_META[ru->kind] && BREAK_META[ru->kind](g, ru, tgt);
+    if (ru->kind >= CZ_RULE_KIND_COUNT) return false;
+    const fz_model *M = fz_model_of(cz->model.kind);
+    fz_breaker brk = M->brk[ru->kind] ? M->brk[ru->kind] : BREAK_META[ru->kind];
+    return brk && brk(g, ru, tgt);
 }
 
 /* Stage 2: views (output overlap). */
-static bool break_view(gx *g)
+static bool break_view(fz_gen *g)
 {
     const cz_rule *ru = &g->cz->rules[g->rule];
     cf_tensor *t = &g->c->tensors[ru->targets[rrange(&g->r, 0, ru->ntargets - 1)]];
@@ -1513,7 +887,7 @@ static bool break_view(gx *g)
     return true;
 }
 
-static bool break_late(gx *g)
+static bool break_late(fz_gen *g)
 {
     const cz_rule *ru = &g->cz->rules[g->rule];
     int tgt = ru->targets[rrange(&g->r, 0, ru->ntargets - 1)];
@@ -1553,7 +927,7 @@ static bool break_late(gx *g)
 }
 
 /* ---------------------------------------------------------------- driver ---- */
-static fz_status build(gx *g)
+static fz_status build(fz_gen *g)
 {
     const cz_constraints *cz = g->cz;
     cf_case *c = g->c;
@@ -1572,13 +946,13 @@ static fz_status build(gx *g)
     if (st != FZ_OK) return st;
     choose_params(g);
     g->large = g->rule < 0 && fz_case_is_large(g->k);
-    choose_shapes(g);
-    g->realistic_y = cz->model.kind == CZ_MODEL_SOFTMAX && rbern(&g->r, cz->model.realistic_y_rate);
+    st = choose_shapes(g);
+    if (st != FZ_OK) return st;
     g->edge_rate = rbern(&g->r, 0.25) ? 0.25 : 0;
-    if (g->rule >= 0 && !break_meta(g)) return FZ_ERR_GENERATE;
+    if (g->rule >= 0 && !break_meta_kind(g)) return FZ_ERR_GENERATE;
     for (int i = 0; i < c->ntensors; i++) {
         cf_tensor *t = &c->tensors[i];
-        bool zero_ok = !t->output && !(g->realistic_y && i == cz->model.y);
+        bool zero_ok = !t->output && !g->no_zero_stride[i];
         make_view(g, t, zero_ok);
     }
     if (g->rule >= 0 && cz->rules[g->rule].kind == CZ_RULE_OUTPUT_OVERLAP && !break_view(g)) return FZ_ERR_GENERATE;
@@ -1598,7 +972,7 @@ static fz_status build(gx *g)
     else
         snprintf(c->note, sizeof c->note, "%s %s%s%s%s%s", c->origin_kind, cf_dtype_name(g->s->dtype),
                  g->s->variant[0] ? " " : "", g->s->variant, g->edge_rate > 0 ? ", edge-heavy values" : "",
-                 g->realistic_y ? ", realistic softmax y" : "");
+                 g->note);
     return FZ_OK;
 }
 
@@ -1633,12 +1007,13 @@ fz_status fz_generate(const cz_constraints *cz, const char *profile, const fz_st
     if (!out) return FZ_ERR_ARG;
     memset(out, 0, sizeof *out);
     if (!cz || k < 0 || !stream_ok(cz, s)) return FZ_ERR_ARG;
-    gx g = {.cz = cz, .pf = cz_profile_get(cz, profile), .c = out, .s = s, .rule = -1, .k = k};
+    fz_gen g = {.cz = cz, .pf = cz_profile_get(cz, profile), .c = out, .s = s, .rule = -1, .k = k};
     if (!g.pf) return FZ_ERR_ARG;
     uint64_t seed = fz_case_seed(run_seed, cz->op, s->dtype, s->variant, k);
     rng_seed(&g.r, seed);
     g.seed = seed;
     fz_status st = build(&g);
+    free(g.mstate);
     if (st != FZ_OK) {
         cf_case_free(out);
         return st;
@@ -1700,12 +1075,13 @@ fz_status fz_generate_invalid(const cz_constraints *cz, const char *profile, int
     if (ns <= 0 || ns > FZ_MAX_STREAMS_PER_OP) return FZ_ERR_ARG;
     uint64_t seed = fz_case_seed(run_seed, cz->op, CF_DTYPE_COUNT, cz->rules[r].name, k);
     for (int attempt = 0; attempt < 64; attempt++) {
-        gx g = {.cz = cz, .pf = pf, .c = out, .rule = r, .k = k};
+        fz_gen g = {.cz = cz, .pf = pf, .c = out, .rule = r, .k = k};
         uint64_t x = seed + (uint64_t)attempt;
         g.seed = splitmix64(&x);
         rng_seed(&g.r, g.seed);
         g.s = &streams[rrange(&g.r, 0, ns - 1)];
         fz_status st = build(&g);
+        free(g.mstate);
         if (st == FZ_OK) {
             out->expect_status = pf->status[r];
             snprintf(out->rule, sizeof out->rule, "%s", cz->rules[r].name);
@@ -1760,7 +1136,7 @@ fz_status fz_exhaustive_case(const cz_constraints *cz, const char *profile, cons
         t->dtype = (cf_dtype)dt[i];
         snprintf(t->format, sizeof t->format, "%s", cz->formats[0]);
         int64_t sh[2] = {x->ngrad, chunk};
-        set_shape(t, 2, sh);
+        fz_set_shape(t, 2, sh);
         set_contiguous(t);
         if (i == x->x || i == x->grad) {
             bool isx = i == x->x;
