@@ -802,13 +802,19 @@ static fz_status load_rule_head(ld *L, cz_constraints *cz, int i, const cJSON *r
     cz_sub(q, p, "kind");
     if (k < 0) return cz_failf(L, q, "a known rule kind (constraints/SCHEMA.md), not \"%s\"", kind);
     cr->kind = (cz_rule_kind)k;
+    /* a rule about one model's shapes (no generic breaker) needs that model */
+    const fz_model *M = fz_model_of(cz->model.kind);
+    if (!fz_rule_generic(cr->kind) && !M->brk[cr->kind]) {
+        for (int j = 0; j < CZ_MODEL_COUNT; j++)
+            if (fz_model_of((cz_model_kind)j)->brk[cr->kind])
+                return cz_failf(L, q, "a kind the shape model breaks: %s is a rule of the %s model", kind, fz_model_name((cz_model_kind)j));
+        return cz_failf(L, q, "a kind the shape model breaks: no model breaks %s", kind);
+    }
     int64_t st = 0;
     TRY(cz_member(L, r, p, "status", true, &it));
     cz_sub(q, p, "status");
     TRY(cz_as_int(L, it, q, 1, INT32_MAX, &st));
     cr->status = (int32_t)st;
-    bool nsa = cr->kind >= CZ_RULE_NSA_BLOCK_MULTIPLE && cr->kind <= CZ_RULE_NSA_DIMS;
-    if (nsa && cz->model.kind != CZ_MODEL_NSA) return cz_failf(L, q, "an nsa_* rule only with the nsa_tnd shape model");
     return FZ_OK;
 }
 
@@ -853,7 +859,6 @@ static fz_status load_rule_shape(ld *L, cz_constraints *cz, cz_rule *cr, const c
         if (cr->to == cr->targets[0]) return cz_failf(L, q, "a target other than \"to\"");
     }
     if (cr->kind == CZ_RULE_SHAPE_BROADCAST_DIMS) {
-        if (cz->model.kind != CZ_MODEL_SOFTMAX) return cz_failf(L, p, "shape_broadcast_dims only with the softmax_mask model");
         TRY(cz_member(L, r, p, "broadcast_dims", true, &it));
         cz_sub(f, p, "broadcast_dims");
         int n = 0;
@@ -866,8 +871,6 @@ static fz_status load_rule_shape(ld *L, cz_constraints *cz, cz_rule *cr, const c
             cr->bdims |= 1u << d;
         }
     }
-    if ((cr->kind == CZ_RULE_OUTPUT_SHAPE || cr->kind == CZ_RULE_NOT_BROADCASTABLE) && cz->model.kind != CZ_MODEL_BROADCAST)
-        return cz_failf(L, q, "a broadcast shape model for kind %s", kind);
     if (cr->kind == CZ_RULE_OUTPUT_SHAPE) {
         TRY(cz_member(L, r, p, "broadcast_of", true, &it));
         cz_sub(f, p, "broadcast_of");

@@ -835,6 +835,8 @@ static const fz_breaker BREAK_META[CZ_RULE_KIND_COUNT] = {
     [CZ_RULE_EMPTY_TENSOR] = break_empty_tensor,
 };
 
+bool fz_rule_generic(cz_rule_kind k) { return (unsigned)k < CZ_RULE_KIND_COUNT && BREAK_META[k]; }
+
 static bool break_meta_kind(fz_gen *g)
 {
     const cz_constraints *cz = g->cz;

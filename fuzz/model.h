@@ -184,6 +184,10 @@ typedef struct {
 #undef FZ_MODEL
 
 const fz_model *fz_model_of(cz_model_kind k);
+/* The kind's name in a constraint file ("same", ...). */
+const char *fz_model_name(cz_model_kind k);
+/* Whether gen.c breaks rule kind k for any model (else only the models whose brk has it). */
+bool fz_rule_generic(cz_rule_kind k);
 /* The kind named in a constraint file; CZ_MODEL_COUNT when there is none of that name. */
 cz_model_kind fz_model_find(const char *kind);
 /* "same, broadcast, ..." (for messages): the first *len characters of the result */

@@ -17,6 +17,8 @@ static const char *const KINDS[CZ_MODEL_COUNT] = {
 
 const fz_model *fz_model_of(cz_model_kind k) { return (unsigned)k < CZ_MODEL_COUNT ? MODELS[k] : NULL; }
 
+const char *fz_model_name(cz_model_kind k) { return (unsigned)k < CZ_MODEL_COUNT ? KINDS[k] : "?"; }
+
 cz_model_kind fz_model_find(const char *kind)
 {
     for (int k = 0; kind && k < CZ_MODEL_COUNT; k++)

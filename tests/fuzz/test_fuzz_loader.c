@@ -44,6 +44,7 @@ static const struct {
     {"relation_unknown_tensor.json", FZ_ERR_SCHEMA, ": tensors[1].dtype_rel.equal: expected the name of a tensor"},
     {"rank_range_reversed.json", FZ_ERR_SCHEMA, ": tensors[0].rank: expected min <= max"},
     {"rule_unknown_kind.json", FZ_ERR_SCHEMA, ": rules[3].kind: expected a known rule kind"},
+    {"rule_of_another_model.json", FZ_ERR_SCHEMA, ": rules[3].kind: expected a kind the shape model breaks: nsa_l_gt_d is a rule of the nsa_tnd model"},
     {"rule_missing_status.json", FZ_ERR_SCHEMA, ": rules[0].status: expected a member \"status\""},
     {"rule_unknown_target.json", FZ_ERR_SCHEMA, ": rules[1].targets[0]: expected the name of a tensor"},
     {"tolerance_missing_for_stream_dtype.json", FZ_ERR_SCHEMA, ": tolerances: expected an entry without variant for stream dtype f32"},
