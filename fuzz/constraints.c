@@ -1065,6 +1065,94 @@ static fz_status load_exhaustive(ld *L, cz_constraints *cz, const cJSON *root)
     return FZ_OK;
 }
 
+/* One rule's override in profile cp: {status | disabled | values}, e at path r. */
+static fz_status load_profile_rule(ld *L, cz_constraints *cz, cz_profile *cp, const cJSON *e, const char *r)
+{
+    int ri = -1;
+    for (int i = 0; i < cz->nrules; i++)
+        if (!strcmp(cz->rules[i].name, e->string)) ri = i;
+    if (ri < 0) return cz_failf(L, r, "the name of a rule in \"rules\"");
+    if (!cJSON_IsObject(e) || !e->child) return cz_failf(L, r, "an object with status, disabled or values");
+    const cJSON *f;
+    cJSON_ArrayForEach(f, e)
+    {
+        char s[PATHLEN];
+        cz_sub(s, r, f->string);
+        if (!strcmp(f->string, "status")) {
+            int64_t st = 0;
+            TRY(cz_as_int(L, f, s, 1, INT32_MAX, &st));
+            cp->status[ri] = (int32_t)st;
+        } else if (!strcmp(f->string, "disabled")) {
+            if (!cJSON_IsBool(f)) return cz_failf(L, s, "true or false");
+            cp->disabled[ri] = cJSON_IsTrue(f);
+        } else if (!strcmp(f->string, "values")) {
+            cp->has_values[ri] = true;
+            TRY(load_rule_values(L, cz, &cz->rules[ri], f, s, &cp->values[ri]));
+        } else
+            return cz_failf(L, s, "one of status, disabled, values");
+    }
+    return FZ_OK;
+}
+
+/* A profile's "special" flags (it at path q). */
+static fz_status load_profile_special(ld *L, cz_profile *cp, const cJSON *it, const char *q)
+{
+    TRY(cz_as_array(L, it, q, CZ_MAX_SPECIAL, &cp->nspecial));
+    for (int i = 0; i < cp->nspecial; i++) {
+        char r[PATHLEN];
+        const cJSON *v = cJSON_GetArrayItem(it, i);
+        cz_idx(r, q, i);
+        if (!cJSON_IsString(v) || strlen(v->valuestring) >= CZ_STR) return cz_failf(L, r, "a flag name (string)");
+        strcpy(cp->special[i], v->valuestring);
+    }
+    return FZ_OK;
+}
+
+/* One profile block pr (path p) over the spec's statuses: rules, tolerances, special, doc. */
+static fz_status load_profile(ld *L, cz_constraints *cz, const cJSON *pr, const char *p)
+{
+    char q[PATHLEN];
+    const cJSON *it, *e;
+    if (!strcmp(pr->string, "spec")) return cz_failf(L, p, "no override block for \"spec\" (it is the base)");
+    if (strlen(pr->string) >= 16 || !pr->string[0]) return cz_failf(L, p, "a profile name of 1-15 characters");
+    if (cz->nprofiles >= CZ_MAX_PROFILES) return cz_failf(L, p, "at most %d profiles", CZ_MAX_PROFILES - 1);
+    if (!cJSON_IsObject(pr)) return cz_failf(L, p, "an object");
+    cz_profile *cp = &cz->profiles[cz->nprofiles++];
+    strcpy(cp->name, pr->string);
+    for (int i = 0; i < cz->nrules; i++) cp->status[i] = cz->rules[i].status;
+    TRY(cz_member(L, pr, p, "rules", false, &it));
+    if (it) {
+        cz_sub(q, p, "rules");
+        if (!cJSON_IsObject(it)) return cz_failf(L, q, "an object {RULE: {status | disabled | values}}");
+        cJSON_ArrayForEach(e, it)
+        {
+            char r[PATHLEN];
+            cz_sub(r, q, e->string);
+            TRY(load_profile_rule(L, cz, cp, e, r));
+        }
+    }
+    TRY(cz_member(L, pr, p, "tolerances", false, &it));
+    if (it) {
+        cz_sub(q, p, "tolerances");
+        TRY(load_tols(L, cz, it, q, &cp->ntol, cp->tol));
+    }
+    TRY(cz_member(L, pr, p, "special", false, &it));
+    if (it) {
+        cz_sub(q, p, "special");
+        TRY(load_profile_special(L, cp, it, q));
+    }
+    cJSON_ArrayForEach(e, pr)
+    {
+        if (strcmp(e->string, "rules") && strcmp(e->string, "tolerances") && strcmp(e->string, "special") &&
+            strcmp(e->string, "doc")) {
+            cz_sub(q, p, e->string);
+            return cz_failf(L, q, "only doc, rules, tolerances, special in a profile");
+        }
+    }
+    return FZ_OK;
+}
+
+/* profiles[0] is "spec" (the rules' own statuses); the file's blocks override it. */
 static fz_status load_profiles(ld *L, cz_constraints *cz, const cJSON *root)
 {
     const cJSON *ps, *pr;
@@ -1076,74 +1164,9 @@ static fz_status load_profiles(ld *L, cz_constraints *cz, const cJSON *root)
     if (!cJSON_IsObject(ps)) return cz_failf(L, "profiles", "an object {PROFILE: OVERRIDES}");
     cJSON_ArrayForEach(pr, ps)
     {
-        char p[PATHLEN], q[PATHLEN];
-        const cJSON *it, *e;
+        char p[PATHLEN];
         cz_sub(p, "profiles", pr->string);
-        if (!strcmp(pr->string, "spec")) return cz_failf(L, p, "no override block for \"spec\" (it is the base)");
-        if (strlen(pr->string) >= 16 || !pr->string[0]) return cz_failf(L, p, "a profile name of 1-15 characters");
-        if (cz->nprofiles >= CZ_MAX_PROFILES) return cz_failf(L, p, "at most %d profiles", CZ_MAX_PROFILES - 1);
-        if (!cJSON_IsObject(pr)) return cz_failf(L, p, "an object");
-        cz_profile *cp = &cz->profiles[cz->nprofiles++];
-        strcpy(cp->name, pr->string);
-        for (int i = 0; i < cz->nrules; i++) cp->status[i] = cz->rules[i].status;
-        TRY(cz_member(L, pr, p, "rules", false, &it));
-        if (it) {
-            cz_sub(q, p, "rules");
-            if (!cJSON_IsObject(it)) return cz_failf(L, q, "an object {RULE: {status | disabled | values}}");
-            cJSON_ArrayForEach(e, it)
-            {
-                char r[PATHLEN];
-                int ri = -1;
-                cz_sub(r, q, e->string);
-                for (int i = 0; i < cz->nrules; i++)
-                    if (!strcmp(cz->rules[i].name, e->string)) ri = i;
-                if (ri < 0) return cz_failf(L, r, "the name of a rule in \"rules\"");
-                if (!cJSON_IsObject(e) || !e->child) return cz_failf(L, r, "an object with status, disabled or values");
-                const cJSON *f;
-                cJSON_ArrayForEach(f, e)
-                {
-                    char s[PATHLEN];
-                    cz_sub(s, r, f->string);
-                    if (!strcmp(f->string, "status")) {
-                        int64_t st = 0;
-                        TRY(cz_as_int(L, f, s, 1, INT32_MAX, &st));
-                        cp->status[ri] = (int32_t)st;
-                    } else if (!strcmp(f->string, "disabled")) {
-                        if (!cJSON_IsBool(f)) return cz_failf(L, s, "true or false");
-                        cp->disabled[ri] = cJSON_IsTrue(f);
-                    } else if (!strcmp(f->string, "values")) {
-                        cp->has_values[ri] = true;
-                        TRY(load_rule_values(L, cz, &cz->rules[ri], f, s, &cp->values[ri]));
-                    } else
-                        return cz_failf(L, s, "one of status, disabled, values");
-                }
-            }
-        }
-        TRY(cz_member(L, pr, p, "tolerances", false, &it));
-        if (it) {
-            cz_sub(q, p, "tolerances");
-            TRY(load_tols(L, cz, it, q, &cp->ntol, cp->tol));
-        }
-        TRY(cz_member(L, pr, p, "special", false, &it));
-        if (it) {
-            cz_sub(q, p, "special");
-            TRY(cz_as_array(L, it, q, CZ_MAX_SPECIAL, &cp->nspecial));
-            for (int i = 0; i < cp->nspecial; i++) {
-                char r[PATHLEN];
-                const cJSON *v = cJSON_GetArrayItem(it, i);
-                cz_idx(r, q, i);
-                if (!cJSON_IsString(v) || strlen(v->valuestring) >= CZ_STR) return cz_failf(L, r, "a flag name (string)");
-                strcpy(cp->special[i], v->valuestring);
-            }
-        }
-        cJSON_ArrayForEach(e, pr)
-        {
-            if (strcmp(e->string, "rules") && strcmp(e->string, "tolerances") && strcmp(e->string, "special") &&
-                strcmp(e->string, "doc")) {
-                cz_sub(q, p, e->string);
-                return cz_failf(L, q, "only doc, rules, tolerances, special in a profile");
-            }
-        }
+        TRY(load_profile(L, cz, pr, p));
     }
     return FZ_OK;
 }

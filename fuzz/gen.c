@@ -1110,65 +1110,45 @@ int64_t fz_exhaustive_count(const cz_constraints *cz, const fz_stream *s, bool a
     return chunks * cz->exh.nsets;
 }
 
-fz_status fz_exhaustive_case(const cz_constraints *cz, const char *profile, const fz_stream *s, uint64_t run_seed,
-                             int64_t k, cf_case *out)
+/* Tensor i of exhaustive chunk [first, first + chunk): a [ngrad, chunk] view whose x row walks
+ * the bit patterns and whose gradient column holds the file's gradients (0 strides over one
+ * storage each); another input is all 1. */
+static fz_status exh_tensor(const cz_constraints *cz, int i, cf_dtype dt, int64_t first, int64_t chunk, cf_tensor *t)
 {
-    if (!out) return FZ_ERR_ARG;
-    memset(out, 0, sizeof *out);
-    const cz_profile *pf = cz ? cz_profile_get(cz, profile) : NULL;
-    if (!pf || fz_exhaustive_count(cz, s, true) <= k || k < 0) return FZ_ERR_ARG;
     const cz_exhaustive *x = &cz->exh;
-    int bits = pattern_bits(s->dtype);
-    int64_t chunks = ((int64_t)1 << bits) / x->chunk;
-    if (chunks < 1) chunks = 1;
-    int set = (int)(k / chunks);
-    int64_t first = (k % chunks) * x->chunk;
-    int64_t chunk = x->chunk < ((int64_t)1 << bits) ? x->chunk : ((int64_t)1 << bits);
-    for (int i = 0; i < cz->ntensors; i++) {
-        const cz_tensor *ct = &cz->tensors[i];
-        int8_t dt[CF_MAX_TENSORS];
-        memset(dt, -1, sizeof dt);
-        for (int j = 0; j < cz->ntensors; j++)
-            if (cz->tensors[j].rel == CZ_REL_NONE) dt[j] = (int8_t)s->dtype;
-        if (!resolve_dtypes(cz, dt) || dt[cz->stream_tensor] != (int8_t)s->dtype) return FZ_ERR_ARG;
-        cf_tensor *t = &out->tensors[i];
-        snprintf(t->name, sizeof t->name, "%s", ct->name);
-        t->present = true;
-        t->output = ct->output;
-        t->dtype = (cf_dtype)dt[i];
-        snprintf(t->format, sizeof t->format, "%s", cz->formats[0]);
-        int64_t sh[2] = {x->ngrad, chunk};
-        fz_set_shape(t, 2, sh);
-        set_contiguous(t);
-        if (i == x->x || i == x->grad) {
-            bool isx = i == x->x;
-            t->strides[0] = isx ? 0 : 1;
-            t->strides[1] = isx ? 1 : 0;
-            t->storage_ndim = 1;
-            t->storage_shape[0] = isx ? chunk : x->ngrad;
-            size_t bytes = (size_t)t->storage_shape[0] * cf_dtype_size(t->dtype);
-            t->data = malloc(bytes);
-            if (!t->data) {
-                cf_case_free(out);
-                return FZ_ERR_NOMEM;
-            }
-            for (int64_t e = 0; e < t->storage_shape[0]; e++)
-                fz_store_bits(t->dtype, t->data, e,
-                              isx ? (uint64_t)(first + e) : fz_bits_from_double(t->dtype, x->gradients[e]));
-        } else if (!t->output) { /* another input: not in the elementwise files; fill with 1 */
-            t->data = malloc((size_t)cf_tensor_storage_numel(t) * cf_dtype_size(t->dtype));
-            if (!t->data) {
-                cf_case_free(out);
-                return FZ_ERR_NOMEM;
-            }
-            for (int64_t e = 0; e < cf_tensor_storage_numel(t); e++)
-                fz_store_bits(t->dtype, t->data, e, fz_bits_from_double(t->dtype, 1));
-        }
+    const cz_tensor *ct = &cz->tensors[i];
+    snprintf(t->name, sizeof t->name, "%s", ct->name);
+    t->present = true;
+    t->output = ct->output;
+    t->dtype = dt;
+    snprintf(t->format, sizeof t->format, "%s", cz->formats[0]);
+    int64_t sh[2] = {x->ngrad, chunk};
+    fz_set_shape(t, 2, sh);
+    set_contiguous(t);
+    if (i == x->x || i == x->grad) {
+        bool isx = i == x->x;
+        t->strides[0] = isx ? 0 : 1;
+        t->strides[1] = isx ? 1 : 0;
+        t->storage_ndim = 1;
+        t->storage_shape[0] = isx ? chunk : x->ngrad;
+        t->data = malloc((size_t)t->storage_shape[0] * cf_dtype_size(t->dtype));
+        if (!t->data) return FZ_ERR_NOMEM;
+        for (int64_t e = 0; e < t->storage_shape[0]; e++)
+            fz_store_bits(t->dtype, t->data, e, isx ? (uint64_t)(first + e) : fz_bits_from_double(t->dtype, x->gradients[e]));
+    } else if (!t->output) { /* another input: not in the elementwise files; fill with 1 */
+        t->data = malloc((size_t)cf_tensor_storage_numel(t) * cf_dtype_size(t->dtype));
+        if (!t->data) return FZ_ERR_NOMEM;
+        for (int64_t e = 0; e < cf_tensor_storage_numel(t); e++)
+            fz_store_bits(t->dtype, t->data, e, fz_bits_from_double(t->dtype, 1));
     }
-    out->op = cz->op;
-    snprintf(out->profile, sizeof out->profile, "%s", pf->name);
-    out->ntensors = cz->ntensors;
-    out->nparams = cz->nparams;
+    return FZ_OK;
+}
+
+/* The params of an exhaustive case: each one's first valid value, the stream's variant, then
+ * the file's param set `set`. */
+static void exh_params(const cz_constraints *cz, const fz_stream *s, int set, cf_case *out)
+{
+    const cz_exhaustive *x = &cz->exh;
     const cz_variant *var = NULL;
     for (int v = 0; v < cz->nvariants; v++)
         if (!strcmp(cz->variants[v].name, s->variant)) var = &cz->variants[v];
@@ -1199,6 +1179,37 @@ fz_status fz_exhaustive_case(const cz_constraints *cz, const char *profile, cons
                 else p->f64 = x->sets[set].v[j];
             }
     }
+}
+
+fz_status fz_exhaustive_case(const cz_constraints *cz, const char *profile, const fz_stream *s, uint64_t run_seed,
+                             int64_t k, cf_case *out)
+{
+    if (!out) return FZ_ERR_ARG;
+    memset(out, 0, sizeof *out);
+    const cz_profile *pf = cz ? cz_profile_get(cz, profile) : NULL;
+    if (!pf || fz_exhaustive_count(cz, s, true) <= k || k < 0) return FZ_ERR_ARG;
+    const cz_exhaustive *x = &cz->exh;
+    int bits = pattern_bits(s->dtype);
+    int64_t chunks = ((int64_t)1 << bits) / x->chunk;
+    if (chunks < 1) chunks = 1;
+    int set = (int)(k / chunks);
+    int64_t first = (k % chunks) * x->chunk;
+    int64_t chunk = x->chunk < ((int64_t)1 << bits) ? x->chunk : ((int64_t)1 << bits);
+    int8_t dt[CF_MAX_TENSORS]; /* every free dtype the stream's */
+    memset(dt, -1, sizeof dt);
+    for (int j = 0; j < cz->ntensors; j++)
+        if (cz->tensors[j].rel == CZ_REL_NONE) dt[j] = (int8_t)s->dtype;
+    if (!resolve_dtypes(cz, dt) || dt[cz->stream_tensor] != (int8_t)s->dtype) return FZ_ERR_ARG;
+    out->ntensors = cz->ntensors; /* first: cf_case_free releases the tensors filled so far */
+    for (int i = 0; i < cz->ntensors; i++)
+        if (exh_tensor(cz, i, (cf_dtype)dt[i], first, chunk, &out->tensors[i]) != FZ_OK) {
+            cf_case_free(out);
+            return FZ_ERR_NOMEM;
+        }
+    out->op = cz->op;
+    snprintf(out->profile, sizeof out->profile, "%s", pf->name);
+    out->nparams = cz->nparams;
+    exh_params(cz, s, set, out);
     snprintf(out->origin_kind, sizeof out->origin_kind, "exhaustive");
     out->seed = fz_case_seed(run_seed, cz->op, s->dtype, s->variant, k);
     out->index = k;

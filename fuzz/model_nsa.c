@@ -71,10 +71,10 @@ static fz_status load(cz_ld *L, cz_constraints *cz, const cJSON *m, const char *
 /* The windows of a batch of S tokens (block l, stride d). */
 static int64_t nblk(int64_t S, int64_t l, int64_t d) { return (l > 0 && d > 0 && S >= l) ? (S - l) / d + 1 : 0; }
 
-static void nsa_draw(fz_gen *g)
+/* l and d (multiples of block_multiple, l > d; d the smallest, l minus one block, or between),
+ * D, N, a NULL actSeqLen or not, and the batch count; returns the smallest l. */
+static int64_t nsa_dims(fz_gen *g, const nsa_fields *m, nsa_state *st)
 {
-    const nsa_fields *m = g->cz->model.priv;
-    nsa_state *st = g->mstate;
     int64_t bm = m->block_multiple, Dm = m->D_multiple;
     int64_t llo = m->l_range[0] > m->d_range[0] + bm ? m->l_range[0] : m->d_range[0] + bm;
     llo = (llo + bm - 1) / bm * bm;
@@ -90,6 +90,15 @@ static void nsa_draw(fz_gen *g)
     st->nb = st->seq_null ? 1 : rbern(&g->r, 0.85) ? rrange(&g->r, m->batches[0], m->batches[1] < 6 ? m->batches[1] : 6)
                                               : fz_tier_size(g, m->batches[0], m->batches[1]);
     if (st->nb > NSA_MAX_BATCHES) st->nb = NSA_MAX_BATCHES;
+    return llo;
+}
+
+/* The case's element budget (~8 % of cases 8 x max_elements, 1.5 % 32 x, the scheduled large
+ * tier), N and D (and l, d for many batches) shrunk until one window fits it; returns the token
+ * cap T <= budget / (N D), and *Tmin the tokens the large tier needs. */
+static int64_t nsa_budget(fz_gen *g, const nsa_fields *m, nsa_state *st, int64_t llo, int64_t *Tmin)
+{
+    int64_t bm = m->block_multiple, Dm = m->D_multiple;
     double cu = runif(&g->r);
     int64_t cap = g->large ? FZ_LARGE_ELEMS + FZ_LARGE_ELEMS / 16
                   : cu < 0.015 ? 32 * m->max_elements
@@ -117,9 +126,17 @@ static void nsa_draw(fz_gen *g)
         else break;
     }
     int64_t Tcap = cap / (st->N * st->D);
-    int64_t Tmin = g->large ? FZ_LARGE_ELEMS / (st->N * st->D) + 1 : cap > 8 * m->max_elements ? cap / 4 / (st->N * st->D) : 0;
+    *Tmin = g->large ? FZ_LARGE_ELEMS / (st->N * st->D) + 1 : cap > 8 * m->max_elements ? cap / 4 / (st->N * st->D) : 0;
     if (Tcap < st->l) Tcap = st->l;
-    if (Tmin > Tcap) Tmin = Tcap;
+    if (*Tmin > Tcap) *Tmin = Tcap;
+    return Tcap;
+}
+
+/* The batch lengths: empty, shorter than l, l, whole windows, windows and a tail (many batches:
+ * mostly short ones), within [Tmin, Tcap] tokens; at least one window. */
+static void nsa_batches(fz_gen *g, nsa_state *st, int64_t Tmin, int64_t Tcap)
+{
+    bool many = st->nb > 6;
     int64_t T = 0, C = 0;
     int nb = (int)st->nb;
     for (int b = 0; b < nb; b++) {
@@ -150,6 +167,15 @@ static void nsa_draw(fz_gen *g)
             for (int i = 0; i < st->nb; i++)
                 if (i != b) st->S[i] = 0;
     }
+}
+
+static void nsa_draw(fz_gen *g)
+{
+    const nsa_fields *m = g->cz->model.priv;
+    nsa_state *st = g->mstate;
+    int64_t llo = nsa_dims(g, m, st), Tmin = 0;
+    int64_t Tcap = nsa_budget(g, m, st, llo, &Tmin);
+    nsa_batches(g, st, Tmin, Tcap);
 }
 
 static void nsa_apply(fz_gen *g)
