@@ -12,8 +12,6 @@
 
 #include "model.h"
 
-#define FZ_BINS_MAX 256
-
 typedef struct {
     char group[24];
     char name[64];
@@ -22,16 +20,38 @@ typedef struct {
     int64_t hits;
 } bin;
 
+/* Bins and groups as many as the constraint file derives (grown while fz_bins_new builds them;
+ * an allocation failure there makes it return NULL, never a truncated set). */
 struct fz_bins {
     const cz_constraints *cz;
-    int nbins, ngroups;
-    bin bins[FZ_BINS_MAX];
-    fz_bin_group groups[32];
+    int nbins, ngroups, bins_cap, groups_cap;
+    bin *bins;
+    fz_bin_group *groups;
+    bool *seen;          /* per bin, scratch of fz_bins_add */
+    bool oom;            /* a bin or group could not be added */
+    fz_bin_group spill;  /* what an addition writes to after oom */
     int64_t cases, invalid;
 };
 
+/* arr (n used of *cap elements of sz bytes) with room for one more; NULL when it cannot grow
+ * (arr is then still valid). */
+static void *grow(void *arr, int n, int *cap, size_t sz)
+{
+    if (n < *cap) return arr;
+    int nc = *cap ? 2 * *cap : 16;
+    void *na = realloc(arr, sz * (size_t)nc);
+    if (na) *cap = nc;
+    return na;
+}
+
 fz_bin_group *fz_bins_new_group(fz_bins *b, fz_group_kind k, int arg)
 {
+    fz_bin_group *ng = grow(b->groups, b->ngroups, &b->groups_cap, sizeof *b->groups);
+    if (!ng) {
+        b->oom = true;
+        return &b->spill;
+    }
+    b->groups = ng;
     fz_bin_group *g = &b->groups[b->ngroups++];
     memset(g, 0, sizeof *g);
     g->kind = k;
@@ -42,7 +62,12 @@ fz_bin_group *fz_bins_new_group(fz_bins *b, fz_group_kind k, int arg)
 
 void fz_bins_add_bin(fz_bins *b, fz_bin_group *g, const char *gname, const char *name, fz_bin_kind k, double lo, double hi)
 {
-    if (b->nbins >= FZ_BINS_MAX) return;
+    bin *nb = b->oom || g == &b->spill ? NULL : grow(b->bins, b->nbins, &b->bins_cap, sizeof *b->bins);
+    if (!nb) {
+        b->oom = true;
+        return;
+    }
+    b->bins = nb;
     bin *x = &b->bins[b->nbins++];
     memset(x, 0, sizeof *x);
     snprintf(x->group, sizeof x->group, "%s", gname);
@@ -237,10 +262,22 @@ fz_bins *fz_bins_new(const cz_constraints *cz)
                 break;
             }
     }
+    b->seen = calloc((size_t)(b->nbins ? b->nbins : 1), sizeof *b->seen);
+    if (b->oom || !b->seen) {
+        fz_bins_free(b);
+        return NULL;
+    }
     return b;
 }
 
-void fz_bins_free(fz_bins *b) { free(b); }
+void fz_bins_free(fz_bins *b)
+{
+    if (!b) return;
+    free(b->bins);
+    free(b->groups);
+    free(b->seen);
+    free(b);
+}
 
 static bool is_vec(double v)
 {
@@ -323,7 +360,8 @@ void fz_bins_add(fz_bins *b, const cf_case *c)
         b->invalid++;
         return;
     }
-    bool seen[FZ_BINS_MAX] = {false};
+    bool *seen = b->seen;
+    memset(seen, 0, sizeof *seen * (size_t)b->nbins);
     const fz_model *M = fz_model_of(b->cz->model.kind);
     for (int gi = 0; gi < b->ngroups; gi++) {
         const fz_bin_group *g = &b->groups[gi];

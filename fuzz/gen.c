@@ -126,11 +126,6 @@ bool fz_case_is_table(int64_t k) { return k >= 0 && k % FZ_TABLE_PERIOD == FZ_TA
 
 /* ---------------------------------------------------------------- context ---- */
 
-typedef struct {
-    int n;
-    int8_t dt[256][CF_MAX_TENSORS];
-} combos;
-
 /* Dtype of every tensor from the free (unrelated) ones; false when a relation is undefined. */
 static bool resolve_dtypes(const cz_constraints *cz, int8_t *dt)
 {
@@ -148,13 +143,14 @@ static bool resolve_dtypes(const cz_constraints *cz, int8_t *dt)
     return true;
 }
 
-static void enum_combos(const cz_constraints *cz, cf_dtype want, combos *out)
+/* The dtype combinations (free tensors' dtypes, the rest resolved) whose stream tensor is want,
+ * in a fixed order: their number, the first cap of them into out. */
+static int enum_combos(const cz_constraints *cz, cf_dtype want, int8_t (*out)[CF_MAX_TENSORS], int cap)
 {
     int free_t[CF_MAX_TENSORS], nfree = 0;
     for (int i = 0; i < cz->ntensors; i++)
         if (cz->tensors[i].rel == CZ_REL_NONE) free_t[nfree++] = i;
-    int cnt[CF_MAX_TENSORS] = {0};
-    out->n = 0;
+    int cnt[CF_MAX_TENSORS] = {0}, n = 0;
     for (;;) {
         int8_t dt[CF_MAX_TENSORS];
         memset(dt, -1, sizeof dt);
@@ -163,42 +159,59 @@ static void enum_combos(const cz_constraints *cz, cf_dtype want, combos *out)
             dt[free_t[f]] = (int8_t)cnt[f];
             ok = (cz->tensors[free_t[f]].dtypes >> cnt[f]) & 1u;
         }
-        if (ok && resolve_dtypes(cz, dt) && dt[cz->stream_tensor] == (int8_t)want && out->n < 256)
-            memcpy(out->dt[out->n++], dt, sizeof dt);
+        if (ok && resolve_dtypes(cz, dt) && dt[cz->stream_tensor] == (int8_t)want) {
+            if (n < cap) memcpy(out[n], dt, sizeof dt);
+            n++;
+        }
         int f = 0;
         while (f < nfree && ++cnt[f] == CF_DTYPE_COUNT) cnt[f++] = 0;
         if (f == nfree) break;
     }
+    return n;
 }
 
-static fz_status choose_dtypes(fz_gen *g)
+/* One combination of dtypes: in the table tier the one with the most tensors of the stream's
+ * dtype; else half the time the plain case (every float input of the stream's dtype), otherwise
+ * any.  cb: the n combinations, cand: room for n indices. */
+static int pick_combo(fz_gen *g, int8_t (*cb)[CF_MAX_TENSORS], int n, int *cand)
 {
-    combos cb;
-    enum_combos(g->cz, g->s->dtype, &cb);
-    if (cb.n == 0) return FZ_ERR_ARG;
-    /* Half the time the plain case: every float input of the stream's dtype (always in the
-     * table tier: the common configuration at a large element count). */
     int pick = -1;
     if (g->table) { /* as many tensors as possible of the stream's dtype (integer inputs too) */
         int best = -1;
-        for (int i = 0; i < cb.n; i++) {
+        for (int i = 0; i < n; i++) {
             int same = 0;
-            for (int t = 0; t < g->cz->ntensors; t++) same += cb.dt[i][t] == (int8_t)g->s->dtype;
+            for (int t = 0; t < g->cz->ntensors; t++) same += cb[i][t] == (int8_t)g->s->dtype;
             if (same > best) best = same, pick = i;
         }
     } else if (rbern(&g->r, 0.5)) {
-        int cand[256], nc = 0;
-        for (int i = 0; i < cb.n; i++) {
+        int nc = 0;
+        for (int i = 0; i < n; i++) {
             bool all = true;
             for (int t = 0; t < g->cz->ntensors; t++)
-                if (cf_dtype_is_float((cf_dtype)cb.dt[i][t]) && cb.dt[i][t] != (int8_t)g->s->dtype) all = false;
+                if (cf_dtype_is_float((cf_dtype)cb[i][t]) && cb[i][t] != (int8_t)g->s->dtype) all = false;
             if (all) cand[nc++] = i;
         }
         if (nc) pick = cand[rrange(&g->r, 0, nc - 1)];
     }
-    if (pick < 0) pick = (int)rrange(&g->r, 0, cb.n - 1);
-    for (int t = 0; t < g->cz->ntensors; t++) g->c->tensors[t].dtype = (cf_dtype)cb.dt[pick][t];
-    return FZ_OK;
+    if (pick < 0) pick = (int)rrange(&g->r, 0, n - 1);
+    return pick;
+}
+
+static fz_status choose_dtypes(fz_gen *g)
+{
+    int n = enum_combos(g->cz, g->s->dtype, NULL, 0);
+    if (n == 0) return FZ_ERR_ARG;
+    int8_t(*cb)[CF_MAX_TENSORS] = malloc(sizeof *cb * (size_t)n); /* as many as the file allows */
+    int *cand = malloc(sizeof *cand * (size_t)n);
+    fz_status st = cb && cand ? FZ_OK : FZ_ERR_NOMEM;
+    if (st == FZ_OK) {
+        enum_combos(g->cz, g->s->dtype, cb, n);
+        int pick = pick_combo(g, cb, n, cand);
+        for (int t = 0; t < g->cz->ntensors; t++) g->c->tensors[t].dtype = (cf_dtype)cb[pick][t];
+    }
+    free(cb);
+    free(cand);
+    return st;
 }
 
 /* A value of p's domain: from part `part` (>= 0), or from a part drawn by weight (part < 0). */
