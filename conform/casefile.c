@@ -161,6 +161,104 @@ static const char *kind_text(cf_param_kind k)
     }
 }
 
+/* A number: integer attributes are read from .i, double ones from .f64, so both are filled; an
+ * integer param must hold an integer a double carries exactly. */
+static cf_status param_number(const char *file, const char *name, const cz_param *zp, const cJSON *v, cf_param *p,
+                              cf_err *e)
+{
+    p->kind = CF_PARAM_F64;
+    p->f64 = v->valuedouble;
+    if (v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 0x1p62) p->i = (int64_t)v->valuedouble;
+    if (zp && zp->kind == CF_PARAM_INT && !json_int(v, -0x1p53, 0x1p53, NULL))
+        return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': expected an integer in [-2^53, 2^53]", file, name);
+    return CFE_OK;
+}
+
+/* A string, or one of the special doubles spelt as a string ("nan" "inf" "-inf" "-0"). */
+static cf_status param_string(const char *file, const char *name, const cJSON *v, cf_param *p, cf_err *e)
+{
+    p->kind = CF_PARAM_STRING;
+    if (strlen(v->valuestring) >= sizeof p->str)
+        return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': string longer than %zu", file, name, sizeof p->str - 1);
+    snprintf(p->str, sizeof p->str, "%s", v->valuestring);
+    if (special_double(v->valuestring, &p->f64)) p->kind = CF_PARAM_F64;
+    return CFE_OK;
+}
+
+/* An array of integers.  p->arr is allocated before its entries are checked: the caller has
+ * already counted p, so cf_case_free releases it on any error. */
+static cf_status param_array(const char *file, const char *name, const cJSON *v, cf_param *p, cf_err *e)
+{
+    p->kind = CF_PARAM_INTARRAY;
+    int n = cJSON_GetArraySize(v);
+    if (n > 1 << 20) return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': more than 2^20 entries", file, name);
+    p->arr = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
+    if (!p->arr) return cf_fail(e, CFE_IO, "out of memory");
+    int got = 0;
+    char field[64];
+    snprintf(field, sizeof field, "params.%s", name);
+    cf_status st = get_int_array(file, field, v, p->arr, &got, n, e);
+    if (st) return st;
+    p->arr_len = got;
+    return CFE_OK;
+}
+
+/* A scalar's "bits": exactly hex digits, at most the dtype's width of them (bits is
+ * authoritative; "value" is for the reader). */
+static cf_status scalar_bits(const char *file, const char *name, const cJSON *bits, cf_param *p, cf_err *e)
+{
+    const char *h = bits->valuestring + 2;
+    size_t nd = strlen(h), w = cf_dtype_size(p->scalar_dtype) * 8;
+    bool hex = nd > 0;
+    for (size_t k = 0; k < nd && hex; k++) hex = isxdigit((unsigned char)h[k]) != 0;
+    if (!hex) return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.bits': not hexadecimal", file, name);
+    if (nd > w / 4)
+        return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.bits': %zu hex digits, more than the %zu of dtype %s", file, name, nd,
+                       w / 4, cf_dtype_name(p->scalar_dtype));
+    p->scalar_bits = strtoull(h, NULL, 16);
+    return CFE_OK;
+}
+
+/* An aclScalar: {"null": true} alone, or {"dtype", "bits", "value"}.  A dtype the operator
+ * rejects is an invalid-input case, not a malformed file: it is not checked here. */
+static cf_status param_scalar(const char *file, const char *name, const cJSON *v, cf_param *p, cf_err *e)
+{
+    p->kind = CF_PARAM_SCALAR;
+    char where[64];
+    snprintf(where, sizeof where, "params.%s", name);
+    const cJSON *nl = cJSON_GetObjectItemCaseSensitive(v, "null");
+    if (!is_bool_or_absent(nl)) return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.null': expected true or false", file, name);
+    if (cJSON_IsTrue(nl)) {
+        static const char *const nk[] = {"null", NULL};
+        p->is_null = true;
+        return only_keys(file, where, v, nk, e);
+    }
+    static const char *const sk[] = {"null", "dtype", "value", "bits", NULL};
+    cf_status st = only_keys(file, where, v, sk, e);
+    if (st) return st;
+    const cJSON *dt = cJSON_GetObjectItemCaseSensitive(v, "dtype");
+    const cJSON *bits = cJSON_GetObjectItemCaseSensitive(v, "bits");
+    const cJSON *val = cJSON_GetObjectItemCaseSensitive(v, "value");
+    if (!cJSON_IsString(dt) || !cf_dtype_parse(dt->valuestring, &p->scalar_dtype))
+        return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.dtype': expected a dtype (f16 bf16 f32 f64 i8 i16 i32 i64 u8 bool)", file, name);
+    if (!cJSON_IsString(bits) || strncmp(bits->valuestring, "0x", 2) != 0)
+        return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.bits': expected a hex string \"0x...\"", file, name);
+    double dummy;
+    if (val && !cJSON_IsNumber(val) && !(cJSON_IsString(val) && special_double(val->valuestring, &dummy)))
+        return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.value': expected a number or \"nan\" \"inf\" \"-inf\" \"-0\"", file, name);
+    return scalar_bits(file, name, bits, p, e);
+}
+
+/* Does the value's kind fit what the constraint file says the param is?  A number serves an
+ * integer param too; null serves a string or an array (both a NULL pointer). */
+static bool param_kind_fits(const cz_param *zp, const cf_param *p, const cJSON *v)
+{
+    if (!zp) return true;
+    if (p->is_null) return zp->kind == CF_PARAM_STRING || zp->kind == CF_PARAM_INTARRAY;
+    if (cJSON_IsNumber(v)) return zp->kind == CF_PARAM_F64 || zp->kind == CF_PARAM_INT;
+    return zp->kind == p->kind;
+}
+
 static cf_status parse_param(const char *file, const cz_constraints *cz, const char *name, const cJSON *v,
                              cf_param *p, cf_err *e)
 {
@@ -171,90 +269,30 @@ static cf_status parse_param(const char *file, const cz_constraints *cz, const c
     int pi = cz ? cz_param_index(cz, name) : -1;
     if (cz && pi < 0) return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': unknown parameter of %s", file, name, cf_op_name(cz->op));
     const cz_param *zp = pi >= 0 ? &cz->params[pi] : NULL;
-    bool type_ok = true;
+    cf_status st = CFE_OK;
     if (cJSON_IsNull(v)) {
         p->kind = CF_PARAM_STRING; /* NULL string or array: both are a NULL pointer */
         p->is_null = true;
-        type_ok = !zp || zp->kind == CF_PARAM_STRING || zp->kind == CF_PARAM_INTARRAY;
     } else if (cJSON_IsBool(v)) {
         p->kind = CF_PARAM_BOOL;
         p->b = cJSON_IsTrue(v);
-        type_ok = !zp || zp->kind == CF_PARAM_BOOL;
     } else if (cJSON_IsNumber(v)) {
-        p->kind = CF_PARAM_F64;
-        p->f64 = v->valuedouble;
-        /* integer attributes are read from .i, double ones from .f64: both are filled */
-        if (v->valuedouble == floor(v->valuedouble) && fabs(v->valuedouble) < 0x1p62)
-            p->i = (int64_t)v->valuedouble;
-        if (zp && zp->kind == CF_PARAM_INT && !json_int(v, -0x1p53, 0x1p53, NULL))
-            return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': expected an integer in [-2^53, 2^53]", file, name);
-        type_ok = !zp || zp->kind == CF_PARAM_F64 || zp->kind == CF_PARAM_INT;
+        st = param_number(file, name, zp, v, p, e);
     } else if (cJSON_IsString(v)) {
-        p->kind = CF_PARAM_STRING;
-        if (strlen(v->valuestring) >= sizeof p->str)
-            return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': string longer than %zu", file, name, sizeof p->str - 1);
-        snprintf(p->str, sizeof p->str, "%s", v->valuestring);
-        if (special_double(v->valuestring, &p->f64)) p->kind = CF_PARAM_F64;
-        type_ok = !zp || zp->kind == p->kind;
+        st = param_string(file, name, v, p, e);
     } else if (cJSON_IsArray(v)) {
-        p->kind = CF_PARAM_INTARRAY;
-        int n = cJSON_GetArraySize(v);
-        if (n > 1 << 20) return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': more than 2^20 entries", file, name);
-        p->arr = malloc(sizeof(int64_t) * (size_t)(n ? n : 1));
-        if (!p->arr) return cf_fail(e, CFE_IO, "out of memory");
-        int got = 0;
-        char field[64];
-        snprintf(field, sizeof field, "params.%s", name);
-        cf_status st = get_int_array(file, field, v, p->arr, &got, n, e);
-        if (st) return st;
-        p->arr_len = got;
-        type_ok = !zp || zp->kind == CF_PARAM_INTARRAY;
+        st = param_array(file, name, v, p, e);
     } else if (cJSON_IsObject(v)) {
-        p->kind = CF_PARAM_SCALAR;
-        type_ok = !zp || zp->kind == CF_PARAM_SCALAR;
-        if (!type_ok) return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': expected %s", file, name, kind_text(zp->kind));
-        const cJSON *nl = cJSON_GetObjectItemCaseSensitive(v, "null");
-        if (!is_bool_or_absent(nl)) return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.null': expected true or false", file, name);
-        if (cJSON_IsTrue(nl)) {
-            static const char *const nk[] = {"null", NULL};
-            char where[64];
-            snprintf(where, sizeof where, "params.%s", name);
-            p->is_null = true;
-            return only_keys(file, where, v, nk, e);
-        }
-        static const char *const sk[] = {"null", "dtype", "value", "bits", NULL};
-        char where[64];
-        snprintf(where, sizeof where, "params.%s", name);
-        cf_status st = only_keys(file, where, v, sk, e);
-        if (st) return st;
-        const cJSON *dt = cJSON_GetObjectItemCaseSensitive(v, "dtype");
-        const cJSON *bits = cJSON_GetObjectItemCaseSensitive(v, "bits");
-        const cJSON *val = cJSON_GetObjectItemCaseSensitive(v, "value");
-        if (!cJSON_IsString(dt) || !cf_dtype_parse(dt->valuestring, &p->scalar_dtype))
-            return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.dtype': expected a dtype (f16 bf16 f32 f64 i8 i16 i32 i64 u8 bool)", file, name);
-        if (!cJSON_IsString(bits) || strncmp(bits->valuestring, "0x", 2) != 0)
-            return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.bits': expected a hex string \"0x...\"", file, name);
-        double dummy;
-        if (val && !cJSON_IsNumber(val) && !(cJSON_IsString(val) && special_double(val->valuestring, &dummy)))
-            return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.value': expected a number or \"nan\" \"inf\" \"-inf\" \"-0\"", file, name);
-        /* exactly hex digits, at most the dtype's width of them (bits is authoritative) */
-        const char *h = bits->valuestring + 2;
-        size_t nd = strlen(h), w = cf_dtype_size(p->scalar_dtype) * 8;
-        bool hex = nd > 0;
-        for (size_t k = 0; k < nd && hex; k++) hex = isxdigit((unsigned char)h[k]) != 0;
-        if (!hex) return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.bits': not hexadecimal", file, name);
-        if (nd > w / 4)
-            return cf_fail(e, CFE_INPUT, "%s: field 'params.%s.bits': %zu hex digits, more than the %zu of dtype %s", file, name, nd,
-                           w / 4, cf_dtype_name(p->scalar_dtype));
-        p->scalar_bits = strtoull(h, NULL, 16);
-        if (zp && zp->scalar_dtypes && !(zp->scalar_dtypes & (1u << p->scalar_dtype))) {
-            /* a dtype the operator rejects is an invalid-input case, not a malformed file */
-        }
+        /* the kind first: a scalar's own fields mean nothing for another kind of param */
+        if (zp && zp->kind != CF_PARAM_SCALAR)
+            return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': expected %s", file, name, kind_text(zp->kind));
+        return param_scalar(file, name, v, p, e);
     } else {
         return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': unsupported value", file, name);
     }
-    if (!type_ok) return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': expected %s", file, name, kind_text(zp->kind));
-    return CFE_OK;
+    if (!st && !param_kind_fits(zp, p, v))
+        st = cf_fail(e, CFE_INPUT, "%s: field 'params.%s': expected %s", file, name, kind_text(zp->kind));
+    return st;
 }
 
 /* The highest storage element a view touches (offset + Σ (shape-1)·stride), or -1 when the view
