@@ -312,18 +312,18 @@ static bool view_extent(const cf_tensor *t, int64_t *last)
     return true;
 }
 
-static cf_status parse_tensor(const char *file, const cz_constraints *cz, const cJSON *v, cf_tensor *t,
-                              const cf_npy_loader *ld, cf_err *e)
+/* Name and role: one of the operator's tensors, an output exactly when the constraint file says
+ * so, and only known fields.  A NULL tensor ({"null": true}) ends here with present false. */
+static cf_status tensor_role(const char *file, const cz_constraints *cz, const cJSON *v, const char *nm, cf_tensor *t,
+                             cf_err *e)
 {
-    char field[96];
-    const char *nm = v->string ? v->string : "";
-    memset(t, 0, sizeof *t);
     /* the name becomes a file name (<name>.npy, expected.<name>.npy): data, never a path */
     if (!cf_name_ok(nm)) return cf_fail(e, CFE_INPUT, "%s: field 'tensors': name \"%.40s\" is not [A-Za-z0-9_]{1,23}", file, nm);
     snprintf(t->name, sizeof t->name, "%s", nm);
     int ti = cz ? cz_tensor_index(cz, nm) : -1;
     if (cz && ti < 0) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s': unknown tensor of %s", file, nm, cf_op_name(cz->op));
     if (!cJSON_IsObject(v)) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s': expected an object", file, nm);
+    char field[96];
     snprintf(field, sizeof field, "tensors.%s", nm);
     const cJSON *nl = cJSON_GetObjectItemCaseSensitive(v, "null"), *outp = cJSON_GetObjectItemCaseSensitive(v, "output");
     if (!is_bool_or_absent(nl)) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.null': expected true or false", file, nm);
@@ -332,7 +332,6 @@ static cf_status parse_tensor(const char *file, const cz_constraints *cz, const 
     if (ti >= 0 && t->output != cz->tensors[ti].output && !cJSON_IsTrue(nl))
         return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.output': %s is an %s of %s", file, nm, nm,
                        cz->tensors[ti].output ? "output" : "input", cf_op_name(cz->op));
-    cf_status st;
     if (cJSON_IsTrue(nl)) {
         static const char *const nk[] = {"null", "output", NULL};
         t->present = false;
@@ -340,8 +339,25 @@ static cf_status parse_tensor(const char *file, const cz_constraints *cz, const 
         return only_keys(file, field, v, nk, e);
     }
     static const char *const keys[] = {"null", "output", "dtype", "shape", "strides", "offset", "format", "storage_shape", "file", "null_data", NULL};
-    if ((st = only_keys(file, field, v, keys, e))) return st;
+    cf_status st = only_keys(file, field, v, keys, e);
+    if (st) return st;
     t->present = true;
+    return CFE_OK;
+}
+
+/* One of a tensor's integer arrays (shape, strides, storage_shape): at most CF_MAX_RANK entries. */
+static cf_status tensor_ints(const char *file, const cf_tensor *t, const cJSON *v, const char *key, int64_t *out, int *n,
+                             cf_err *e)
+{
+    char field[96];
+    snprintf(field, sizeof field, "tensors.%s.%s", t->name, key);
+    return get_int_array(file, field, cJSON_GetObjectItemCaseSensitive(v, key), out, n, CF_MAX_RANK, e);
+}
+
+/* null_data, dtype, and the view and storage arrays; shape and strides of one rank. */
+static cf_status tensor_layout(const char *file, const cJSON *v, cf_tensor *t, cf_err *e)
+{
+    const char *nm = t->name;
     const cJSON *nd = cJSON_GetObjectItemCaseSensitive(v, "null_data");
     if (!is_bool_or_absent(nd)) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.null_data': expected true or false", file, nm);
     t->null_data = cJSON_IsTrue(nd);
@@ -349,32 +365,45 @@ static cf_status parse_tensor(const char *file, const cz_constraints *cz, const 
     if (!cJSON_IsString(dt) || !cf_dtype_parse(dt->valuestring, &t->dtype))
         return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.dtype': expected one of f16 bf16 f32 f64 i8 i16 i32 i64 u8 bool", file, nm);
     int n1 = 0, n2 = 0, n3 = 0;
-    snprintf(field, sizeof field, "tensors.%s.shape", nm);
-    if ((st = get_int_array(file, field, cJSON_GetObjectItemCaseSensitive(v, "shape"), t->shape, &n1, CF_MAX_RANK, e))) return st;
-    snprintf(field, sizeof field, "tensors.%s.strides", nm);
-    if ((st = get_int_array(file, field, cJSON_GetObjectItemCaseSensitive(v, "strides"), t->strides, &n2, CF_MAX_RANK, e))) return st;
-    snprintf(field, sizeof field, "tensors.%s.storage_shape", nm);
-    if ((st = get_int_array(file, field, cJSON_GetObjectItemCaseSensitive(v, "storage_shape"), t->storage_shape, &n3, CF_MAX_RANK, e))) return st;
+    cf_status st;
+    if ((st = tensor_ints(file, t, v, "shape", t->shape, &n1, e)) || (st = tensor_ints(file, t, v, "strides", t->strides, &n2, e)) ||
+        (st = tensor_ints(file, t, v, "storage_shape", t->storage_shape, &n3, e)))
+        return st;
     if (n1 != n2) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.strides': %d entries for a rank-%d shape", file, nm, n2, n1);
     t->ndim = n1;
     t->storage_ndim = n3;
-    /* element counts must be representable: every count the harness computes stays far from
-     * int64 overflow (2^40 elements is beyond any case it can run anyway) */
-    int64_t numel = 1, snumel = 1;
-    for (int k = 0; k < n1; k++) {
+    return CFE_OK;
+}
+
+/* The view's and the storage's element counts.  They must be representable: every count the
+ * harness computes stays far from int64 overflow (2^40 elements is beyond any case it can run
+ * anyway). */
+static cf_status tensor_counts(const char *file, const cf_tensor *t, int64_t *numel, int64_t *snumel, cf_err *e)
+{
+    const char *nm = t->name;
+    *numel = 1;
+    *snumel = 1;
+    for (int k = 0; k < t->ndim; k++) {
         if (t->shape[k] < 0 || t->strides[k] < 0)
             return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.%s[%d]': expected a non-negative integer", file, nm,
                            t->shape[k] < 0 ? "shape" : "strides", k);
-        if (__builtin_mul_overflow(numel, t->shape[k], &numel) || numel > (INT64_C(1) << 40))
+        if (__builtin_mul_overflow(*numel, t->shape[k], numel) || *numel > (INT64_C(1) << 40))
             return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.shape': more than 2^40 elements", file, nm);
     }
-    for (int k = 0; k < n3; k++) {
+    for (int k = 0; k < t->storage_ndim; k++) {
         if (t->storage_shape[k] < 0) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.storage_shape[%d]': negative", file, nm, k);
-        if (__builtin_mul_overflow(snumel, t->storage_shape[k], &snumel) || snumel > (INT64_C(1) << 40))
+        if (__builtin_mul_overflow(*snumel, t->storage_shape[k], snumel) || *snumel > (INT64_C(1) << 40))
             return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.storage_shape': more than 2^40 elements", file, nm);
     }
-    /* every allocation the case implies is bounded: the storage (inputs are read into it,
-     * outputs allocated with guards) and the golden values (4 doubles per output element) */
+    return CFE_OK;
+}
+
+/* Every allocation the case implies is bounded: the storage (inputs are read into it, outputs
+ * allocated with guards) and the golden values (4 doubles per output element).  Then the
+ * offset, and the view (shape, strides, offset) inside the storage. */
+static cf_status tensor_bounds(const char *file, const cJSON *v, cf_tensor *t, int64_t numel, int64_t snumel, cf_err *e)
+{
+    const char *nm = t->name;
     uint64_t es = cf_dtype_size(t->dtype), max = cf_max_bytes();
     if ((uint64_t)snumel > max / (es ? es : 1))
         return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.storage_shape': %lld elements of %llu bytes, more than the allocation bound (--max-bytes %llu)",
@@ -389,14 +418,28 @@ static cf_status parse_tensor(const char *file, const cz_constraints *cz, const 
     if (!view_extent(t, &last) || last >= snumel)
         return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.storage_shape': the view (shape, strides, offset) reaches element %lld, outside a storage of %lld elements",
                        file, nm, (long long)last, (long long)snumel);
+    return CFE_OK;
+}
+
+/* The storage format: ND when absent, else one of FORMATS. */
+static cf_status tensor_format(const char *file, const cJSON *v, cf_tensor *t, cf_err *e)
+{
     const cJSON *fmt = cJSON_GetObjectItemCaseSensitive(v, "format");
     snprintf(t->format, sizeof t->format, "ND");
-    if (fmt) {
-        bool ok = false;
-        for (size_t i = 0; cJSON_IsString(fmt) && i < sizeof FORMATS / sizeof FORMATS[0]; i++) ok |= !strcmp(fmt->valuestring, FORMATS[i]);
-        if (!ok) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.format': expected one of ND NCHW NHWC NCL NCDHW NC1HWC0 FRACTAL_Z FRACTAL_NZ", file, nm);
-        snprintf(t->format, sizeof t->format, "%s", fmt->valuestring);
-    }
+    if (!fmt) return CFE_OK;
+    bool ok = false;
+    for (size_t i = 0; cJSON_IsString(fmt) && i < sizeof FORMATS / sizeof FORMATS[0]; i++) ok |= !strcmp(fmt->valuestring, FORMATS[i]);
+    if (!ok) return cf_fail(e, CFE_INPUT, "%s: field 'tensors.%s.format': expected one of ND NCHW NHWC NCL NCDHW NC1HWC0 FRACTAL_Z FRACTAL_NZ", file, t->name);
+    snprintf(t->format, sizeof t->format, "%s", fmt->valuestring);
+    return CFE_OK;
+}
+
+/* An input's storage: "file" is exactly <name>.npy (an output or a null_data tensor has none),
+ * and the array holds the tensor's dtype in exactly its storage_shape.  The array is freed on
+ * error and becomes t->data otherwise. */
+static cf_status tensor_data(const char *file, const cJSON *v, cf_tensor *t, const cf_npy_loader *ld, cf_err *e)
+{
+    const char *nm = t->name;
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(v, "file");
     char want[CF_NAME_MAX + 8];
     snprintf(want, sizeof want, "%s.npy", nm);
@@ -410,19 +453,30 @@ static cf_status parse_tensor(const char *file, const cz_constraints *cz, const 
     npy_array a;
     char path[4200];
     bool found;
-    if ((st = ld->load(ld->ctx, want, false, &a, &found, path, sizeof path, e))) return st;
-    if (!npy_descr_matches(a.descr, t->dtype)) {
-        npy_free(&a);
-        return cf_fail(e, CFE_INPUT, "%s: descr '%s' does not hold dtype %s (field 'tensors.%s.dtype' of %s)", path, a.descr, cf_dtype_name(t->dtype), nm, file);
-    }
+    cf_status st = ld->load(ld->ctx, want, false, &a, &found, path, sizeof path, e);
+    if (st) return st;
     bool same = a.ndim == t->storage_ndim;
     for (int k = 0; same && k < a.ndim; k++) same = a.shape[k] == t->storage_shape[k];
-    if (!same) {
-        npy_free(&a);
-        return cf_fail(e, CFE_INPUT, "%s: shape does not equal field 'tensors.%s.storage_shape' of %s", path, nm, file);
-    }
-    t->data = a.data;
-    return CFE_OK;
+    if (!npy_descr_matches(a.descr, t->dtype))
+        st = cf_fail(e, CFE_INPUT, "%s: descr '%s' does not hold dtype %s (field 'tensors.%s.dtype' of %s)", path, a.descr, cf_dtype_name(t->dtype), nm, file);
+    else if (!same)
+        st = cf_fail(e, CFE_INPUT, "%s: shape does not equal field 'tensors.%s.storage_shape' of %s", path, nm, file);
+    if (st) npy_free(&a);
+    else t->data = a.data;
+    return st;
+}
+
+static cf_status parse_tensor(const char *file, const cz_constraints *cz, const cJSON *v, cf_tensor *t,
+                              const cf_npy_loader *ld, cf_err *e)
+{
+    memset(t, 0, sizeof *t);
+    cf_status st = tensor_role(file, cz, v, v->string ? v->string : "", t, e);
+    if (st || !t->present) return st; /* an error, or a NULL tensor: nothing more to read */
+    int64_t numel, snumel;
+    if ((st = tensor_layout(file, v, t, e)) || (st = tensor_counts(file, t, &numel, &snumel, e)) ||
+        (st = tensor_bounds(file, v, t, numel, snumel, e)) || (st = tensor_format(file, v, t, e)))
+        return st;
+    return tensor_data(file, v, t, ld, e);
 }
 
 static cf_status read_f8(const cf_npy_loader *ld, const char *prefix, const char *out, int64_t n, bool optional, double **dst, cf_err *e)
