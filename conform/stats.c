@@ -828,6 +828,174 @@ static double plot_value(const plot_input *pin, const cf_tensor *out, int64_t e,
     return elem_double(t->dtype, (const uint8_t *)t->data + (size_t)off * cf_dtype_size(t->dtype)) * pin->scale;
 }
 
+/* What scoring one case carries from check to check: where its lines go and the row it feeds. */
+typedef struct {
+    const cf_case *c;
+    const cf_tol *tol;
+    int64_t case_index;
+    const char *case_ref;
+    cf_row *row; /* NULL: the verdict only */
+    cf_case_verdict *v;
+    cf_fail_cb cb;
+    void *ctx;
+    int max_lines;  /* element lines passed to cb */
+    int lines;      /* element lines formatted so far */
+    char head[320]; /* "FAIL <op> <dtype> <variant> <case>" */
+} case_scorer;
+
+/* One output being scored: the result, its golden values and its tensor in the case. */
+typedef struct {
+    const cf_run_out *o;
+    const cf_expected_out *eo;
+    const cf_tensor *t;
+    cf_fmt f;
+    size_t es;
+    plot_input pin;
+} out_scorer;
+
+/* How the case ran: an error (timeout, crash) or a status other than the expected one. */
+static void score_run(case_scorer *s, const cf_run_result *r)
+{
+    char line[1024];
+    if (r->error[0]) {
+        const char *kind = strstr(r->error, "timed out") ? "timeout" : strstr(r->error, "crashed") ? "crash" : "error";
+        snprintf(line, sizeof line, "%s: %s", s->head, r->error);
+        case_failure(s->v, kind, line, s->cb, s->ctx);
+    } else if (!s->v->status_ok) {
+        snprintf(line, sizeof line, "%s: status %d (phase %s), expected %d%s%s", s->head, r->status,
+                 r->phase ? "execute" : "GetWorkspaceSize", s->c->expect_status, s->c->rule[0] ? " for rule " : "", s->c->rule);
+        case_failure(s->v, "status", line, s->cb, s->ctx);
+    }
+}
+
+/* A guard-zone finding: a case-level failure that also counts as a mismatch of its kind. */
+static void guard_failure(case_scorer *s, cf_mismatch kind, const char *line)
+{
+    case_failure(s->v, cf_mismatch_name(kind), line, s->cb, s->ctx);
+    if (s->v->first_kind == CF_MM_COUNT) s->v->first_kind = kind;
+    if (s->row) s->row->mismatches[kind]++;
+}
+
+/* The guard zones of a case that ran: inputs left unchanged, nothing written outside an output. */
+static void score_guards(case_scorer *s, const cf_run_result *r)
+{
+    char line[1024];
+    if (r->modified_input) {
+        snprintf(line, sizeof line, "%s: modified_input: the target changed %s", s->head, r->modified);
+        guard_failure(s, CF_MM_modified_input, line);
+    }
+    for (int oi = 0; oi < r->nout; oi++)
+        if (r->out[oi].wrote_outside) {
+            snprintf(line, sizeof line, "%s: wrote_outside: output %s: %s", s->head, r->out[oi].name, r->out[oi].outside);
+            guard_failure(s, CF_MM_wrote_outside, line);
+        }
+}
+
+/* The histogram bin of an element's ULP error (the last bin takes everything above its edge). */
+static int hist_bin(double u)
+{
+    int bin = 0;
+    while (bin + 1 < CF_HIST_BINS && u > cf_hist_edges[bin + 1]) bin++;
+    if (u > cf_hist_edges[CF_HIST_BINS - 1]) bin = CF_HIST_BINS - 1;
+    return bin;
+}
+
+/* A scored element's share of the row: histogram, ULP and relative-error sums, the worst
+ * elements, msprobe's metrics and the plot.  A special value that matched counts as 0 ULP. */
+static void row_add_element(case_scorer *s, const out_scorer *os, int64_t k, const cf_expect *ex, const cf_elem_score *sc)
+{
+    cf_row *row = s->row;
+    const cf_run_out *o = os->o;
+    const uint8_t *gp = o->bits + (size_t)k * os->es;
+    double u = sc->special && sc->verdict == CF_EL_PASS ? 0 : sc->ulp, exact = os->eo->r[k];
+    row->scored++;
+    if (sc->signed_zero) row->signed_zero++;
+    row->hist[hist_bin(u)]++;
+    if (isfinite(u)) row->sum_ulp += u;
+    if (isfinite(sc->scaled) && sc->scaled > row->max_scaled_ulp && !sc->special) row->max_scaled_ulp = sc->scaled;
+    if (!sc->special) {
+        row->sum_rel += sc->rel;
+        if (sc->rel > row->max_rel) row->max_rel = sc->rel;
+        if (sc->rel > (o->dtype == CF_F32 || o->dtype == CF_F64 ? 1e-4 : 1e-3)) row->rel_over++;
+    }
+    if (worse(u, s->case_index, k, &row->worst)) {
+        row->max_ulp = u;
+        set_worst(&row->worst, u, s->case_index, k, s->case_ref, s->c, os->t, gp, os->es, exact);
+    }
+    if (isfinite(u) && !sc->special && worse(u, s->case_index, k, &row->worst_finite))
+        set_worst(&row->worst_finite, u, s->case_index, k, s->case_ref, s->c, os->t, gp, os->es, exact);
+    msprobe_add(row, &os->f, o->dtype, cf_decode(o->dtype, gp), exact, ex->alt);
+    if (row->has_plot) {
+        double pv = os->pin.t || os->pin.cancellation ? plot_value(&os->pin, os->t, k, exact, os->eo->m[k]) : NAN;
+        cf_row_plot_add(row, cf_plot_xbin(pv), cf_plot_ybin(u), 1);
+    }
+}
+
+/* A failing element: counted, and its line formatted while it is among the first max_lines (or
+ * is the case's first failure, which the verdict keeps even when no line is printed). */
+static void element_failure(case_scorer *s, const out_scorer *os, int64_t k, const cf_elem_score *sc)
+{
+    cf_case_verdict *v = s->v;
+    const cf_run_out *o = os->o;
+    v->pass = false;
+    if (v->failed_elements == 0 && v->first_kind == CF_MM_COUNT) v->first_kind = sc->kind;
+    v->failed_elements++;
+    if (s->row) {
+        s->row->failed_elements++;
+        s->row->mismatches[sc->kind]++;
+    }
+    if (s->lines >= s->max_lines && v->first_failure[0]) return;
+    char idx[96], inputs[400], got[80], attrs[200], line[1024];
+    element_context(s->c, os->t, k, idx, sizeof idx, inputs, sizeof inputs, true);
+    value_text(got, sizeof got, o->dtype, o->bits + (size_t)k * os->es);
+    params_text(s->c, attrs, sizeof attrs);
+    snprintf(line, sizeof line, "%s %s%s%s %s got %s expected %.17g ulp %.4g scaled %.4g %s tol %g/%g", s->head, o->name,
+             idx, attrs, inputs, got, os->eo->r[k], sc->ulp, sc->scaled, cf_mismatch_name(sc->kind), s->tol->max_ulp,
+             s->tol->max_scaled_ulp);
+    if (!v->first_failure[0]) {
+        snprintf(v->first_failure, sizeof v->first_failure, "%s", line);
+        snprintf(v->kind, sizeof v->kind, "%s", cf_mismatch_name(sc->kind));
+    }
+    if (s->cb && s->lines < s->max_lines) s->cb(s->ctx, line);
+    s->lines++;
+}
+
+/* One output against its golden values, element by element (numerics.md §4).  Uncertain
+ * elements (the oracle's own error too large) are counted but neither scored nor judged. */
+static void score_output(case_scorer *s, const cf_expected *x, const cf_run_out *o)
+{
+    out_scorer os = {.o = o};
+    for (int k = 0; k < x->nout; k++)
+        if (!strcmp(x->out[k].name, o->name)) os.eo = &x->out[k];
+    os.t = cf_case_tensor_c(s->c, o->name);
+    if (!os.eo || !os.t || !cf_fmt_of(o->dtype, &os.f) || os.eo->n != o->n || (!o->bits && o->n > 0)) {
+        char line[1024];
+        snprintf(line, sizeof line, "%s: no golden values or no outputs for %s", s->head, o->name);
+        case_failure(s->v, "error", line, s->cb, s->ctx);
+        return;
+    }
+    os.es = cf_dtype_size(o->dtype);
+    s->v->elements += o->n;
+    if (s->row && s->row->has_plot) plot_input_init(&os.pin, s->c, &s->row->plot_spec);
+    const cf_expected_out *eo = os.eo;
+    for (int64_t k = 0; k < o->n; k++) {
+        const uint8_t *gp = o->bits + (size_t)k * os.es;
+        uint64_t gbits = 0;
+        memcpy(&gbits, gp, os.es);
+        cf_expect ex = {eo->r[k], eo->lo ? eo->lo[k] : 0, eo->m[k], eo->err ? eo->err[k] : -1,
+                        eo->alt ? eo->alt[k] : eo->r[k], eo->masked ? eo->masked[k] != 0 : false};
+        cf_elem_score sc = cf_score_element(&os.f, cf_decode(o->dtype, gp), gbits, &ex, s->tol);
+        if (s->row) s->row->elements++;
+        if (sc.verdict == CF_EL_UNCERTAIN) {
+            if (s->row) s->row->uncertain++;
+            continue;
+        }
+        if (s->row) row_add_element(s, &os, k, &ex, &sc);
+        if (sc.verdict == CF_EL_FAIL && isfinite(sc.ulp) && !(sc.ulp <= s->v->max_ulp)) s->v->max_ulp = sc.ulp;
+        if (sc.verdict == CF_EL_FAIL) element_failure(s, &os, k, &sc);
+    }
+}
+
 void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *r, const cf_tol *tol,
                    int64_t case_index, const char *case_ref, cf_row *row, cf_case_verdict *v,
                    cf_fail_cb cb, void *ctx, int max_lines)
@@ -838,117 +1006,15 @@ void cf_score_case(const cf_case *c, const cf_expected *x, const cf_run_result *
     v->status_ok = !r->error[0] && r->status == c->expect_status;
     v->pass = true;
     if (row) row->cases++;
-    char head[320], line[1024];
-    case_head(c, case_ref, head, sizeof head);
-    if (r->error[0]) {
-        const char *kind = strstr(r->error, "timed out") ? "timeout" : strstr(r->error, "crashed") ? "crash" : "error";
-        snprintf(line, sizeof line, "%s: %s", head, r->error);
-        case_failure(v, kind, line, cb, ctx);
-    } else if (!v->status_ok) {
-        snprintf(line, sizeof line, "%s: status %d (phase %s), expected %d%s%s", head, r->status,
-                 r->phase ? "execute" : "GetWorkspaceSize", c->expect_status, c->rule[0] ? " for rule " : "", c->rule);
-        case_failure(v, "status", line, cb, ctx);
-    }
+    case_scorer s = {.c = c, .tol = tol, .case_index = case_index, .case_ref = case_ref, .row = row, .v = v,
+                     .cb = cb, .ctx = ctx, .max_lines = max_lines};
+    case_head(c, case_ref, s.head, sizeof s.head);
+    score_run(&s, r);
     /* the guard zones are checked on every case that ran, whatever its status */
-    if (!r->error[0]) {
-        if (r->modified_input) {
-            snprintf(line, sizeof line, "%s: modified_input: the target changed %s", head, r->modified);
-            case_failure(v, "modified_input", line, cb, ctx);
-            if (v->first_kind == CF_MM_COUNT) v->first_kind = CF_MM_modified_input;
-            if (row) row->mismatches[CF_MM_modified_input]++;
-        }
-        for (int oi = 0; oi < r->nout; oi++)
-            if (r->out[oi].wrote_outside) {
-                snprintf(line, sizeof line, "%s: wrote_outside: output %s: %s", head, r->out[oi].name, r->out[oi].outside);
-                case_failure(v, "wrote_outside", line, cb, ctx);
-                if (v->first_kind == CF_MM_COUNT) v->first_kind = CF_MM_wrote_outside;
-                if (row) row->mismatches[CF_MM_wrote_outside]++;
-            }
-    }
-    if (!v->status_ok || c->expect_status != 0) goto done;
-    int lines = 0;
-    for (int oi = 0; oi < r->nout; oi++) {
-        const cf_run_out *o = &r->out[oi];
-        const cf_expected_out *eo = NULL;
-        for (int k = 0; k < x->nout; k++)
-            if (!strcmp(x->out[k].name, o->name)) eo = &x->out[k];
-        const cf_tensor *t = cf_case_tensor_c(c, o->name);
-        cf_fmt f;
-        if (!eo || !t || !cf_fmt_of(o->dtype, &f) || eo->n != o->n || (!o->bits && o->n > 0)) {
-            snprintf(line, sizeof line, "%s: no golden values or no outputs for %s", head, o->name);
-            case_failure(v, "error", line, cb, ctx);
-            continue;
-        }
-        size_t es = cf_dtype_size(o->dtype);
-        v->elements += o->n;
-        plot_input pin = {0};
-        if (row && row->has_plot) plot_input_init(&pin, c, &row->plot_spec);
-        for (int64_t k = 0; k < o->n; k++) {
-            const uint8_t *gp = o->bits + (size_t)k * es;
-            uint64_t gbits = 0;
-            memcpy(&gbits, gp, es);
-            cf_expect ex = {eo->r[k], eo->lo ? eo->lo[k] : 0, eo->m[k], eo->err ? eo->err[k] : -1,
-                            eo->alt ? eo->alt[k] : eo->r[k], eo->masked ? eo->masked[k] != 0 : false};
-            cf_elem_score s = cf_score_element(&f, cf_decode(o->dtype, gp), gbits, &ex, tol);
-            if (row) row->elements++;
-            if (s.verdict == CF_EL_UNCERTAIN) {
-                if (row) row->uncertain++;
-                continue;
-            }
-            double u = s.special && s.verdict == CF_EL_PASS ? 0 : s.ulp;
-            if (row) {
-                row->scored++;
-                if (s.signed_zero) row->signed_zero++;
-                int bin = 0;
-                while (bin + 1 < CF_HIST_BINS && u > cf_hist_edges[bin + 1]) bin++;
-                if (u > cf_hist_edges[CF_HIST_BINS - 1]) bin = CF_HIST_BINS - 1;
-                row->hist[bin]++;
-                if (isfinite(u)) row->sum_ulp += u;
-                if (isfinite(s.scaled) && s.scaled > row->max_scaled_ulp && !s.special) row->max_scaled_ulp = s.scaled;
-                if (!s.special) {
-                    row->sum_rel += s.rel;
-                    if (s.rel > row->max_rel) row->max_rel = s.rel;
-                    if (s.rel > (o->dtype == CF_F32 || o->dtype == CF_F64 ? 1e-4 : 1e-3)) row->rel_over++;
-                }
-                if (worse(u, case_index, k, &row->worst)) {
-                    row->max_ulp = u;
-                    set_worst(&row->worst, u, case_index, k, case_ref, c, t, gp, es, eo->r[k]);
-                }
-                if (isfinite(u) && !s.special && worse(u, case_index, k, &row->worst_finite))
-                    set_worst(&row->worst_finite, u, case_index, k, case_ref, c, t, gp, es, eo->r[k]);
-                msprobe_add(row, &f, o->dtype, cf_decode(o->dtype, gp), eo->r[k], ex.alt);
-                if (row->has_plot) {
-                    double pv = pin.t || pin.cancellation ? plot_value(&pin, t, k, eo->r[k], eo->m[k]) : NAN;
-                    cf_row_plot_add(row, cf_plot_xbin(pv), cf_plot_ybin(u), 1);
-                }
-            }
-            if (s.verdict == CF_EL_FAIL && isfinite(s.ulp) && !(s.ulp <= v->max_ulp)) v->max_ulp = s.ulp;
-            if (s.verdict != CF_EL_FAIL) continue;
-            v->pass = false;
-            if (v->failed_elements == 0 && v->first_kind == CF_MM_COUNT) v->first_kind = s.kind;
-            v->failed_elements++;
-            if (row) {
-                row->failed_elements++;
-                row->mismatches[s.kind]++;
-            }
-            if (lines < max_lines || !v->first_failure[0]) {
-                char idx[96], inputs[400], got[80], attrs[200];
-                element_context(c, t, k, idx, sizeof idx, inputs, sizeof inputs, true);
-                value_text(got, sizeof got, o->dtype, gp);
-                params_text(c, attrs, sizeof attrs);
-                snprintf(line, sizeof line, "%s %s%s%s %s got %s expected %.17g ulp %.4g scaled %.4g %s tol %g/%g", head,
-                         o->name, idx, attrs, inputs, got, eo->r[k], s.ulp, s.scaled, cf_mismatch_name(s.kind), tol->max_ulp,
-                         tol->max_scaled_ulp);
-                if (!v->first_failure[0]) {
-                    snprintf(v->first_failure, sizeof v->first_failure, "%s", line);
-                    snprintf(v->kind, sizeof v->kind, "%s", cf_mismatch_name(s.kind));
-                }
-                if (cb && lines < max_lines) cb(ctx, line);
-                lines++;
-            }
-        }
-    }
-done:
+    if (!r->error[0]) score_guards(&s, r);
+    /* element scores only where the case was to succeed and did */
+    if (v->status_ok && c->expect_status == 0)
+        for (int oi = 0; oi < r->nout; oi++) score_output(&s, x, &r->out[oi]);
     if (row && !v->pass) {
         row->failed_cases++;
         cf_row_add_failed(row, case_ref);
