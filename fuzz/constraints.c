@@ -487,6 +487,43 @@ static fz_status load_params(ld *L, cz_constraints *cz, const cJSON *root)
     return FZ_OK;
 }
 
+/* obj.key: the names of two tensors, into out[0], out[1]. */
+fz_status cz_tensor_pair(ld *L, const cz_constraints *cz, const cJSON *obj, const char *path, const char *key, int out[2])
+{
+    const cJSON *it;
+    char q[PATHLEN];
+    TRY(cz_member(L, obj, path, key, true, &it));
+    cz_sub(q, path, key);
+    int n = 0;
+    TRY(cz_as_array(L, it, q, 2, &n));
+    if (n != 2) return cz_failf(L, q, "two tensor names");
+    for (int i = 0; i < 2; i++) {
+        char r[PATHLEN];
+        cz_idx(r, q, i);
+        TRY(cz_tensor_ref(L, cz, cJSON_GetArrayItem(it, i), r, &out[i]));
+    }
+    return FZ_OK;
+}
+
+/* obj.key: a list of dims 0..3, as a bit mask (bit d). */
+fz_status cz_dims_mask(ld *L, const cJSON *obj, const char *path, const char *key, unsigned *mask)
+{
+    const cJSON *it;
+    char q[PATHLEN];
+    TRY(cz_member(L, obj, path, key, true, &it));
+    cz_sub(q, path, key);
+    int n = 0;
+    TRY(cz_as_array(L, it, q, 4, &n));
+    for (int i = 0; i < n; i++) {
+        char r[PATHLEN];
+        int64_t d = 0;
+        cz_idx(r, q, i);
+        TRY(cz_as_int(L, cJSON_GetArrayItem(it, i), r, 0, 3, &d));
+        *mask |= 1u << d;
+    }
+    return FZ_OK;
+}
+
 /* A model's "tensors" (model.h); the models' own fields are theirs (fuzz/model_<id>.c). */
 fz_status cz_model_tensors(ld *L, cz_constraints *cz, const cJSON *m, const char *p)
 {
@@ -849,40 +886,14 @@ static fz_status load_rule_targets(ld *L, cz_constraints *cz, cz_rule *cr, const
 }
 
 /* The shape kinds' own fields: "to", "broadcast_dims", "broadcast_of" (q: the targets path). */
-static fz_status load_rule_shape(ld *L, cz_constraints *cz, cz_rule *cr, const cJSON *r, const char *p, const char *q,
-                                 const char *kind)
+static fz_status load_rule_shape(ld *L, cz_constraints *cz, cz_rule *cr, const cJSON *r, const char *p, const char *q)
 {
-    const cJSON *it;
-    char f[PATHLEN];
     if (cr->kind == CZ_RULE_SHAPE_EQUAL || cr->kind == CZ_RULE_SHAPE_BROADCAST_DIMS) {
         TRY(cz_tensor_member(L, cz, r, p, "to", &cr->to));
         if (cr->to == cr->targets[0]) return cz_failf(L, q, "a target other than \"to\"");
     }
-    if (cr->kind == CZ_RULE_SHAPE_BROADCAST_DIMS) {
-        TRY(cz_member(L, r, p, "broadcast_dims", true, &it));
-        cz_sub(f, p, "broadcast_dims");
-        int n = 0;
-        TRY(cz_as_array(L, it, f, 4, &n));
-        for (int j = 0; j < n; j++) {
-            char s[PATHLEN];
-            int64_t d = 0;
-            cz_idx(s, f, j);
-            TRY(cz_as_int(L, cJSON_GetArrayItem(it, j), s, 0, 3, &d));
-            cr->bdims |= 1u << d;
-        }
-    }
-    if (cr->kind == CZ_RULE_OUTPUT_SHAPE) {
-        TRY(cz_member(L, r, p, "broadcast_of", true, &it));
-        cz_sub(f, p, "broadcast_of");
-        int n = 0;
-        TRY(cz_as_array(L, it, f, 2, &n));
-        if (n != 2) return cz_failf(L, f, "two tensor names");
-        for (int j = 0; j < 2; j++) {
-            char s[PATHLEN];
-            cz_idx(s, f, j);
-            TRY(cz_tensor_ref(L, cz, cJSON_GetArrayItem(it, j), s, &cr->bcast[j]));
-        }
-    }
+    if (cr->kind == CZ_RULE_SHAPE_BROADCAST_DIMS) TRY(cz_dims_mask(L, r, p, "broadcast_dims", &cr->bdims));
+    if (cr->kind == CZ_RULE_OUTPUT_SHAPE) TRY(cz_tensor_pair(L, cz, r, p, "broadcast_of", cr->bcast));
     return FZ_OK;
 }
 
@@ -902,7 +913,7 @@ static fz_status load_rules(ld *L, cz_constraints *cz, const cJSON *root)
         TRY(cz_member(L, r, p, "targets", !nsa, &it));
         cz_sub(q, p, it ? "targets" : "status");
         if (it) TRY(load_rule_targets(L, cz, cr, it, q, kind));
-        TRY(load_rule_shape(L, cz, cr, r, p, q, kind));
+        TRY(load_rule_shape(L, cz, cr, r, p, q));
         TRY(cz_member(L, r, p, "values", cr->kind == CZ_RULE_PARAM_INVALID, &it));
         if (it) {
             cz_sub(q, p, "values");

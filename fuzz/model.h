@@ -118,6 +118,10 @@ fz_status cz_get_range(cz_ld *L, const cJSON *obj, const char *path, const char 
 fz_status cz_tensor_ref(cz_ld *L, const cz_constraints *cz, const cJSON *it, const char *p, int *out);
 fz_status cz_param_ref(cz_ld *L, const cz_constraints *cz, const cJSON *it, const char *p, int *out);
 fz_status cz_tensor_member(cz_ld *L, const cz_constraints *cz, const cJSON *obj, const char *path, const char *key, int *out);
+/* obj.key: the names of two tensors, into out[0] and out[1]. */
+fz_status cz_tensor_pair(cz_ld *L, const cz_constraints *cz, const cJSON *obj, const char *path, const char *key, int out[2]);
+/* obj.key: a list of dims 0..3 as a bit mask (bit d). */
+fz_status cz_dims_mask(cz_ld *L, const cJSON *obj, const char *path, const char *key, unsigned *mask);
 /* "tensors": the names of the tensors a model shapes, into cz->model.tensors (non-empty). */
 fz_status cz_model_tensors(cz_ld *L, cz_constraints *cz, const cJSON *m, const char *p);
 

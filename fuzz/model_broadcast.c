@@ -9,18 +9,7 @@ enum { IN_A, IN_B, OUT };
 static fz_status load(cz_ld *L, cz_constraints *cz, const cJSON *m, const char *p)
 {
     cz_model *cm = &cz->model;
-    const cJSON *it;
-    char q[CZ_PATHLEN];
-    TRY(cz_member(L, m, p, "inputs", true, &it));
-    cz_sub(q, p, "inputs");
-    int n = 0;
-    TRY(cz_as_array(L, it, q, 2, &n));
-    if (n != 2) return cz_failf(L, q, "two tensor names");
-    for (int i = 0; i < 2; i++) {
-        char r[CZ_PATHLEN];
-        cz_idx(r, q, i);
-        TRY(cz_tensor_ref(L, cz, cJSON_GetArrayItem(it, i), r, &cm->tensors[i]));
-    }
+    TRY(cz_tensor_pair(L, cz, m, p, "inputs", cm->tensors));
     TRY(cz_tensor_member(L, cz, m, p, "output", &cm->tensors[OUT]));
     cm->ntensors = 3;
     cm->ref = cm->tensors[OUT];

@@ -30,17 +30,7 @@ static fz_status load(cz_ld *L, cz_constraints *cz, const cJSON *m, const char *
     TRY(cz_model_tensors(L, cz, m, p));
     TRY(cz_tensor_member(L, cz, m, p, "mask", &f->mask));
     TRY(cz_tensor_member(L, cz, m, p, "y", &f->y));
-    TRY(cz_member(L, m, p, "broadcast_dims", true, &it));
-    cz_sub(q, p, "broadcast_dims");
-    int n = 0;
-    TRY(cz_as_array(L, it, q, 4, &n));
-    for (int i = 0; i < n; i++) {
-        char r[CZ_PATHLEN];
-        int64_t d = 0;
-        cz_idx(r, q, i);
-        TRY(cz_as_int(L, cJSON_GetArrayItem(it, i), r, 0, 3, &d));
-        f->bdims |= 1u << d;
-    }
+    TRY(cz_dims_mask(L, m, p, "broadcast_dims", &f->bdims));
     TRY(cz_get_num(L, m, p, "realistic_y_rate", true, &f->realistic_y_rate));
     TRY(cz_member(L, m, p, "logit_scales", true, &it));
     cz_sub(q, p, "logit_scales");
