@@ -417,11 +417,10 @@ static void bins(fz_bins *b, const cz_constraints *cz, bool empty_ok)
 {
     (void)empty_ok; /* an empty_tensor rule: never valid */
     const nsa_fields *m = cz->model.priv;
-    fz_bin_group *g = fz_bins_new_group(b, G_NUMEL, 0);
     static const double t[][2] = {{1, 4095}, {4096, 32767}, {32768, 1048576}, {1048577, INFINITY}};
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) fz_bins_add_range(b, g, "numel", t[i][0], t[i][1]);
+    fz_bins_add_numel(b, t, (int)(sizeof t / sizeof t[0]), false);
     /* D: one NSA_CHUNK-sized row band, below, at and above 256, the maximum */
-    g = fz_bins_new_group(b, G_MODEL, 0);
+    fz_bin_group *g = fz_bins_new_group(b, G_MODEL, 0);
     double Dm = (double)m->D_multiple, Dmin = ceil((double)m->D_range[0] / Dm) * Dm, Dmax = floor((double)m->D_range[1] / Dm) * Dm;
     fz_bins_add_pivot_band(b, g, "D", Dmin, Dm, 256, Dmax);
     g = fz_bins_new_group(b, G_MODEL, 1);

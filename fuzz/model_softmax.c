@@ -191,10 +191,9 @@ static bool break_shape_broadcast_dims(fz_gen *g, const cz_rule *ru, int tgt)
 static void bins(fz_bins *b, const cz_constraints *cz, bool empty_ok)
 {
     const cz_tensor *rt = &cz->tensors[cz->model.ref];
-    fz_bin_group *g = fz_bins_new_group(b, G_NUMEL, 0);
     static const double t[][2] = {{1, 63}, {64, 4095}, {4096, 16383}, {16384, 1048576}, {1048577, INFINITY}};
-    if (empty_ok) fz_bins_add_range(b, g, "numel", 0, 0);
-    for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) fz_bins_add_range(b, g, "numel", t[i][0], t[i][1]);
+    fz_bins_add_numel(b, t, (int)(sizeof t / sizeof t[0]), empty_ok);
+    fz_bin_group *g;
     int64_t s2max = 0;
     for (int k = 0; k < rt->ndims; k++)
         if (rt->dim_idx[k] == 3) s2max = rt->dim_max[k];
