@@ -200,7 +200,9 @@ static void softplus_block_f64(const void *p, int64_t n, const double *dy,
  * El joining the Fast2Sum remainder: s + t = 1 + (E + El)·(1 - zl).  The bound above then reads
  * 0.18 ULP of the result's binade before the final rounding, ≤ 0.68 ULP + 2^-50 in all (≤ 2).
  * Lanes with zh ≤ -700 or NaN take the scalar forms; lanes whose q is not finite or 0, or s not
- * finite, give dy / s as the scalar form does. */
+ * finite, give dy / s as the scalar form does.  The rare cases (a non-finite z, an odd q) are
+ * tested by one fpclass each and handled under a branch (issue 14: 20-30 % faster in cache, the
+ * same bits on 500,000 mixed inputs with specials and eight betas). */
 ACL_AVX512_TARGET static void softplus_block_f64_avx512(const void *p, int64_t n, const double *dy,
                                                         const double *x, double *out)
 {
@@ -219,33 +221,36 @@ ACL_AVX512_TARGET static void softplus_block_f64_avx512(const void *p, int64_t n
 #else
         __mmask8 lin = _mm512_cmp_pd_mask(z, thr, _CMP_GT_OQ);
 #endif
-        /* an overflowed product of finite operands: zh = ±DBL_MAX, zl = 0 */
-        __mmask8 zfin = _mm512_cmp_pd_mask(_mm512_abs_pd(z), inf, _CMP_LT_OQ);
-        __mmask8 ovf = beta_finite ? _mm512_cmp_pd_mask(_mm512_abs_pd(z), inf, _CMP_EQ_OQ) &
-                                         _mm512_cmp_pd_mask(_mm512_abs_pd(xv), inf, _CMP_LT_OQ)
-                                   : 0;
-        __m512d zh = _mm512_mask_mov_pd(z, ovf, _mm512_or_pd(_mm512_and_pd(z, sign), dmax));
 #if ACLCONFORM_MUTANT == 27 /* f64-precision: f64 path drops the low part zl of beta*self (the pre-issue-12 rounding) */
-        __m512d zl = _mm512_maskz_mul_pd(zfin, zero, _mm512_fmsub_pd(beta, xv, z));
+        __m512d zh = z, zl = _mm512_mul_pd(zero, _mm512_fmsub_pd(beta, xv, z));
 #else
-        __m512d zl = _mm512_maskz_mov_pd(zfin, _mm512_fmsub_pd(beta, xv, z));
+        __m512d zh = z, zl = _mm512_fmsub_pd(beta, xv, z);
 #endif
+        /* rare: z NaN or ±Inf (fpclass QNaN, +Inf, -Inf, SNaN); then zl = 0, and an overflowed
+         * product of finite operands is zh = ±DBL_MAX */
+        __mmask8 nonfin = _mm512_fpclass_pd_mask(z, 0x99);
+        if (__builtin_expect(nonfin != 0, 0)) {
+            __mmask8 ovf = beta_finite ? _mm512_mask_cmp_pd_mask(nonfin, _mm512_abs_pd(z), inf, _CMP_EQ_OQ) &
+                                             _mm512_cmp_pd_mask(_mm512_abs_pd(xv), inf, _CMP_LT_OQ)
+                                       : 0;
+            zh = _mm512_mask_mov_pd(z, ovf, _mm512_or_pd(_mm512_and_pd(z, sign), dmax));
+            zl = _mm512_mask_mov_pd(zl, nonfin, zero);
+        }
         __mmask8 fast = _mm512_cmp_pd_mask(zh, m700, _CMP_GT_OQ) & (__mmask8)~lin & m;
         __m512d El;
         __m512d E = acl_exp8_dd(_mm512_sub_pd(zero, zh), &El);
         __m512d sm = _mm512_add_pd(one, E);
-        __mmask8 gt1 = _mm512_cmp_pd_mask(E, one, _CMP_GT_OQ);
-        __m512d big = _mm512_mask_mov_pd(one, gt1, E), small = _mm512_mask_mov_pd(E, gt1, one);
+        /* Fast2Sum's larger and smaller operand (E is not NaN in the fast lanes) */
+        __m512d big = _mm512_max_pd(E, one), small = _mm512_min_pd(E, one);
         __m512d t = _mm512_sub_pd(_mm512_add_pd(_mm512_add_pd(_mm512_sub_pd(big, sm), small), El),
                                   _mm512_mul_pd(E, zl));
         __m512d inv = _mm512_div_pd(one, sm), q = _mm512_mul_pd(g, inv);
         __m512d r = _mm512_fnmadd_pd(q, sm, g);
         __m512d res = _mm512_add_pd(q, _mm512_mul_pd(_mm512_sub_pd(r, _mm512_mul_pd(q, t)), inv));
-        /* !isfinite(q) || q == 0 || !isfinite(s): dy / s */
-        __mmask8 odd = _mm512_cmp_pd_mask(_mm512_abs_pd(q), inf, _CMP_NLT_UQ) |
-                       _mm512_cmp_pd_mask(q, zero, _CMP_EQ_OQ) |
-                       _mm512_cmp_pd_mask(_mm512_abs_pd(sm), inf, _CMP_NLT_UQ);
-        res = _mm512_mask_div_pd(res, odd, g, sm);
+        /* rare: !isfinite(q) || q == 0 (fpclass NaN, ±Inf, ±0) gives dy / s (s is finite in the
+         * fast lanes; the others are redone below) */
+        __mmask8 odd = _mm512_mask_fpclass_pd_mask(fast, q, 0x9f);
+        if (__builtin_expect(odd != 0, 0)) res = _mm512_mask_div_pd(res, odd, g, sm);
         res = _mm512_mask_mov_pd(res, lin, g);
         _mm512_mask_storeu_pd(out + i, m, res);
         for (__mmask8 slow = (__mmask8)(~fast & ~lin & m); slow; slow &= (__mmask8)(slow - 1)) {
