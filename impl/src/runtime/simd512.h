@@ -31,15 +31,16 @@ ACL_AVX512_TARGET static inline __m512d acl_exp8_table(void)
                          0x1.4bfdad5362a27p+0, 0x1.306fe0a31b715p+0, 0x1.172b83c7d517bp+0, 0x1.0000000000000p+0);
 }
 
-/* The reduction shared by acl_exp8 and acl_exp8_dd: x clamped to [-1100, 1100], k = round(8x/ln2)
+/* The reduction shared by acl_exp8 and acl_exp8_dd: x clamped to [-1100, 1100] (to [-1100, 0]
+ * with nonpositive, for callers whose x is ≤ 0 or NaN: one operation less), k = round(8x/ln2)
  * (*k, and in the low mantissa bits of *ks, round to nearest even), r = x - k·ln2/8 in two FMAs
  * (ln2/8 - C_HI - C_LO < 2^-100).  The clamp keeps NaN. */
-ACL_AVX512_TARGET static inline __m512d acl_exp8_reduce(__m512d x, __m512d *ks, __m512d *k)
+ACL_AVX512_TARGET static inline __m512d acl_exp8_reduce(__m512d x, __m512d *ks, __m512d *k, bool nonpositive)
 {
     const __m512d C_HI = _mm512_set1_pd(0x1.62e42fefa3800p-4), C_LO = _mm512_set1_pd(0x1.ef35793c76730p-48);
     const __m512d SHIFT = _mm512_set1_pd(0x1.8p52);
     x = _mm512_max_pd(_mm512_set1_pd(-1100.0), x);
-    x = _mm512_min_pd(_mm512_set1_pd(1100.0), x);
+    if (!nonpositive) x = _mm512_min_pd(_mm512_set1_pd(1100.0), x);
     *ks = _mm512_fmadd_pd(x, _mm512_set1_pd(0x1.71547652b82fep+3), SHIFT);
     *k = _mm512_sub_pd(*ks, SHIFT);
     __m512d r = _mm512_fnmadd_pd(*k, C_HI, x);
@@ -49,7 +50,8 @@ ACL_AVX512_TARGET static inline __m512d acl_exp8_reduce(__m512d x, __m512d *ks, 
 /* 8 lanes with AVX-512 (a possibly partial last vector): the mask of the left lanes still to do. */
 ACL_AVX512_TARGET static inline __mmask8 acl_mask8(int64_t left) { return left >= 8 ? 0xff : (__mmask8)((1u << left) - 1u); }
 
-/* e^x for every double x (±Inf, NaN, overflow to +Inf, gradual underflow to subnormals and 0).
+/* e^x for every double x ≤ 0 or NaN (-Inf, gradual underflow to subnormals and 0; every caller
+ * passes -|·| or -x²/2, and a positive x would miss the upper clamp of acl_exp8_reduce).
  *
  *   k = round(8x/ln2), x = k·ln2/8 + r, |r| ≤ ln2/16 + 2^-40 (ln2/8 split in two; each FMA
  *   rounds once relative to r, |k| < 2^14 after the clamp |x| ≤ 1100, so k·(ln2/8 - C_HI - C_LO)
@@ -62,7 +64,7 @@ ACL_AVX512_TARGET static inline __mmask8 acl_mask8(int64_t left) { return left >
 ACL_AVX512_TARGET static inline __m512d acl_exp8(__m512d x)
 {
     __m512d ks, k;
-    __m512d r = acl_exp8_reduce(x, &ks, &k);
+    __m512d r = acl_exp8_reduce(x, &ks, &k, true);
     __m512d p = _mm512_set1_pd(1.0 / 5040.0);
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 720.0));
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 120.0));
@@ -142,7 +144,7 @@ ACL_AVX512_TARGET static inline __m512d acl_exp8_dd(__m512d x, __m512d *lo)
                                      0x1.d4397afec42e2p-56, 0x1.6f46ad23182e4p-55,
                                      -0x1.19041b9d78a76p-55, 0.0);
     __m512d ks, k;
-    __m512d r = acl_exp8_reduce(x, &ks, &k);
+    __m512d r = acl_exp8_reduce(x, &ks, &k, false);
     __m512d p = _mm512_set1_pd(1.0 / 40320.0);
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 5040.0));
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 720.0));
