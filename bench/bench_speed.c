@@ -14,9 +14,13 @@
  *                      [--tsv] [--peer FILE]
  *   defaults: --n 16777216 (16 Mi) --reps 5 --threads 2
  * --tsv prints tab-separated rows (op, variant, dtype, n, op_ms, triad_ms, bytes) for scripts.
- * --peer FILE adds the columns torch_ms and xtorch (= torch_ms / op_ms: above 1 the built-in
- * implementation is faster) from the lines "op variant dtype n ms note" (tab-separated) that
- * bench/bench_torch.py printed for the same --n and --threads (scripts/bench.sh runs both). */
+ * --peer FILE adds the columns torch_ms, same_ms and xtorch from the lines "op variant dtype n ms
+ * note [ours_ms]" (tab-separated) that bench/bench_torch.py printed for the same --n and --threads
+ * (scripts/bench.sh runs both).  With ours_ms (bench_torch.py --ours: this library timed in the
+ * Python process, alternating with PyTorch rep by rep) same_ms is it and xtorch = torch_ms /
+ * same_ms, a ratio of two times taken side by side; without it xtorch = torch_ms / op_ms, across
+ * two processes (marked '~': on a shared machine the two may see different memory bandwidths).
+ * Above 1 the built-in implementation is faster. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,7 +173,7 @@ static const char *dtn(aclDataType dt)
 }
 
 /* --peer: PyTorch's time per row (bench/bench_torch.py) */
-typedef struct { char op[40], variant[16], dtype[8]; long long n; double ms; } peer_row;
+typedef struct { char op[40], variant[16], dtype[8]; long long n; double ms, ours_ms; } peer_row;
 static peer_row g_peer[64];
 static int g_npeer;
 
@@ -180,19 +184,28 @@ static void load_peer(const char *path)
     char line[512];
     while (g_npeer < 64 && fgets(line, sizeof line, f)) {
         peer_row *r = &g_peer[g_npeer];
-        if (sscanf(line, "%39[^\t]\t%15[^\t]\t%7[^\t]\t%lld\t%lf", r->op, r->variant, r->dtype, &r->n, &r->ms) == 5)
+        r->ours_ms = -1;
+        if (sscanf(line, "%39[^\t]\t%15[^\t]\t%7[^\t]\t%lld\t%lf", r->op, r->variant, r->dtype, &r->n, &r->ms) == 5) {
+            /* the optional 7th field (after the note) */
+            const char *t = line;
+            for (int k = 0; k < 6 && t; k++) {
+                t = strchr(t, '\t');
+                if (t) t++;
+            }
+            if (t) r->ours_ms = strtod(t, NULL);
             g_npeer++;
+        }
     }
     fclose(f);
 }
 
-static double peer_ms(const char *op, const char *variant, const char *dtype, long long n)
+static const peer_row *peer_find(const char *op, const char *variant, const char *dtype, long long n)
 {
     for (int i = 0; i < g_npeer; i++)
         if (!strcmp(g_peer[i].op, op) && !strcmp(g_peer[i].variant, variant) &&
             !strcmp(g_peer[i].dtype, dtype) && g_peer[i].n == n)
-            return g_peer[i].ms;
-    return -1;
+            return &g_peer[i];
+    return NULL;
 }
 
 static int cmpd(const void *a, const void *b)
@@ -242,7 +255,7 @@ int main(int argc, char **argv)
     };
     if (!tsv)
         printf("%-31s %-8s %-5s %9s %8s %8s %8s %8s %7s%s\n", "operator", "variant", "dtype", "elements",
-               "MB", "op_ms", "op_GB/s", "triad_ms", "triad%", g_npeer ? "  torch_ms  xtorch" : "");
+               "MB", "op_ms", "op_GB/s", "triad_ms", "triad%", g_npeer ? "  torch_ms  same_ms  xtorch" : "");
     for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
         if (only && strcmp(only, ops[o].op)) continue;
         for (int d = 0; d < ops[o].ndt; d++) {
@@ -271,10 +284,16 @@ int main(int argc, char **argv)
             }
             double mop = (use_median ? median(top, reps) : best(top, reps)) * 1e3;
             double mtr = (use_median ? median(ttr, reps) : best(ttr, reps)) * 1e3;
-            double pms = peer_ms(c.op, ops[o].variant, dtn(c.dt), (long long)n);
-            char peer[64] = "";
-            if (g_npeer && pms > 0) snprintf(peer, sizeof peer, tsv ? "\t%.3f" : " %9.2f %6.2fx", pms, pms / mop);
-            else if (g_npeer) snprintf(peer, sizeof peer, tsv ? "\t-" : " %9s %7s", "-", "-");
+            const peer_row *pr = peer_find(c.op, ops[o].variant, dtn(c.dt), (long long)n);
+            char peer[96] = "";
+            if (pr && pr->ours_ms > 0)
+                snprintf(peer, sizeof peer, tsv ? "\t%.3f\t%.3f\t%.3f" : " %9.2f %8.2f %6.2fx", pr->ms, pr->ours_ms,
+                         pr->ms / pr->ours_ms);
+            else if (pr && pr->ms > 0 && tsv)
+                snprintf(peer, sizeof peer, "\t%.3f\t-\t%.3f", pr->ms, pr->ms / mop);
+            else if (pr && pr->ms > 0)
+                snprintf(peer, sizeof peer, " %9.2f %8s ~%5.2fx", pr->ms, "-", pr->ms / mop);
+            else if (g_npeer) snprintf(peer, sizeof peer, tsv ? "\t-\t-\t-" : " %9s %8s %7s", "-", "-", "-");
             if (tsv)
                 printf("%s\t%s\t%s\t%lld\t%.3f\t%.3f\t%zu%s\n", c.op, ops[o].variant, dtn(c.dt), (long long)n,
                        mop, mtr, c.bytes, peer);

@@ -7,9 +7,18 @@ a warm-up.  Rows PyTorch has no CPU kernel for in that dtype run in float32 with
 inside the timed region (what a user of PyTorch would do), and say so.
 Prints one tab-separated line per row: op, variant, dtype, n, torch_ms, note.
 
+With --ours LIB (a library with the CANN ABI, e.g. build/impl/libaclnn_impl.so) the same row is
+also run through that library on the same input tensors, alternating with PyTorch rep by rep in
+this one process, and a seventh column gives its time.  Two processes timed minutes apart on a
+shared machine see memory bandwidths up to 1.6x apart (measured here: a triad at 35 and at 56
+GB/s), so only times taken side by side make a trustworthy ratio; bench_speed --peer prints
+xtorch from this column when it is there.
+
     /usr/bin/python3 bench/bench_torch.py [--n N] [--reps R] [--threads T] [--op NAME] [--dtype D]
+                                          [--ours LIB]
 """
 import argparse
+import ctypes
 import time
 
 import torch
@@ -55,6 +64,7 @@ def setup(op, variant, dt, n, gen):
             f(gg, yy, -1, gg.dtype, grad_input=oo)
             oo.mul_(0.125)
             oo.masked_fill_(mask, 0.0)
+        run.mask = mask  # for --ours
         return run, (g, y, out)
     # nsa_compress_grad, TND: N = 4, D = 128, l = 32, d = 16, one sequence of T = n / 512 tokens;
     # PyTorch has no such operator: the reference of tools/torch_target.py (gather + einsum for
@@ -90,6 +100,93 @@ def f32_fallback(run, args):
     return r, args
 
 
+ACL_DT = {torch.float32: 0, torch.float16: 1, torch.float64: 11, torch.bool: 12, torch.bfloat16: 27}
+
+
+class Ours:
+    """The rows of setup() through a library with the CANN ABI (ctypes), on the same tensors."""
+
+    def __init__(self, path, threads):
+        self.lib = ctypes.CDLL(path)
+        L, vp, i64, u64 = self.lib, ctypes.c_void_p, ctypes.c_int64, ctypes.c_uint64
+        L.aclCreateTensor.restype = vp
+        L.aclCreateTensor.argtypes = [ctypes.POINTER(i64), u64, ctypes.c_int, ctypes.POINTER(i64), i64,
+                                      ctypes.c_int, ctypes.POINTER(i64), u64, vp]
+        L.aclCreateScalar.restype = vp
+        L.aclCreateScalar.argtypes = [vp, ctypes.c_int]
+        L.aclDestroyTensor.argtypes = [vp]
+        L.aclDestroyScalar.argtypes = [vp]
+        for name in ("aclnnGeluBackwardV2", "aclnnSoftplusBackward", "aclnnLogitGrad",
+                     "aclnnScaledMaskedSoftmaxBackward", "aclnnNsaCompressGrad"):
+            getattr(L, name).argtypes = [vp, u64, vp, vp]
+            getattr(L, name).restype = ctypes.c_int
+        L.aclnnGeluBackwardV2GetWorkspaceSize.argtypes = [vp, vp, ctypes.c_char_p, vp, ctypes.POINTER(u64),
+                                                          ctypes.POINTER(vp)]
+        L.aclnnSoftplusBackwardGetWorkspaceSize.argtypes = [vp, vp, vp, vp, vp, ctypes.POINTER(u64),
+                                                            ctypes.POINTER(vp)]
+        L.aclnnLogitGradGetWorkspaceSize.argtypes = [vp, vp, ctypes.c_double, vp, ctypes.POINTER(u64),
+                                                     ctypes.POINTER(vp)]
+        L.aclnnScaledMaskedSoftmaxBackwardGetWorkspaceSize.argtypes = [vp, vp, vp, ctypes.c_double, ctypes.c_bool,
+                                                                       vp, ctypes.POINTER(u64), ctypes.POINTER(vp)]
+        L.aclnnNsaCompressGradGetWorkspaceSize.argtypes = [vp, vp, vp, vp, i64, i64, i64, ctypes.c_char_p, vp, vp,
+                                                           ctypes.POINTER(u64), ctypes.POINTER(vp)]
+        if hasattr(L, "aclconformSetNumThreads"):
+            L.aclconformSetNumThreads(threads)
+
+    def tensor(self, t):
+        """An aclTensor viewing the contiguous torch tensor t (kept alive by the caller)."""
+        nd = t.dim()
+        dims = (ctypes.c_int64 * max(nd, 1))(*t.shape)
+        strides = (ctypes.c_int64 * max(nd, 1))(*t.stride())
+        return self.lib.aclCreateTensor(dims, nd, ACL_DT[t.dtype], strides, 0, 2, dims, nd, t.data_ptr())
+
+    def _run(self, name, prepare):
+        ws, ex = ctypes.c_uint64(0), ctypes.c_void_p()
+        st = prepare(ctypes.byref(ws), ctypes.byref(ex))
+        buf = None
+        if st == 0 and ws.value:
+            buf = ctypes.create_string_buffer(ws.value)
+        if st == 0:
+            st = getattr(self.lib, name)(ctypes.cast(buf, ctypes.c_void_p) if buf is not None else None,
+                                         ws.value, ex, None)
+        if st != 0:
+            raise RuntimeError("%s failed: status %d" % (name, st))
+
+    def row(self, op, variant, args):
+        """A closure running the row of setup(op, variant, ...) with these inputs into own outputs."""
+        L = self.lib
+        if op in ("gelu_backward_v2", "softplus_backward", "logit_grad"):
+            a, b = args[0], args[1]
+            out = torch.zeros_like(args[2])
+            ta, tb, to = self.tensor(a), self.tensor(b), self.tensor(out)
+            keep = [a, b, out]
+            if op == "gelu_backward_v2":
+                mode = variant.encode()
+                return lambda: self._run("aclnnGeluBackwardV2", lambda w, e: L.aclnnGeluBackwardV2GetWorkspaceSize(
+                    ta, tb, mode, to, w, e)), keep
+            if op == "softplus_backward":
+                beta, thr = ctypes.c_float(1.0), ctypes.c_float(20.0)
+                sb, st = L.aclCreateScalar(ctypes.byref(beta), 0), L.aclCreateScalar(ctypes.byref(thr), 0)
+                keep += [beta, thr]
+                return lambda: self._run("aclnnSoftplusBackward", lambda w, e: L.aclnnSoftplusBackwardGetWorkspaceSize(
+                    ta, tb, sb, st, to, w, e)), keep
+            # logit_grad: setup() passes (dy, x); the ABI takes (x, dy)
+            return lambda: self._run("aclnnLogitGrad", lambda w, e: L.aclnnLogitGradGetWorkspaceSize(
+                tb, ta, 1e-6, to, w, e)), keep
+        if op == "scaled_masked_softmax_backward":
+            g, y, mask = args[0], args[1], args[3]
+            out = torch.zeros_like(g)
+            tg, ty, tm, to = self.tensor(g), self.tensor(y), self.tensor(mask), self.tensor(out)
+            return lambda: self._run("aclnnScaledMaskedSoftmaxBackward",
+                                     lambda w, e: L.aclnnScaledMaskedSoftmaxBackwardGetWorkspaceSize(
+                                         tg, ty, tm, 0.125, False, to, w, e)), [g, y, mask, out]
+        og, x, w_ = args
+        ig, wg = torch.zeros_like(x), torch.zeros_like(w_)
+        t = [self.tensor(v) for v in (og, x, w_, ig, wg)]
+        return lambda: self._run("aclnnNsaCompressGrad", lambda w, e: L.aclnnNsaCompressGradGetWorkspaceSize(
+            t[0], t[1], t[2], None, 32, 16, 0, b"TND", t[3], t[4], w, e)), [og, x, w_, ig, wg]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--n", type=int, default=1 << 24)
@@ -97,8 +194,10 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--op")
     ap.add_argument("--dtype")
+    ap.add_argument("--ours", help="also time this CANN-ABI library, alternating with PyTorch")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
+    ours = Ours(a.ours, a.threads) if a.ours else None
     gen = torch.Generator().manual_seed(12345)
     with torch.no_grad():
         for op, variant, dts in ROWS:
@@ -109,6 +208,14 @@ def main():
                     continue
                 run, args = setup(op, variant, DT[d], a.n, gen)
                 note = "native" if op != "nsa_compress_grad" else "reference in f32"
+                mine = None
+                if ours:
+                    # the row's own inputs, before f32_fallback replaces them
+                    inputs = list(args)
+                    if op == "scaled_masked_softmax_backward":
+                        inputs.append(run.mask)
+                    mine, keep = ours.row(op, variant, inputs)
+                    mine()
                 try:
                     run(*args)
                 except RuntimeError as e:
@@ -117,12 +224,17 @@ def main():
                     run, args = f32_fallback(run, args)
                     run(*args)
                     note = "f32 fallback: " + str(e).splitlines()[0]
-                best = float("inf")
+                best = best_ours = float("inf")
                 for _ in range(a.reps):
                     t0 = time.perf_counter()
                     run(*args)
                     best = min(best, time.perf_counter() - t0)
-                print("%s\t%s\t%s\t%d\t%.3f\t%s" % (op, variant, d, a.n, best * 1e3, note), flush=True)
+                    if mine:
+                        t0 = time.perf_counter()
+                        mine()
+                        best_ours = min(best_ours, time.perf_counter() - t0)
+                extra = "\t%.3f" % (best_ours * 1e3) if mine else ""
+                print("%s\t%s\t%s\t%d\t%.3f\t%s%s" % (op, variant, d, a.n, best * 1e3, note, extra), flush=True)
 
 
 if __name__ == "__main__":

@@ -1,18 +1,21 @@
 #!/usr/bin/env bash
 # Speed of the built-in implementation against a STREAM triad moving the same bytes, measured in
 # the same process (bench/bench_speed.c), and PyTorch's time for the same rows (bench/bench_torch.py,
-# Debian python3-torch, installed when missing; --no-torch skips it).  A benchmark, not a test:
-# nothing fails on timings.
+# Debian python3-torch, installed when missing; --no-torch skips it), with the built-in library
+# (build/impl/libaclnn_impl.so) timed in that Python process too, alternating with PyTorch rep by
+# rep: xtorch is the ratio of those two side-by-side times.  A benchmark, not a test: nothing
+# fails on timings.
 #   scripts/bench.sh [--no-torch] [bench_speed options]   e.g. --threads 1, --op softplus_backward, --n 4194304
 # Builds the Release tree build/ first (scripts/setup.sh).  The ratio columns are the numbers to
-# read (triad% = triad time / op time; xtorch = PyTorch time / op time, above 1 = faster than
-# PyTorch): absolute times move with the machine's load.
+# read (triad% = triad time / op time; xtorch = PyTorch time / same_ms, above 1 = faster than
+# PyTorch; same_ms = our time in the PyTorch process): absolute times move with the machine's
+# load, and on a shared VM by up to 1.6x between two processes a minute apart.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 torch=1
 if [ "${1:-}" = "--no-torch" ]; then torch=0; shift; fi
 scripts/setup.sh build -DCMAKE_BUILD_TYPE=Release
-cmake --build build --target bench_speed -j1 >/dev/null
+cmake --build build --target bench_speed aclnn_impl_shared -j1 >/dev/null
 # bench_torch.py takes the same --n/--reps/--threads/--op/--dtype (bench_speed's --median/--tsv
 # are not passed on)
 targs=()
@@ -28,10 +31,10 @@ if ((torch)); then
   /usr/bin/python3 -c 'import torch' 2>/dev/null || apt_install_missing bench python3-torch python3-numpy
   tmp=$(mktemp)
   trap 'rm -f "$tmp"' EXIT
-  if /usr/bin/python3 bench/bench_torch.py "${targs[@]}" >"$tmp"; then
+  if /usr/bin/python3 bench/bench_torch.py --ours build/impl/libaclnn_impl.so "${targs[@]}" >"$tmp"; then
     peer=(--peer "$tmp")
     echo "# PyTorch $(/usr/bin/python3 -c 'import torch; print(torch.__version__)') (bench/bench_torch.py)"
-    grep -v $'\tnative$' "$tmp" | awk -F'\t' '{print "#   " $1 " " $2 " " $3 ": " $6}' || true
+    awk -F'\t' '$6 != "native" {print "#   " $1 " " $2 " " $3 ": " $6}' "$tmp" || true
   else
     echo "# bench_torch.py failed: no PyTorch column" >&2
   fi
