@@ -64,8 +64,9 @@ ACL_AVX512_TARGET static inline __m512 load16_16(const uint16_t *p, __mmask16 m,
 /* logit_block for 16-bit x, dy and out of one dtype, in f32 on 16 lanes (issue 14: the double
  * path converted through staging buffers and was slower than PyTorch's bf16 kernel).
  *
- * Error: x is exact in f32; 1 − x is exact for x ≥ 2^-13 (its last bit is then ≥ 2^-24·…, below
- * 1) and otherwise rounds by ≤ 2^-25 relative; x·(1 − x) and dy/(x·(1 − x)) round once each
+ * Error: x is exact in f32; in the range 0 ≤ x ≤ 1, 1 − x is exact for every f16 x (a multiple of
+ * 2^-24 below 1) and rounds by ≤ 2^-25 relative for a bf16 x below 2^-24; x·(1 − x) and
+ * dy/(x·(1 − x)) round once each
  * (≤ 2^-24 relative while normal; a subnormal f32 quotient is below every 16-bit dtype's
  * resolution at that size).  So the f32 quotient is within 3·2^-24 relative of the exact value,
  * and the final rounding to the 16-bit dtype gives ≤ 0.5 + 2·3·2^-24/2^-11 < 0.5008 ULP of f16
