@@ -53,14 +53,6 @@ ACL_KERNEL_CLONES static void logit_block(const void *p, int64_t n, const float 
 }
 
 #ifdef ACL_HAVE_AVX512_KERNELS
-/* 16 f16 (bf = false) or bf16 values under mask m (others 0), exactly widened to f32. */
-ACL_AVX512_TARGET static inline __m512 load16_16(const uint16_t *p, __mmask16 m, bool bf)
-{
-    __m256i h = _mm256_maskz_loadu_epi16(m, p);
-    if (bf) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
-    return _mm512_cvtph_ps(h);
-}
-
 /* logit_block for 16-bit x, dy and out of one dtype, in f32 on 16 lanes (issue 14: the double
  * path converted through staging buffers and was slower than PyTorch's bf16 kernel).
  *
@@ -82,7 +74,7 @@ ACL_AVX512_TARGET static inline void logit16(const logit_ctx *c, int64_t n, cons
     const __m512 outside = _mm512_set1_ps((float)c->outside), qnan = _mm512_set1_ps(NAN);
     for (int64_t i = 0; i < n; i += 16) {
         __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1u);
-        __m512 xv = load16_16(x + i, m, bf), g = load16_16(dy + i, m, bf);
+        __m512 xv = acl_load16_16(x + i, m, bf), g = acl_load16_16(dy + i, m, bf);
         __m512 q = _mm512_div_ps(g, _mm512_mul_ps(xv, _mm512_sub_ps(one, xv)));
 #if ACLCONFORM_MUTANT == 28 /* eps-range-edge: lower bound exclusive: x == eps falls outside */
         __mmask16 in = _mm512_cmp_ps_mask(xv, lo, _CMP_GT_OQ) & _mm512_cmp_ps_mask(xv, hi, _CMP_LE_OQ);
@@ -93,7 +85,7 @@ ACL_AVX512_TARGET static inline void logit16(const logit_ctx *c, int64_t n, cons
         __m512 r = _mm512_mask_mov_ps(_mm512_mask_mov_ps(outside, in, q), nan, qnan);
         acl_store8_16(out + i, (__mmask8)m, _mm512_castps512_ps256(r), bf);
         if (m >> 8)
-            acl_store8_16(out + i + 8, (__mmask8)(m >> 8), _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(r), 1)), bf);
+            acl_store8_16(out + i + 8, (__mmask8)(m >> 8), _mm512_extractf32x8_ps(r, 1), bf);
     }
 }
 

@@ -87,6 +87,14 @@ ACL_AVX512_TARGET static inline __m256 acl_load8_16(const uint16_t *p, __mmask8 
     return _mm256_cvtph_ps(h);
 }
 
+/* The same for 16 values under a 16-lane mask (LogitGrad's 16-bit kernel). */
+ACL_AVX512_TARGET static inline __m512 acl_load16_16(const uint16_t *p, __mmask16 m, bool bf)
+{
+    __m256i h = _mm256_maskz_loadu_epi16(m, p);
+    if (bf) return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    return _mm512_cvtph_ps(h);
+}
+
 /* tab[xb[0..7]] under mask m (others 0): eight scalar loads for a full vector (on this CPU
  * faster than a gather), a masked gather for the tail. */
 ACL_AVX512_TARGET static inline __m512d acl_table8(const double *tab, const uint16_t *xb, __mmask8 m)
