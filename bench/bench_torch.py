@@ -132,13 +132,22 @@ class Ours:
                                                            ctypes.POINTER(u64), ctypes.POINTER(vp)]
         if hasattr(L, "aclconformSetNumThreads"):
             L.aclconformSetNumThreads(threads)
+        self.handles = []  # (destroy function, handle) of the current row
+
+    def release(self):
+        """Destroy the aclTensors and aclScalars of the current row."""
+        for destroy, h in self.handles:
+            destroy(h)
+        self.handles = []
 
     def tensor(self, t):
         """An aclTensor viewing the contiguous torch tensor t (kept alive by the caller)."""
         nd = t.dim()
         dims = (ctypes.c_int64 * max(nd, 1))(*t.shape)
         strides = (ctypes.c_int64 * max(nd, 1))(*t.stride())
-        return self.lib.aclCreateTensor(dims, nd, ACL_DT[t.dtype], strides, 0, 2, dims, nd, t.data_ptr())
+        h = self.lib.aclCreateTensor(dims, nd, ACL_DT[t.dtype], strides, 0, 2, dims, nd, t.data_ptr())
+        self.handles.append((self.lib.aclDestroyTensor, h))
+        return h
 
     def _run(self, name, prepare):
         ws, ex = ctypes.c_uint64(0), ctypes.c_void_p()
@@ -167,6 +176,7 @@ class Ours:
             if op == "softplus_backward":
                 beta, thr = ctypes.c_float(1.0), ctypes.c_float(20.0)
                 sb, st = L.aclCreateScalar(ctypes.byref(beta), 0), L.aclCreateScalar(ctypes.byref(thr), 0)
+                self.handles += [(L.aclDestroyScalar, sb), (L.aclDestroyScalar, st)]
                 keep += [beta, thr]
                 return lambda: self._run("aclnnSoftplusBackward", lambda w, e: L.aclnnSoftplusBackwardGetWorkspaceSize(
                     ta, tb, sb, st, to, w, e)), keep
@@ -233,6 +243,8 @@ def main():
                         t0 = time.perf_counter()
                         mine()
                         best_ours = min(best_ours, time.perf_counter() - t0)
+                if mine:
+                    ours.release()
                 extra = "\t%.3f" % (best_ours * 1e3) if mine else ""
                 print("%s\t%s\t%s\t%d\t%.3f\t%s%s" % (op, variant, d, a.n, best * 1e3, note, extra), flush=True)
 
