@@ -95,10 +95,11 @@ ACL_KERNEL_CLONES static void gelu_tanh_block(const void *ctx, int64_t n, const 
 #ifdef ACL_HAVE_AVX512_KERNELS
 /* Near its root r (x ≈ -0.75) g is the difference of two terms of ~0.2 that cancel, so an
  * evaluation with absolute error ε has relative error ε/|g|, unbounded at the f32 x closest to r.
- * In the window |x - r| < 1/32 the kernels use instead the Taylor polynomial of g at r (degree 10,
+ * In the window |x - r| < 1/32 the tanh kernel uses instead the Taylor polynomial of g at r (degree 10,
  * coefficients from a 200-bit evaluation: truncation < 3e-19 relative on the window) in
  * d = (x - R_HI) - R_LO (x - R_HI exact by Sterbenz, one rounding for R_LO): g = d·P(d) is within
- * ~2 double ULP relative of g (measured, 2000 random points per root) however close x is to r. */
+ * ~2 double ULP relative of g (measured, 2000 random points) however close x is to r.  (The none
+ * kernel has the root as an explicit factor instead: gelu_none_g8.) */
 typedef struct {
     double hi, lo, c[10];
 } gelu_root;
@@ -120,32 +121,6 @@ ACL_AVX512_TARGET static inline __m512d gelu_near_root(const gelu_root *rt, __m5
     return _mm512_mask_mul_pd(g, w, d, p);
 }
 
-static const gelu_root ROOT_NONE = {-0x1.80ead197f00b4p-1, 0x1.13e74c58cada8p-56,
-    {0x1.b9d98fa5a3215p-2, 0x1.8d9a941de3ac5p-2, -0x1.2a2ef9bb865aep-6, -0x1.d2fa4c17c7e84p-4,
-     -0x1.e4088244f901dp-7, 0x1.3e346def42057p-6, 0x1.297b9d6ffaacdp-8, -0x1.258a6d85633afp-9,
-     -0x1.8680f74e6b6bap-11, 0x1.86c863b66083cp-13}};
-
-/* D(t) = M(t) - t on [0, 8), M(t) = (1 - Phi(t))/phi(t) the Mills ratio, as 8 polynomials of
- * degree 12 in s = t - (j + 1/2) on [j, j + 1) (Chebyshev fits of a 150-bit evaluation; GN_D[k][j]
- * is the coefficient of s^k on interval j).  Absolute error, fit and double evaluation: 4.4e-14
- * on [0, 1), 1.8e-15 on [1, 2), < 9e-16 beyond (D is -0.34 to 1.25 on [0, 1), and |D| > 0.04
- * outside the root window). */
-static const double GN_D[13][8] __attribute__((aligned(64))) = {
-    {0x1.8165af1f61b70p-2, -0x1.f7e7033e2d4d3p-1, -0x1.12a770da5cc43p+1, -0x1.9de11b7b0e90ep+1, -0x1.12653e5d3a392p+2, -0x1.54b71fcba8f89p+2, -0x1.965f3d8951376p+2, -0x1.d79c655568e4cp+2},
-    {-0x1.8fd34a1c12ab1p+0, -0x1.39ed426ea1eeap+0, -0x1.1d453443cfd44p+0, -0x1.1127c05d65f5ep+0, -0x1.0b1e628e18042p+0, -0x1.07bcbb80855c0p+0, -0x1.05ac3ff23f9f6p+0, -0x1.0453e0024acdbp+0},
-    {0x1.30df8d739bfa2p-2, 0x1.6944d5d7b2ed7p-4, 0x1.1841ba1bee30cp-5, 0x1.0654f85fc0336p-6, 0x1.1892c2eac23b3p-7, 0x1.4abcc73f51d5cp-8, 0x1.a36a341d96b2cp-9, 0x1.195a992b66937p-9},
-    {-0x1.19e8ebd2e9286p-3, -0x1.009deec50010ap-5, -0x1.3aad9ef059336p-7, -0x1.df67301bae336p-9, -0x1.ac4cefc9980aap-10, -0x1.af2341c2f08cap-11, -0x1.db7984a7c8bf8p-12, -0x1.1996bf8045710p-12},
-    {0x1.d4caa5038e6c4p-5, 0x1.519cc5895b0a6p-7, 0x1.4e54db17528b7p-9, 0x1.a4be9a9d529afp-11, 0x1.3d3be04af3241p-12, 0x1.12a4504a680fdp-13, 0x1.08bbc2aa1e70bp-14, 0x1.15d45a32585fbp-15},
-    {-0x1.654c21309a76cp-6, -0x1.a00a0dc79f7e5p-9, -0x1.524eac8826dadp-11, -0x1.64014f5484479p-13, -0x1.c90a16172bacbp-15, -0x1.566ee24dea455p-16, -0x1.21cf687acc2dcp-17, -0x1.0e6225a6efc46p-18},
-    {0x1.f9f4cbcf0022ep-8, 0x1.e442a959ed092p-11, 0x1.47b47d521e93fp-13, 0x1.234e8d9546417p-15, 0x1.40cbbf242bc32p-17, 0x1.a256321b19d78p-19, 0x1.382292e4e1b01p-20, 0x1.03ae498f60f07p-21},
-    {-0x1.501125bec892bp-9, -0x1.0bef73ca61455p-12, -0x1.311ff281678e3p-15, -0x1.ce39a73dede7ep-18, -0x1.b7840dda712e2p-20, -0x1.f545bf90e91b5p-22, -0x1.4af9c48c8a085p-23, -0x1.ec7b7d049e8a1p-25},
-    {0x1.a5f293c1d8054p-11, 0x1.1b4fed0acf8e3p-14, 0x1.12018b310739bp-17, 0x1.6455b6952ca08p-20, 0x1.264611071b7f9p-22, 0x1.26d91a7d01120p-24, 0x1.59bd32c319013p-26, 0x1.cd4685e1bfa63p-28},
-    {-0x1.f6fbd74ed4858p-13, -0x1.1f3badc89e30ap-16, -0x1.dbc73a40e0b63p-20, -0x1.0b5df81de64a7p-22, -0x1.8191abd5194c4p-25, -0x1.54ca3f2018502p-27, -0x1.63faaf6e5fbedp-29, -0x1.aae8d39a4b501p-31},
-    {0x1.1ed89382a01d5p-14, 0x1.18a30dca475c8p-18, 0x1.90ad546b08379p-22, 0x1.875cd002c4fe6p-25, 0x1.ef0525f9c4ca0p-28, 0x1.835f8f7be7857p-30, 0x1.6980a5de47af3p-32, 0x1.8695ecc9a19e7p-34},
-    {-0x1.4ba6d8be7b30ap-16, -0x1.14126cc9e272cp-20, -0x1.526cd92591133p-24, -0x1.1eaa975445e93p-27, -0x1.3dae8eb71497dp-30, -0x1.b7f80b8f6f6eap-33, -0x1.6ebc195f3c39ap-35, -0x1.64f6fbf352c49p-37},
-    {0x1.5bc8b9f2403eep-18, 0x1.f7181cc09b766p-23, 0x1.0d17003f78448p-26, 0x1.904a03c42287ep-30, 0x1.885e34a266769p-33, 0x1.e4600111f180dp-36, 0x1.6aa8d9313fc40p-38, 0x1.3f666a8af24f7p-40},
-};
-
 /* dy·g of 8 lanes rounded to f32, with gelu_apply's §5a fix-up: g underflowed for a finite
  * x < -1 and dy infinite gives -dy, not Inf·0 (rare: tested only when some g is 0). */
 ACL_AVX512_TARGET static inline __m256 gelu_product8(__m512d g0, __m512d g, __m512d xd)
@@ -165,50 +140,76 @@ ACL_AVX512_TARGET static inline __m256 gelu_product8(__m512d g0, __m512d g, __m5
     return _mm512_cvtpd_ps(r);
 }
 
-/* gelu_none_block with AVX-512 doubles, 8 elements per step.  With t = |x|, phi = e^{-x²/2}/√(2π)
- * (x² and x²/2 exact; acl_exp8, < 2^-50 relative):
- *   x < 0:   g = Phi(x) + x·phi(x) = phi·(M(t) - t) = phi·D(t)
- *   x ≥ 0:   g = 1 - Phi(-x) + x·phi(x) = 1 - phi·D(t)
- * D from GN_D (selected per lane by a permute of each coefficient vector).  x ≥ 0 uses
- * t = min(|x|, 8⁻): beyond 8 the clamped D is off by < |x| while phi < 5.1e-15·e^{-8(|x|-8)}, so
- * g = 1 - phi·D is off by < 2^-50.  x ≤ -8 (phi·D then needs relative accuracy that the
- * clamp loses; -Inf too) is evaluated per lane by gelu_g_none, and the root window by
- * gelu_near_root.  Elsewhere g is within ~2^-40 relative of its value (worst next to the
- * window, from D's 4.4e-14 on [0, 1)): < 2^-16 ULP of f32 before the single rounding. */
+/* gelu_none_block with AVX-512 doubles, 8 elements per step.  With t = min(|x|, 8⁻), D(t) = M(t) - t
+ * (M(t) = (1 - Phi(t))/phi(t), the Mills ratio) and t0 = 0.75179... its root (the root of g at
+ * x = -t0):
+ *   x < 0:   g = Phi(x) + x·phi(x) = phi(t)·D(t)           = phi(t)·(t0 - t)·E(t)
+ *   x ≥ 0:   g = 1 - Phi(-x) + x·phi(x) = 1 - phi(t)·D(t)  = 1 - phi(t)·(t0 - t)·E(t)
+ * with E = D/(t0 - t), smooth and within [1, 1.67] on [0, 8].  Writing the root as an explicit
+ * factor keeps g's relative accuracy however close x is to it.  With t0 = T0_HI + T0_LO and
+ * d = T0_HI - t (exact where it matters, by Sterbenz), (t0 - t)·P = (d + T0_LO)·P(d) is the
+ * Horner sum of P with one more step, fma(·, d, T0_LO·P0): the other coefficients of that degree-6
+ * polynomial round to P's own (checked in 40 digits), and the last FMA rounds once however small
+ * d + T0_LO is.  (Without T0_LO the f32 x next to the root is off by 2^-29.6; P and Q themselves
+ * may take d for d + T0_LO: they are far from 0.)
+ *   E(t)/√(2π) = GN_P(d)/GN_Q(d), d = t0 - t: a (5, 5) rational fit on [0, 8] to a 40-digit
+ *          mpmath evaluation of E (linearised least squares in u = t/4 - 1 with Lawson
+ *          reweighting), relative error 2^-35.6, then rewritten in d and scaled by 1/√(2π) in
+ *          40 digits and rounded to double (each coefficient once; the sums of |terms| are within
+ *          7× of |P| and |Q| on the interval).
+ *   e^{-t²/2} by acl_exp8_fast_nhalf (t² exact, ≤ 64: relative 2^-37).
+ * Measured against the previous kernel (degree-12 Mills-ratio polynomials and a Taylor window at
+ * the root, within 2^-40 relative) on every f32 x in [-8, 8]: g within 2^-35.3 relative, so the
+ * single rounding of dy·g to f32 is off by < 0.5 + 2^-11 ULP.  x ≥ 8 is exact enough through the
+ * clamp (g = 1 - phi·D off by < 2^-44); x ≤ -8 (and -Inf) is evaluated per lane by gelu_g_none
+ * and gelu_apply, with the §5a fix-up (the only lanes whose g can underflow); NaN x stays NaN
+ * through t0 - t. */
+static const double GN_P[6] = {-0x1.3bcd3ac62d594p+8, 0x1.67c24a4ba6454p+8, -0x1.648a83eb87682p+7,
+                               0x1.793c3a1d07f58p+5, -0x1.a8f518e8dc31ep+2, 0x1.98840e4ae4691p-2};
+static const double GN_Q[5] = {-0x1.13dac2c686710p+9, 0x1.6318ea53ef979p+9, -0x1.7d572b9d9123cp+8,
+                               0x1.ad033c197ee83p+6, -0x1.fc8b5e24635a4p+3}; /* and 1·d^5 */
+static const double GN_N0 = 0x1.545aca8161c65p-48; /* T0_LO·GN_P[0] */
+
+ACL_AVX512_TARGET static inline __m512d gelu_none_g8(__m512d xd)
+{
+    const __m512d one = _mm512_set1_pd(1.0);
+    __m512d t = _mm512_min_pd(_mm512_set1_pd(0x1.fffffffffffffp+2), _mm512_abs_pd(xd)); /* NaN stays */
+    __m512d d = _mm512_sub_pd(_mm512_set1_pd(0x1.80ead197f00b4p-1), t); /* T0_HI - t */
+    __m512d p = _mm512_set1_pd(GN_P[5]), q = _mm512_add_pd(d, _mm512_set1_pd(GN_Q[4]));
+    for (int k = 4; k >= 0; k--) p = _mm512_fmadd_pd(p, d, _mm512_set1_pd(GN_P[k]));
+    for (int k = 3; k >= 0; k--) q = _mm512_fmadd_pd(q, d, _mm512_set1_pd(GN_Q[k]));
+    p = _mm512_fmadd_pd(p, d, _mm512_set1_pd(GN_N0)); /* (d + T0_LO)·P(d) */
+    __m512d phi = acl_exp8_fast_nhalf(_mm512_mul_pd(t, t));
+    __m512d P = _mm512_mul_pd(phi, _mm512_div_pd(p, q));
+    return _mm512_mask_sub_pd(P, _mm512_cmp_pd_mask(xd, _mm512_setzero_pd(), _CMP_GE_OQ), one, P);
+}
+
+/* 8 elements of gelu_none_block_avx512 under mask m.  The blocks run whole vectors with the
+ * constant mask 0xff (plain loads and stores: 8 % faster in cache than masked ones on this CPU,
+ * one process, alternating builds) and the tail once under its mask. */
+ACL_AVX512_TARGET static inline void gelu_none_step(const float *dy, const float *x, float *out, __mmask8 m)
+{
+    __m512d xd = _mm512_cvtps_pd(acl_loadu8_ps(x, m));
+    __m512d g0 = _mm512_cvtps_pd(acl_loadu8_ps(dy, m));
+    __m256 o = _mm512_cvtpd_ps(_mm512_mul_pd(g0, gelu_none_g8(xd)));
+    __mmask8 far = _mm512_mask_cmp_pd_mask(m, xd, _mm512_set1_pd(-8.0), _CMP_LE_OQ);
+    if (far) {
+        float ol[8];
+        _mm256_storeu_ps(ol, o);
+        for (int l = 0; l < 8; l++)
+            if (far >> l & 1) ol[l] = gelu_apply(dy[l], x[l], gelu_g_none(x[l]));
+        o = _mm256_loadu_ps(ol);
+    }
+    _mm256_mask_storeu_ps(out, m, o);
+}
+
 ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n, const float *dy,
                                                      const float *x, float *out)
 {
     (void)ctx;
-    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
-    const __m512d mhalf = _mm512_set1_pd(-0.5), inv_sqrt_2pi = _mm512_set1_pd(0.39894228040143267794);
-    const __m512d tmax = _mm512_set1_pd(0x1.fffffffffffffp+2), half = _mm512_set1_pd(0.5);
-    const __m512d m8 = _mm512_set1_pd(-8.0);
-    for (int64_t i = 0; i < n; i += 8) {
-        __mmask8 m = acl_mask8(n - i);
-        __m512d xd = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + i));
-        __m512d g0 = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, dy + i));
-        __m512d t = _mm512_min_pd(tmax, _mm512_abs_pd(xd)); /* NaN stays NaN */
-        __m512d jf = _mm512_roundscale_pd(t, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-        __m512i j = _mm512_cvttpd_epi64(jf); /* NaN: an index whose low 3 bits are 0 */
-        __m512d s = _mm512_sub_pd(_mm512_sub_pd(t, jf), half);
-        __m512d d = _mm512_permutexvar_pd(j, _mm512_load_pd(GN_D[12]));
-        for (int k = 11; k >= 0; k--)
-            d = _mm512_fmadd_pd(d, s, _mm512_permutexvar_pd(j, _mm512_load_pd(GN_D[k])));
-        __m512d phi = _mm512_mul_pd(acl_exp8(_mm512_mul_pd(mhalf, _mm512_mul_pd(xd, xd))), inv_sqrt_2pi);
-        __m512d pd = _mm512_mul_pd(phi, d);
-        __m512d g = _mm512_mask_sub_pd(pd, _mm512_cmp_pd_mask(xd, zero, _CMP_GE_OQ), one, pd);
-        g = gelu_near_root(&ROOT_NONE, xd, g);
-        __mmask8 far = _mm512_mask_cmp_pd_mask(m, xd, m8, _CMP_LE_OQ);
-        if (far) {
-            double gl[8], xl[8];
-            _mm512_storeu_pd(gl, g);
-            _mm512_storeu_pd(xl, xd);
-            for (int l = 0; l < 8; l++)
-                if (far >> l & 1) gl[l] = gelu_g_none(xl[l]);
-            g = _mm512_loadu_pd(gl);
-        }
-        _mm256_mask_storeu_ps(out + i, m, gelu_product8(g0, g, xd));
-    }
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) gelu_none_step(dy + i, x + i, out + i, 0xff);
+    if (i < n) gelu_none_step(dy + i, x + i, out + i, acl_mask8(n - i));
 }
 
 /* gelu_tanh_block with AVX-512 doubles, 8 elements per step (the tail under a mask: the same
@@ -221,39 +222,42 @@ ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n,
  * (|half_1p| + |t2|): relative away from the root (the single rounding to f32 does not see it,
  * < 2^-20 ULP); near the root, where that absolute error would show, gelu_near_root.  w·e is forced to 0
  * where e is 0 (x = ±Inf: no Inf·0; for finite x it is 0 anyway). */
-ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n, const float *dy,
-                                                     const float *x, float *out)
+ACL_AVX512_TARGET static inline void gelu_tanh_step(const float *dy, const float *x, float *out, __mmask8 m)
 {
-    (void)ctx;
     const __m512d K2 = _mm512_set1_pd(2.0 * 0.79788456080286535588);
     const __m512d CK2 = _mm512_set1_pd(2.0 * 0.79788456080286535588 * 0.044715);
     const __m512d CK6 = _mm512_set1_pd(6.0 * 0.79788456080286535588 * 0.044715);
     const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
-    const __m512d sign = _mm512_set1_pd(-0.0);
-    for (int64_t i = 0; i < n; i += 8) {
-        __mmask8 m = acl_mask8(n - i);
-        __m512d xd = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, x + i));
-        __m512d g0 = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, dy + i));
-        __m512d x2 = _mm512_mul_pd(xd, xd);
-        __m512d v = _mm512_mul_pd(xd, _mm512_fmadd_pd(CK2, x2, K2));
-        __m512d w = _mm512_mul_pd(xd, _mm512_fmadd_pd(CK6, x2, K2));
-        __m512d e = acl_exp8(_mm512_or_pd(v, sign));
-        __m512d q = _mm512_div_pd(one, _mm512_add_pd(one, e));
-        __m512d sel = _mm512_mask_mov_pd(e, _mm512_cmp_pd_mask(v, zero, _CMP_GE_OQ), one);
-        __m512d we = _mm512_maskz_mul_pd(_mm512_cmp_pd_mask(e, zero, _CMP_NEQ_UQ), w, e);
-        __m512d g = gelu_near_root(&ROOT_TANH, xd, _mm512_mul_pd(q, _mm512_fmadd_pd(we, q, sel)));
+    __m512d xd = _mm512_cvtps_pd(acl_loadu8_ps(x, m));
+    __m512d g0 = _mm512_cvtps_pd(acl_loadu8_ps(dy, m));
+    __m512d x2 = _mm512_mul_pd(xd, xd);
+    __m512d v = _mm512_mul_pd(xd, _mm512_fmadd_pd(CK2, x2, K2));
+    __m512d w = _mm512_mul_pd(xd, _mm512_fmadd_pd(CK6, x2, K2));
+    __m512d e = acl_exp8(_mm512_or_pd(v, _mm512_set1_pd(-0.0)));
+    __m512d q = _mm512_div_pd(one, _mm512_add_pd(one, e));
+    __m512d sel = _mm512_mask_mov_pd(e, _mm512_cmp_pd_mask(v, zero, _CMP_GE_OQ), one);
+    __m512d we = _mm512_maskz_mul_pd(_mm512_cmp_pd_mask(e, zero, _CMP_NEQ_UQ), w, e);
+    __m512d g = gelu_near_root(&ROOT_TANH, xd, _mm512_mul_pd(q, _mm512_fmadd_pd(we, q, sel)));
 #if ACLCONFORM_MUTANT == 38 /* mode-confusion: tanh mode uses the erf derivative for |x| > 3 */
-        {
-            double gl[8], xl[8];
-            _mm512_storeu_pd(gl, g);
-            _mm512_storeu_pd(xl, xd);
-            for (int l = 0; l < 8; l++)
-                if (fabs(xl[l]) > 3.0) gl[l] = gelu_g_none(xl[l]);
-            g = _mm512_loadu_pd(gl);
-        }
-#endif
-        _mm256_mask_storeu_ps(out + i, m, gelu_product8(g0, g, xd));
+    {
+        double gl[8], xl[8];
+        _mm512_storeu_pd(gl, g);
+        _mm512_storeu_pd(xl, xd);
+        for (int l = 0; l < 8; l++)
+            if (fabs(xl[l]) > 3.0) gl[l] = gelu_g_none(xl[l]);
+        g = _mm512_loadu_pd(gl);
     }
+#endif
+    _mm256_mask_storeu_ps(out, m, gelu_product8(g0, g, xd));
+}
+
+ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n, const float *dy,
+                                                     const float *x, float *out)
+{
+    (void)ctx;
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) gelu_tanh_step(dy + i, x + i, out + i, 0xff);
+    if (i < n) gelu_tanh_step(dy + i, x + i, out + i, acl_mask8(n - i));
 }
 #endif
 

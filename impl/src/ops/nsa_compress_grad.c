@@ -153,7 +153,7 @@ ACL_AVX512_TARGET static double nsa_dot16(int64_t n, const float *g, const uint1
     __m512d acc = _mm512_setzero_pd();
     for (int64_t k = 0; k < n; k += 8) {
         __mmask8 m = acl_mask8(n - k);
-        __m512d gd = _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, g + k));
+        __m512d gd = _mm512_cvtps_pd(acl_loadu8_ps(g + k, m));
         acc = _mm512_mask3_fmadd_pd(gd, _mm512_cvtps_pd(acl_load8_16(x + k, m, bf)), acc, m);
     }
     double a[8];

@@ -68,7 +68,7 @@ ACL_KERNEL_CLONES static void sms_row(int64_t n, const float *g, const float *y,
  * formula, rounded to f32 and then (16-bit) as acl_cvt_f32_to_* does. */
 ACL_AVX512_TARGET static inline __m512d sms_load8(const void *p, int64_t j, __mmask8 m, int kind)
 {
-    if (kind == 0) return _mm512_cvtps_pd(_mm256_maskz_loadu_ps(m, (const float *)p + j));
+    if (kind == 0) return _mm512_cvtps_pd(acl_loadu8_ps((const float *)p + j, m));
     return _mm512_cvtps_pd(acl_load8_16((const uint16_t *)p + j, m, kind == 2));
 }
 
@@ -98,7 +98,7 @@ ACL_AVX512_TARGET static inline void sms_row_avx512(int64_t n, const void *g, co
         __m512d gd = sms_load8(g, j, m, kind), yd = sms_load8(y, j, m, kind);
         __m512d v = _mm512_mul_pd(sc, _mm512_sub_pd(_mm512_mul_pd(gd, yd), _mm512_mul_pd(s, yd)));
         __m256 vf = _mm512_cvtpd_ps(v);
-        __m128i mb = _mm_maskz_loadu_epi8(m, mk + j);
+        __m128i mb = m == 0xff ? _mm_loadl_epi64((const __m128i *)(mk + j)) : _mm_maskz_loadu_epi8(m, mk + j);
         __mmask8 masked = (__mmask8)_mm_test_epi8_mask(mb, mb);
 #if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
         vf = _mm256_mask_mul_ps(vf, masked, vf, _mm256_setzero_ps());

@@ -84,41 +84,46 @@ ACL_KERNEL_CLONES static void softplus_block_f32(const void *p, int64_t n, const
 #ifdef ACL_HAVE_AVX512_KERNELS
 /* softplus_block_f32 with AVX-512 doubles, 8 elements per step (the tail under a mask: the same
  * instructions for every element).  The same quantities: z = beta·self rounded to f32 decides
- * the branch, e = e^{-|zd|} by acl_exp8 (< 2^-50 relative), sigmoid = (zd ≥ 0 ? 1 : e)/(1 + e)
- * (one correctly rounded division), dy·sigmoid rounded once to f32: within ~2^-49 relative before
- * that rounding (< 2^-25 ULP).  The z ≤ -700 elements are redone by the scalar form, as in the
- * portable kernel, only in the steps that have one. */
+ * the branch, e = e^{-|zd|} by acl_exp8_fast on max(-|zd|, -708) (< 2^-37 relative),
+ * dy·sigmoid = (zd < 0 ? dy·e : dy)/(1 + e) (one product, one correctly rounded division), rounded
+ * once to f32: e's error reaches the quotient scaled by ≤ 1, so the value is within 2^-36 relative
+ * before that rounding (< 2^-12 ULP of f32).  The z ≤ -700 elements (the only ones the clamp
+ * changes, and whose e may be subnormal) are redone by the scalar form, as in the portable
+ * kernel, only in the steps that have one. */
+ACL_AVX512_TARGET static inline void softplus_step_f32(const softplus_ctx *c, const float *dy,
+                                                     const float *x, float *out, __mmask8 m)
+{
+    const __m512d one = _mm512_set1_pd(1.0);
+    __m256 xf = acl_loadu8_ps(x, m), dyf = acl_loadu8_ps(dy, m);
+    __m256 z = _mm256_mul_ps(_mm256_set1_ps(c->beta32), xf);
+#if ACLCONFORM_MUTANT == 22 /* branch-boundary: f32 path: threshold compare z >= threshold instead of z > threshold */
+    __mmask8 lin = _mm256_cmp_ps_mask(z, _mm256_set1_ps(c->thr32), _CMP_GE_OQ);
+#else
+    __mmask8 lin = _mm256_cmp_ps_mask(z, _mm256_set1_ps(c->thr32), _CMP_GT_OQ);
+#endif
+    __m512d zd = _mm512_mul_pd(_mm512_set1_pd((double)c->beta32), _mm512_cvtps_pd(xf));
+    __m512d e = acl_exp8_fast(_mm512_max_pd(_mm512_set1_pd(-708.0), _mm512_or_pd(zd, _mm512_set1_pd(-0.0)))); /* NaN stays */
+    __m512d dyd = _mm512_cvtps_pd(dyf);
+    __m512d num = _mm512_mask_mul_pd(dyd, _mm512_cmp_pd_mask(zd, _mm512_setzero_pd(), _CMP_LT_OQ), dyd, e);
+    __m512d r = _mm512_div_pd(num, _mm512_add_pd(one, e));
+    __m256 o = _mm256_mask_mov_ps(_mm512_cvtpd_ps(r), lin, dyf);
+    __mmask8 low = _mm256_cmp_ps_mask(z, _mm256_set1_ps(-700.0f), _CMP_LE_OQ) & (__mmask8)~lin & m;
+#if ACLCONFORM_MUTANT == 25 /* precision-branch: f32 path: the z <= -700 rescue pass skipped (Inf dy x underflowed sigmoid gives 0/NaN) */
+    low = 0;
+#endif
+    _mm256_mask_storeu_ps(out, m, o);
+    for (int l = 0; low; l++, low >>= 1)
+        if (low & 1) out[l] = (float)softplus_sigmoid_times(dy[l], (double)c->beta32 * x[l]);
+}
+
+/* whole vectors under the constant mask 0xff (plain loads and stores), then the tail */
 ACL_AVX512_TARGET static void softplus_block_f32_avx512(const void *p, int64_t n, const float *dy,
                                                         const float *x, float *out)
 {
     const softplus_ctx *c = p;
-    const __m256 beta = _mm256_set1_ps(c->beta32), thr = _mm256_set1_ps(c->thr32);
-    const __m256 lo = _mm256_set1_ps(-700.0f);
-    const __m512d betad = _mm512_set1_pd((double)c->beta32), one = _mm512_set1_pd(1.0);
-    const __m512d zero = _mm512_setzero_pd(), sign = _mm512_set1_pd(-0.0);
-    for (int64_t i = 0; i < n; i += 8) {
-        __mmask8 m = acl_mask8(n - i);
-        __m256 xf = _mm256_maskz_loadu_ps(m, x + i), dyf = _mm256_maskz_loadu_ps(m, dy + i);
-        __m256 z = _mm256_mul_ps(beta, xf);
-#if ACLCONFORM_MUTANT == 22 /* branch-boundary: f32 path: threshold compare z >= threshold instead of z > threshold */
-        __mmask8 lin = _mm256_cmp_ps_mask(z, thr, _CMP_GE_OQ);
-#else
-        __mmask8 lin = _mm256_cmp_ps_mask(z, thr, _CMP_GT_OQ);
-#endif
-        __m512d zd = _mm512_mul_pd(betad, _mm512_cvtps_pd(xf));
-        __m512d e = acl_exp8(_mm512_or_pd(zd, sign));
-        __m512d num = _mm512_mask_mov_pd(e, _mm512_cmp_pd_mask(zd, zero, _CMP_GE_OQ), one);
-        __m512d r = _mm512_mul_pd(_mm512_cvtps_pd(dyf), _mm512_div_pd(num, _mm512_add_pd(one, e)));
-        __m256 o = _mm256_mask_mov_ps(_mm512_cvtpd_ps(r), lin, dyf);
-        __mmask8 low = _mm256_cmp_ps_mask(z, lo, _CMP_LE_OQ) & (__mmask8)~lin & m;
-#if ACLCONFORM_MUTANT == 25 /* precision-branch: f32 path: the z <= -700 rescue pass skipped (Inf dy x underflowed sigmoid gives 0/NaN) */
-        low = 0;
-#endif
-        _mm256_mask_storeu_ps(out + i, m, o);
-        for (int l = 0; low; l++, low >>= 1)
-            if (low & 1)
-                out[i + l] = (float)softplus_sigmoid_times(dy[i + l], (double)c->beta32 * x[i + l]);
-    }
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) softplus_step_f32(c, dy + i, x + i, out + i, 0xff);
+    if (i < n) softplus_step_f32(c, dy + i, x + i, out + i, acl_mask8(n - i));
 }
 #endif
 
@@ -214,7 +219,7 @@ ACL_AVX512_TARGET static void softplus_block_f64_avx512(const void *p, int64_t n
     const bool beta_finite = isfinite(c->beta64);
     for (int64_t i = 0; i < n; i += 8) {
         __mmask8 m = acl_mask8(n - i);
-        __m512d xv = _mm512_maskz_loadu_pd(m, x + i), g = _mm512_maskz_loadu_pd(m, dy + i);
+        __m512d xv = acl_loadu8_pd(x + i, m), g = acl_loadu8_pd(dy + i, m);
         __m512d z = _mm512_mul_pd(beta, xv);
 #if ACLCONFORM_MUTANT == 23 /* branch-boundary: f64 path: threshold compare z >= threshold instead of z > threshold */
         __mmask8 lin = _mm512_cmp_pd_mask(z, thr, _CMP_GE_OQ);

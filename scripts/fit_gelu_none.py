@@ -1,0 +1,104 @@
+#!/usr/bin/env python3
+"""Coefficients of the AVX-512 GeluBackwardV2 none f32 kernel and of acl_exp8_fast (issue 14).
+
+Needs Debian python3-numpy and python3-mpmath (apt-get install python3-numpy python3-mpmath).
+Prints, as C hex literals:
+  - GN_P, GN_Q, GN_N0 of impl/src/ops/gelu_backward_v2.c: a (5, 5) rational fit of
+    E(t) = (M(t) - t)/(t0 - t) on [0, 8] (M the Mills ratio, t0 its fixed point M(t0) = t0),
+    linearised least squares in u = t/4 - 1 with Lawson reweighting, then rewritten in
+    d = T0_HI - t and scaled by 1/sqrt(2 pi), in 40 digits;
+  - the degree-4 polynomial for e^r on |r| <= ln2/32 and the table 2^(j/16) of simd512.h.
+Takes about a minute (the 40-digit evaluations).  The kernel's accuracy is measured, not assumed:
+the comment above gelu_none_g8 gives the exhaustive f32 measurement."""
+import mpmath as mp
+import numpy as np
+
+mp.mp.dps = 40
+
+
+def mills(t):
+    return mp.sqrt(mp.pi / 2) * mp.erfc(t / mp.sqrt(2)) * mp.exp(t * t / 2)
+
+
+t0 = mp.findroot(lambda t: mills(t) - t, 0.75)
+
+
+def E(t):
+    t = mp.mpf(t)
+    if abs(t - t0) < mp.mpf("1e-25"):
+        t = t0 + mp.mpf("1e-25")
+    return (mills(t) - t) / (t0 - t)
+
+
+def lawson_rational(xs, ys, m, q, iters=60):
+    """min max |P/Q / y - 1| over the nodes, P, Q Chebyshev series in x, Q's constant term 1"""
+    Tp = np.polynomial.chebyshev.chebvander(xs, m)
+    Tq = np.polynomial.chebyshev.chebvander(xs, q)
+    w, lw, best = 1 / np.abs(ys), np.ones_like(ys), None
+    for it in range(iters):
+        A = np.hstack([Tp, -(ys[:, None]) * Tq[:, 1:]])
+        sw = w * np.sqrt(lw)
+        sol, *_ = np.linalg.lstsq(A * sw[:, None], ys * sw, rcond=None)
+        pc, qc = sol[: m + 1], np.concatenate([[1.0], sol[m + 1:]])
+        Q = np.polynomial.chebyshev.chebval(xs, qc)
+        err = np.abs(np.polynomial.chebyshev.chebval(xs, pc) / Q / ys - 1)
+        w = 1 / np.abs(ys * Q)
+        if it > 5:
+            lw = lw * err ** 0.5
+            lw /= lw.sum()
+        if best is None or err.max() < best[0]:
+            best = (err.max(), pc, qc)
+    return best
+
+
+def hexs(v):
+    return ", ".join(float(x).hex() for x in v)
+
+
+n = 2000
+xs = np.cos(np.pi * (np.arange(n) + 0.5) / n)
+ys = np.array([float(E(4 * (x + 1))) for x in xs])
+err, pc, qc = lawson_rational(xs, ys, 5, 5)
+print("/* E on [0, 8]: max relative error 2^%.2f at the nodes */" % np.log2(err))
+pu = [mp.mpf(float(c)) for c in np.polynomial.chebyshev.cheb2poly(pc)]
+qu = [mp.mpf(float(c)) for c in np.polynomial.chebyshev.cheb2poly(qc)]
+t0hi = mp.mpf(float(t0))
+t0lo = t0 - t0hi
+a, b = t0hi / 4 - 1, mp.mpf(-1) / 4  # u = a + b d
+
+
+def in_d(c):
+    out = [mp.mpf(0)] * len(c)
+    for k, ck in enumerate(c):
+        for j in range(k + 1):
+            out[j] += ck * mp.binomial(k, j) * a ** (k - j) * b ** j
+    return out
+
+
+pd, qd = in_d(pu), in_d(qu)
+lead = qd[-1]
+s = 1 / mp.sqrt(2 * mp.pi)
+pd = [x / lead * s for x in pd]
+qd = [x / lead for x in qd]
+print("T0_HI %s, T0_LO %s" % (float(t0hi).hex(), float(t0lo).hex()))
+print("GN_P = {%s};" % hexs(pd))
+print("GN_Q = {%s}; /* and 1·d^5 */" % hexs(qd[:-1]))
+print("GN_N0 = %s;" % float(t0lo * pd[0]).hex())
+
+# e^r ≈ 1 + r + c2 r² + c3 r³ + c4 r⁴ on |r| ≤ ln2/32, relative, Lawson-weighted
+h = float(mp.log(2) / 32) * 1.0001
+xr = np.cos(np.pi * (np.arange(400) + 0.5) / 400) * h
+yr = np.array([float(mp.exp(x)) for x in xr])
+V = np.vstack([xr ** 2, xr ** 3, xr ** 4]).T
+lw, best = np.ones(len(xr)), None
+for it in range(80):
+    sw = np.sqrt(lw) / yr
+    c, *_ = np.linalg.lstsq(V * sw[:, None], (yr - 1 - xr) * sw, rcond=None)
+    e = np.array([abs(float((1 + mp.mpf(x) + c[0] * mp.mpf(x) ** 2 + c[1] * mp.mpf(x) ** 3
+                             + c[2] * mp.mpf(x) ** 4) / mp.exp(x) - 1)) for x in xr])
+    if best is None or e.max() < best[0]:
+        best = (e.max(), c.copy())
+    lw = lw * e ** 0.5
+    lw /= lw.sum()
+print("/* e^r: max relative error 2^%.2f */ c2..c4 = %s" % (np.log2(best[0]), hexs(best[1])))
+print("2^(j/16) = {%s}" % hexs(mp.power(2, mp.mpf(j) / 16) for j in range(16)))
