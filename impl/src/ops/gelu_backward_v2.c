@@ -164,11 +164,11 @@ ACL_AVX512_TARGET static inline __m256 gelu_product8(__m512d g0, __m512d g, __m5
  * clamp (g = 1 - phi·D off by < 2^-44); x ≤ -8 (and -Inf) is evaluated per lane by gelu_g_none
  * and gelu_apply, with the §5a fix-up (the only lanes whose g can underflow); NaN x stays NaN
  * through t0 - t. */
-static const double GN_P[6] = {-0x1.3bcd3ac62d594p+8, 0x1.67c24a4ba6454p+8, -0x1.648a83eb87682p+7,
-                               0x1.793c3a1d07f58p+5, -0x1.a8f518e8dc31ep+2, 0x1.98840e4ae4691p-2};
-static const double GN_Q[5] = {-0x1.13dac2c686710p+9, 0x1.6318ea53ef979p+9, -0x1.7d572b9d9123cp+8,
-                               0x1.ad033c197ee83p+6, -0x1.fc8b5e24635a4p+3}; /* and 1·d^5 */
-static const double GN_N0 = 0x1.545aca8161c65p-48; /* T0_LO·GN_P[0] */
+static const double GN_P[6] = {-0x1.3bce4f61f6b69p+8, 0x1.67c34f845520fp+8, -0x1.648b517964dbdp+7,
+                               0x1.793cd4c969588p+5, -0x1.a8f576b8b0db2p+2, 0x1.98840e493b1cdp-2};
+static const double GN_Q[5] = {-0x1.13dbb46504746p+9, 0x1.6319f2486a095p+9, -0x1.7d580e73f8339p+8,
+                               0x1.ad03f2f178a49p+6, -0x1.fc8bd3b32de29p+3}; /* and 1·d^5 */
+static const double GN_N0 = 0x1.545bf49ea6267p-48; /* T0_LO·GN_P[0] */
 
 ACL_AVX512_TARGET static inline __m512d gelu_none_g8(__m512d xd)
 {
