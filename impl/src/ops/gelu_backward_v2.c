@@ -184,11 +184,11 @@ ACL_AVX512_TARGET static inline __m512d gelu_none_g8(__m512d xd)
     return _mm512_mask_sub_pd(P, _mm512_cmp_pd_mask(xd, _mm512_setzero_pd(), _CMP_GE_OQ), one, P);
 }
 
-/* 8 elements of gelu_none_block_avx512 under mask m.  The blocks run whole vectors with the
- * constant mask 0xff (plain loads and stores: 8 % faster in cache than masked ones on this CPU,
- * one process, alternating builds) and the tail once under its mask. */
-ACL_AVX512_TARGET static inline void gelu_none_step(const float *dy, const float *x, float *out, __mmask8 m)
+/* 8 elements of gelu_none_block_avx512 under mask m (acl_steps8_f32: whole vectors under 0xff) */
+ACL_AVX512_TARGET static inline void gelu_none_step(const void *ctx, const float *dy, const float *x,
+                                                   float *out, __mmask8 m)
 {
+    (void)ctx;
     __m512d xd = _mm512_cvtps_pd(acl_loadu8_ps(x, m));
     __m512d g0 = _mm512_cvtps_pd(acl_loadu8_ps(dy, m));
     __m256 o = _mm512_cvtpd_ps(_mm512_mul_pd(g0, gelu_none_g8(xd)));
@@ -206,10 +206,7 @@ ACL_AVX512_TARGET static inline void gelu_none_step(const float *dy, const float
 ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n, const float *dy,
                                                      const float *x, float *out)
 {
-    (void)ctx;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) gelu_none_step(dy + i, x + i, out + i, 0xff);
-    if (i < n) gelu_none_step(dy + i, x + i, out + i, acl_mask8(n - i));
+    acl_steps8_f32(ctx, n, dy, x, out, gelu_none_step);
 }
 
 /* gelu_tanh_block with AVX-512 doubles, 8 elements per step (the tail under a mask: the same
@@ -222,8 +219,10 @@ ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n,
  * (|half_1p| + |t2|): relative away from the root (the single rounding to f32 does not see it,
  * < 2^-20 ULP); near the root, where that absolute error would show, gelu_near_root.  w·e is forced to 0
  * where e is 0 (x = ±Inf: no Inf·0; for finite x it is 0 anyway). */
-ACL_AVX512_TARGET static inline void gelu_tanh_step(const float *dy, const float *x, float *out, __mmask8 m)
+ACL_AVX512_TARGET static inline void gelu_tanh_step(const void *ctx, const float *dy, const float *x,
+                                                   float *out, __mmask8 m)
 {
+    (void)ctx;
     const __m512d K2 = _mm512_set1_pd(2.0 * 0.79788456080286535588);
     const __m512d CK2 = _mm512_set1_pd(2.0 * 0.79788456080286535588 * 0.044715);
     const __m512d CK6 = _mm512_set1_pd(6.0 * 0.79788456080286535588 * 0.044715);
@@ -254,10 +253,7 @@ ACL_AVX512_TARGET static inline void gelu_tanh_step(const float *dy, const float
 ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n, const float *dy,
                                                      const float *x, float *out)
 {
-    (void)ctx;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) gelu_tanh_step(dy + i, x + i, out + i, 0xff);
-    if (i < n) gelu_tanh_step(dy + i, x + i, out + i, acl_mask8(n - i));
+    acl_steps8_f32(ctx, n, dy, x, out, gelu_tanh_step);
 }
 #endif
 

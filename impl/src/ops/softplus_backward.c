@@ -90,9 +90,10 @@ ACL_KERNEL_CLONES static void softplus_block_f32(const void *p, int64_t n, const
  * before that rounding (< 2^-12 ULP of f32).  The z ≤ -700 elements (the only ones the clamp
  * changes, and whose e may be subnormal) are redone by the scalar form, as in the portable
  * kernel, only in the steps that have one. */
-ACL_AVX512_TARGET static inline void softplus_step_f32(const softplus_ctx *c, const float *dy,
-                                                     const float *x, float *out, __mmask8 m)
+ACL_AVX512_TARGET static inline void softplus_step_f32(const void *p, const float *dy, const float *x,
+                                                     float *out, __mmask8 m)
 {
+    const softplus_ctx *c = p;
     const __m512d one = _mm512_set1_pd(1.0);
     __m256 xf = acl_loadu8_ps(x, m), dyf = acl_loadu8_ps(dy, m);
     __m256 z = _mm256_mul_ps(_mm256_set1_ps(c->beta32), xf);
@@ -116,14 +117,10 @@ ACL_AVX512_TARGET static inline void softplus_step_f32(const softplus_ctx *c, co
         if (low & 1) out[l] = (float)softplus_sigmoid_times(dy[l], (double)c->beta32 * x[l]);
 }
 
-/* whole vectors under the constant mask 0xff (plain loads and stores), then the tail */
 ACL_AVX512_TARGET static void softplus_block_f32_avx512(const void *p, int64_t n, const float *dy,
                                                         const float *x, float *out)
 {
-    const softplus_ctx *c = p;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) softplus_step_f32(c, dy + i, x + i, out + i, 0xff);
-    if (i < n) softplus_step_f32(c, dy + i, x + i, out + i, acl_mask8(n - i));
+    acl_steps8_f32(p, n, dy, x, out, softplus_step_f32);
 }
 #endif
 

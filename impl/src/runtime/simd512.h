@@ -141,6 +141,20 @@ ACL_AVX512_TARGET static inline __m512d acl_loadu8_pd(const double *p, __mmask8 
     return m == 0xff ? _mm512_loadu_pd(p) : _mm512_maskz_loadu_pd(m, p);
 }
 
+/* An f32 elementwise kernel as whole 8-lane steps under the constant mask 0xff (plain loads and
+ * stores once inlined) and the tail once under its mask: carrying a variable mask through every
+ * step cost Gelu none f32 8 % in cache.  step is a static inline function; the driver is inlined
+ * into the kernel, so the call through the pointer is a direct, inlined one. */
+typedef void (*acl_step8_f32)(const void *ctx, const float *dy, const float *x, float *out, __mmask8 m);
+
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+acl_steps8_f32(const void *ctx, int64_t n, const float *dy, const float *x, float *out, acl_step8_f32 step)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) step(ctx, dy + i, x + i, out + i, 0xff);
+    if (i < n) step(ctx, dy + i, x + i, out + i, acl_mask8(n - i));
+}
+
 /* 8 f16 (bf = false) or bf16 values under mask m (others 0), exactly widened to f32. */
 ACL_AVX512_TARGET static inline __m256 acl_load8_16(const uint16_t *p, __mmask8 m, bool bf)
 {
