@@ -79,16 +79,6 @@ ACL_AVX512_TARGET static inline __m512d acl_exp8(__m512d x)
     return _mm512_scalef_pd(_mm512_mul_pd(t, p), _mm512_mul_pd(k, _mm512_set1_pd(0.125)));
 }
 
-/* e^x for double x in [-708, 0] or NaN (callers clamp), to 2^-37 relative: enough for the f32
- * kernels whose result is rounded once from double (< 2^-13 ULP of f32 before that rounding),
- * not for acl_exp8's f64 callers.  Cheaper than acl_exp8 by four operations:
- *   n = round(16x/ln2) in the low mantissa bits of nm (the magic 1.5·2^52, whose low 16 bits are
- *   0), r = x - n·ln2/16 in one FMA (|n| < 2^14: the error of the double ln2/16 times n is
- *   < 2^-43.5), |r| ≤ ln2/32 + 2^-43;  e^r by a degree-4 minimax polynomial (relative 2^-37.5 on
- *   that interval, a Lawson-weighted fit to mpmath);  2^(n/16) = 2^(j/16)·2^(n>>4), j = n mod 16,
- *   by one two-table permute (indexed by nm's low 4 bits) of the bits of 2^(j/16) minus j<<48 and
- *   one integer add of nm's bits << 48 (= n<<48 = ((n>>4)<<52) + (j<<48)): the exponent field
- *   gets n>>4 exactly, the result stays normal down to x = -708.  NaN stays NaN (through r). */
 /* 2^(n/16) = 2^(j/16)·2^(n>>4) for n in the low mantissa bits of nm (see acl_exp8_fast). */
 ACL_AVX512_TARGET static inline __m512d acl_exp2_16th(__m512d nm)
 {
@@ -102,13 +92,29 @@ ACL_AVX512_TARGET static inline __m512d acl_exp2_16th(__m512d nm)
         _mm512_permutex2var_epi64(_mm512_load_si512(tb), nb, _mm512_load_si512(tb + 8)), _mm512_slli_epi64(nb, 48)));
 }
 
+/* e^r ≈ 1 + r + ACL_EXP16_C2·r² + ACL_EXP16_C3·r³ + ACL_EXP16_C4·r⁴ on |r| ≤ ln2/32
+ * (scripts/fit_gelu_none.py prints them) */
+#define ACL_EXP16_C2 0x1.00000006d9aaap-1
+#define ACL_EXP16_C3 0x1.55571d834a8f6p-3
+#define ACL_EXP16_C4 0x1.5552101b791cep-5
+
+/* e^x for double x in [-708, 0] or NaN (callers clamp), to 2^-37 relative: enough for the f32
+ * kernels whose result is rounded once from double (< 2^-13 ULP of f32 before that rounding),
+ * not for acl_exp8's f64 callers.  Cheaper than acl_exp8 by four operations:
+ *   n = round(16x/ln2) in the low mantissa bits of nm (the magic 1.5·2^52, whose low 16 bits are
+ *   0), r = x - n·ln2/16 in one FMA (|n| < 2^14: the error of the double ln2/16 times n is
+ *   < 2^-43.5), |r| ≤ ln2/32 + 2^-43;  e^r by a degree-4 minimax polynomial (relative 2^-37.5 on
+ *   that interval, a Lawson-weighted fit to mpmath);  2^(n/16) = 2^(j/16)·2^(n>>4), j = n mod 16,
+ *   by one two-table permute (indexed by nm's low 4 bits) of the bits of 2^(j/16) minus j<<48 and
+ *   one integer add of nm's bits << 48 (= n<<48 = ((n>>4)<<52) + (j<<48)): the exponent field
+ *   gets n>>4 exactly, the result stays normal down to x = -708.  NaN stays NaN (through r). */
 ACL_AVX512_TARGET static inline __m512d acl_exp8_fast(__m512d x)
 {
     const __m512d magic = _mm512_set1_pd(0x1.8p52), one = _mm512_set1_pd(1.0);
     __m512d nm = _mm512_fmadd_pd(x, _mm512_set1_pd(0x1.71547652b82fep+4), magic);
     __m512d r = _mm512_fnmadd_pd(_mm512_sub_pd(nm, magic), _mm512_set1_pd(0x1.62e42fefa39efp-5), x);
-    __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(0x1.5552101b791cep-5), r, _mm512_set1_pd(0x1.55571d834a8f6p-3));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0x1.00000006d9aaap-1));
+    __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(ACL_EXP16_C4), r, _mm512_set1_pd(ACL_EXP16_C3));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(ACL_EXP16_C2));
     p = _mm512_fmadd_pd(_mm512_fmadd_pd(p, r, one), r, one);
     return _mm512_mul_pd(acl_exp2_16th(nm), p);
 }
@@ -121,8 +127,8 @@ ACL_AVX512_TARGET static inline __m512d acl_exp8_fast_nhalf(__m512d y)
     const __m512d magic = _mm512_set1_pd(0x1.8p52), one = _mm512_set1_pd(1.0);
     __m512d nm = _mm512_fmadd_pd(y, _mm512_set1_pd(-0x1.71547652b82fep+3), magic);
     __m512d s = _mm512_fmadd_pd(_mm512_sub_pd(nm, magic), _mm512_set1_pd(0x1.62e42fefa39efp-4), y);
-    __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(0x1.5552101b791cep-9), s, _mm512_set1_pd(-0x1.55571d834a8f6p-6));
-    p = _mm512_fmadd_pd(p, s, _mm512_set1_pd(0x1.00000006d9aaap-3));
+    __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(ACL_EXP16_C4 / 16), s, _mm512_set1_pd(-ACL_EXP16_C3 / 8));
+    p = _mm512_fmadd_pd(p, s, _mm512_set1_pd(ACL_EXP16_C2 / 4));
     p = _mm512_fmadd_pd(_mm512_fmadd_pd(p, s, _mm512_set1_pd(-0.5)), s, one);
     return _mm512_mul_pd(acl_exp2_16th(nm), p);
 }
