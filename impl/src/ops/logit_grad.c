@@ -73,7 +73,7 @@ ACL_AVX512_TARGET static inline void logit16(const logit_ctx *c, int64_t n, cons
     const __m512 one = _mm512_set1_ps(1.0f), lo = _mm512_set1_ps(c->lo32), hi = _mm512_set1_ps(c->hi32);
     const __m512 outside = _mm512_set1_ps((float)c->outside), qnan = _mm512_set1_ps(NAN);
     for (int64_t i = 0; i < n; i += 16) {
-        __mmask16 m = n - i >= 16 ? (__mmask16)0xffff : (__mmask16)((1u << (n - i)) - 1u);
+        __mmask16 m = acl_mask16(n - i);
         __m512 xv = acl_load16_16(x + i, m, bf), g = acl_load16_16(dy + i, m, bf);
         __m512 q = _mm512_div_ps(g, _mm512_mul_ps(xv, _mm512_sub_ps(one, xv)));
 #if ACLCONFORM_MUTANT == 28 /* eps-range-edge: lower bound exclusive: x == eps falls outside */
@@ -83,9 +83,7 @@ ACL_AVX512_TARGET static inline void logit16(const logit_ctx *c, int64_t n, cons
 #endif
         __mmask16 nan = _mm512_cmp_ps_mask(xv, g, _CMP_UNORD_Q);
         __m512 r = _mm512_mask_mov_ps(_mm512_mask_mov_ps(outside, in, q), nan, qnan);
-        acl_store8_16(out + i, (__mmask8)m, _mm512_castps512_ps256(r), bf);
-        if (m >> 8)
-            acl_store8_16(out + i + 8, (__mmask8)(m >> 8), _mm512_extractf32x8_ps(r, 1), bf);
+        acl_store16_16(out + i, m, r, bf);
     }
 }
 

@@ -4,7 +4,7 @@
  *
  * Rows are independent and run in parallel; a row is always computed the same way by one
  * thread, so the bits do not depend on the thread count.  The products of two floats are exact
- * in double and the row sum is accumulated in double (8 interleaved partial sums in a fixed
+ * in double and the row sum is accumulated in double (32 interleaved partial sums in a fixed
  * order, so the loop pipelines): its error, ≤ S2·2^-53·Σ|g·y|, is invisible after rounding to
  * f32.  The output formula is evaluated in double with scale rounded to f32 (ops.md §0.6) and
  * rounded once to f32 (a 16-bit store rounds once more).  NaN/Inf products reach s and every
@@ -35,20 +35,20 @@ typedef struct {
 ACL_KERNEL_CLONES static void sms_row(int64_t n, const float *g, const float *y, const float *m, double scale,
                     float *o)
 {
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    double acc[32] = {0};
     int64_t j = 0;
-    for (; j + 8 <= n; j += 8)
+    for (; j + 32 <= n; j += 32)
 #if ACLCONFORM_MUTANT == 33 /* masked-select: row sum skips masked positions (spec: all j) */
-        for (int k = 0; k < 8; k++) acc[k] += m[j + k] != 0.0f ? 0.0 : (double)g[j + k] * (double)y[j + k];
+        for (int k = 0; k < 32; k++) acc[k] += m[j + k] != 0.0f ? 0.0 : (double)g[j + k] * (double)y[j + k];
 #else
-        for (int k = 0; k < 8; k++) acc[k] += (double)g[j + k] * (double)y[j + k];
+        for (int k = 0; k < 32; k++) acc[k] += (double)g[j + k] * (double)y[j + k];
 #endif
-#if ACLCONFORM_MUTANT == 34 /* simd-tail: row dot: the scalar tail after the 8-wide loop drops the last element */
-    for (; j + 1 < n; j++) acc[j & 7] += (double)g[j] * (double)y[j];
+#if ACLCONFORM_MUTANT == 34 /* simd-tail: row dot: the tail after the wide loop drops the last element */
+    for (; j + 1 < n; j++) acc[j & 31] += (double)g[j] * (double)y[j];
 #else
-    for (; j < n; j++) acc[j & 7] += (double)g[j] * (double)y[j];
+    for (; j < n; j++) acc[j & 31] += (double)g[j] * (double)y[j];
 #endif
-    double s = ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    double s = acl_sum_tree32(acc); /* four chains, see vecmath.h */
     for (j = 0; j < n; j++) {
         double yj = y[j];
         float v = (float)(scale * ((double)g[j] * yj - s * yj));
@@ -61,39 +61,57 @@ ACL_KERNEL_CLONES static void sms_row(int64_t n, const float *g, const float *y,
 }
 
 #ifdef ACL_HAVE_AVX512_KERNELS
-/* sms_row with AVX-512, reading gradOutput and y and writing out in their own dtype (f32, or
- * f16 / bf16 converted in registers) and the mask bytes of the row directly: no staging.  The
- * same sums in the same order (lane k of acc is acc[k]: the products are exact, so the FMA is
- * the add of sms_row; tail lanes are left untouched), the same tree, the same double output
- * formula, rounded to f32 and then (16-bit) as acl_cvt_f32_to_* does. */
+/* sms_row with AVX-512, 8 elements a step, reading gradOutput and y and writing out in their
+ * own dtype (f32, or f16 / bf16 converted in registers) and the mask bytes of the row directly:
+ * no staging.  The same sums in the same order (lane k of a0..a3 holds acc[k], acc[8 + k], …; the
+ * products are exact, so the FMA is sms_row's add; tail lanes load +0, and acc + 0·0 = acc since
+ * no partial sum is ever −0), the same tree, the same double output formula, rounded to f32 and
+ * then (16-bit) as acl_cvt_f32_to_* does. */
 ACL_AVX512_TARGET static inline __m512d sms_load8(const void *p, int64_t j, __mmask8 m, int kind)
 {
     if (kind == 0) return _mm512_cvtps_pd(acl_loadu8_ps((const float *)p + j, m));
     return _mm512_cvtps_pd(acl_load8_16((const uint16_t *)p + j, m, kind == 2));
 }
 
+/* acc + g[j..j+7]·y[j..j+7] (lanes past n load +0) */
+ACL_AVX512_TARGET static inline __m512d sms_dot8(__m512d acc, const void *g, const void *y,
+                                                 const uint8_t *mk, int64_t j, int64_t n, int kind)
+{
+    __mmask8 m = acl_mask8(n - j);
+#if ACLCONFORM_MUTANT == 34 /* simd-tail: row dot: the tail after the wide loop drops the last element */
+    if (n - j < 8) m >>= 1;
+#endif
+#if ACLCONFORM_MUTANT == 33 /* masked-select: row sum skips masked positions (spec: all j) */
+    __m128i mb = _mm_maskz_loadu_epi8(m, mk + j);
+    m &= (__mmask8)~_mm_test_epi8_mask(mb, mb);
+#endif
+    (void)mk;
+    return _mm512_fmadd_pd(sms_load8(g, j, m, kind), sms_load8(y, j, m, kind), acc);
+}
+
 ACL_AVX512_TARGET static inline void sms_row_avx512(int64_t n, const void *g, const void *y,
                                                     const uint8_t *mk, double scale, void *o,
                                                     int kind)
 {
-    __m512d acc = _mm512_setzero_pd();
-    for (int64_t j = 0; j < n; j += 8) {
-        __mmask8 m = acl_mask8(n - j);
-#if ACLCONFORM_MUTANT == 34 /* simd-tail: row dot: the scalar tail after the 8-wide loop drops the last element */
-        if (n - j < 8) m >>= 1;
-#endif
-        __m512d gd = sms_load8(g, j, m, kind), yd = sms_load8(y, j, m, kind);
-#if ACLCONFORM_MUTANT == 33 /* masked-select: row sum skips masked positions (spec: all j) */
-        __m128i mb = _mm_maskz_loadu_epi8(m, mk + j);
-        m &= (__mmask8)~_mm_test_epi8_mask(mb, mb);
-#endif
-        acc = _mm512_mask3_fmadd_pd(gd, yd, acc, m);
+    __m512d a0 = _mm512_setzero_pd(), a1 = a0, a2 = a0, a3 = a0;
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32) {
+        a0 = sms_dot8(a0, g, y, mk, j, n, kind);
+        a1 = sms_dot8(a1, g, y, mk, j + 8, n, kind);
+        a2 = sms_dot8(a2, g, y, mk, j + 16, n, kind);
+        a3 = sms_dot8(a3, g, y, mk, j + 24, n, kind);
     }
-    double a[8];
-    _mm512_storeu_pd(a, acc);
-    __m512d s = _mm512_set1_pd(((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7])));
-    const __m512d sc = _mm512_set1_pd(scale);
-    for (int64_t j = 0; j < n; j += 8) {
+    if (j < n) a0 = sms_dot8(a0, g, y, mk, j, n, kind);
+    if (j + 8 < n) a1 = sms_dot8(a1, g, y, mk, j + 8, n, kind);
+    if (j + 16 < n) a2 = sms_dot8(a2, g, y, mk, j + 16, n, kind);
+    if (j + 24 < n) a3 = sms_dot8(a3, g, y, mk, j + 24, n, kind);
+    double a[32];
+    _mm512_storeu_pd(a, a0);
+    _mm512_storeu_pd(a + 8, a1);
+    _mm512_storeu_pd(a + 16, a2);
+    _mm512_storeu_pd(a + 24, a3);
+    const __m512d s = _mm512_set1_pd(acl_sum_tree32(a)), sc = _mm512_set1_pd(scale);
+    for (j = 0; j < n; j += 8) {
         __mmask8 m = acl_mask8(n - j);
         __m512d gd = sms_load8(g, j, m, kind), yd = sms_load8(y, j, m, kind);
         __m512d v = _mm512_mul_pd(sc, _mm512_sub_pd(_mm512_mul_pd(gd, yd), _mm512_mul_pd(s, yd)));
@@ -105,8 +123,9 @@ ACL_AVX512_TARGET static inline void sms_row_avx512(int64_t n, const void *g, co
 #else
         vf = _mm256_mask_mov_ps(vf, masked, _mm256_setzero_ps());
 #endif
-        if (kind == 0) _mm256_mask_storeu_ps((float *)o + j, m, vf);
-        else acl_store8_16((uint16_t *)o + j, m, vf, kind == 2);
+        if (kind != 0) acl_store8_16((uint16_t *)o + j, m, vf, kind == 2);
+        else if (m == 0xff) _mm256_storeu_ps((float *)o + j, vf);
+        else _mm256_mask_storeu_ps((float *)o + j, m, vf);
     }
 }
 
@@ -136,10 +155,9 @@ static void sms_rows(void *p, int64_t begin, int64_t end)
 {
     const sms_job *jb = p;
 #ifdef ACL_HAVE_AVX512_KERNELS
-    /* contiguous gradOutput, y, out and a mask whose rows are contiguous bytes; f32 and f16
-     * (bf16 measured 15 % slower this way than through the staged, 16-lane bulk conversions) */
+    /* contiguous gradOutput, y, out and a mask whose rows are contiguous bytes, every dtype */
     if (jb->g.contiguous && jb->y.contiguous && jb->o.contiguous && jb->m.strides[3] == 1 &&
-        jb->m.esize == 1 && jb->g.dtype != ACL_BF16 && acl_have_avx512()) {
+        jb->m.esize == 1 && acl_have_avx512()) {
         sms_rows_avx512(jb, begin, end);
         return;
     }

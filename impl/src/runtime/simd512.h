@@ -49,6 +49,7 @@ ACL_AVX512_TARGET static inline __m512d acl_exp8_reduce(__m512d x, __m512d *ks, 
 
 /* 8 lanes with AVX-512 (a possibly partial last vector): the mask of the left lanes still to do. */
 ACL_AVX512_TARGET static inline __mmask8 acl_mask8(int64_t left) { return left >= 8 ? 0xff : (__mmask8)((1u << left) - 1u); }
+ACL_AVX512_TARGET static inline __mmask16 acl_mask16(int64_t left) { return left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1u); }
 
 /* e^x for every double x ≤ 0 or NaN (-Inf, gradual underflow to subnormals and 0; every caller
  * passes -|·| or -x²/2, and a positive x would miss the upper clamp of acl_exp8_reduce).
@@ -186,35 +187,53 @@ ACL_AVX512_TARGET static inline __m512d acl_table8(const double *tab, const uint
     return _mm512_mask_i32gather_pd(_mm512_setzero_pd(), m, _mm256_cvtepu16_epi32(_mm_maskz_loadu_epi16(m, xb)), tab, 8);
 }
 
-/* 8 f32 rounded to f16 / bf16 (RNE, NaN quiet: the bits of acl_cvt_f32_to_f16 / _bf16) and
- * stored under mask m.  The conversion mutants of conv.c are planted here as well. */
+/* f32 → f16 / bf16 bits (RNE, NaN quiet: the bits of acl_cvt_f32_to_f16 / _bf16), one body for
+ * 8 lanes (ymm, W = 256) and 16 lanes (zmm, W = 512).  bf16: the high half of the f32 plus the
+ * round-to-nearest-even bias 0x7fff + lsb; NaN keeps its high half with the quiet bit set.  The
+ * conversion mutants of conv.c are planted here as well. */
+#if ACLCONFORM_MUTANT == 17 /* conversion-rounding: bulk f32->bf16 truncates instead of RNE */
+#define ACL_BF16_RNE(W, u, hi) (hi)
+#else
+#define ACL_BF16_RNE(W, u, hi)                                                                      \
+    _mm##W##_srli_epi32(_mm##W##_add_epi32(_mm##W##_add_epi32(u, _mm##W##_set1_epi32(0x7fff)),     \
+                                           _mm##W##_and_si##W(hi, _mm##W##_set1_epi32(1))), 16)
+#endif
+#if ACLCONFORM_MUTANT == 21 /* conversion-nan: bulk f32->bf16 does not quiet NaN (a low-payload sNaN becomes Inf) */
+#define ACL_BF16_QNAN(W, hi) (hi)
+#else
+#define ACL_BF16_QNAN(W, hi) _mm##W##_or_si##W(hi, _mm##W##_set1_epi32(0x40))
+#endif
+#if ACLCONFORM_MUTANT == 15 /* conversion-rounding: F16C bulk f32->f16 truncates instead of round-to-nearest-even */
+#define ACL_F16_ROUND _MM_FROUND_TO_ZERO
+#else
+#define ACL_F16_ROUND _MM_FROUND_TO_NEAREST_INT
+#endif
+#define ACL_DEFINE_BF16_BITS(NAME, W, PS, SI, MASK)                                                 \
+    ACL_AVX512_TARGET static inline SI NAME(PS v)                                                   \
+    {                                                                                               \
+        SI u = _mm##W##_castps_si##W(v), hi = _mm##W##_srli_epi32(u, 16);                           \
+        MASK isnan = _mm##W##_cmpgt_epu32_mask(_mm##W##_and_si##W(u, _mm##W##_set1_epi32(0x7fffffff)), \
+                                               _mm##W##_set1_epi32(0x7f800000));                    \
+        return _mm##W##_mask_mov_epi32(ACL_BF16_RNE(W, u, hi), isnan, ACL_BF16_QNAN(W, hi));         \
+    }
+/* lane i of the result holds the bf16 bits of lane i of v in its low 16 bits */
+ACL_DEFINE_BF16_BITS(acl_bf16_bits8, 256, __m256, __m256i, __mmask8)
+ACL_DEFINE_BF16_BITS(acl_bf16_bits16, 512, __m512, __m512i, __mmask16)
+
+/* 8 f32 rounded to f16 / bf16 and stored under mask m. */
 ACL_AVX512_TARGET static inline void acl_store8_16(uint16_t *p, __mmask8 m, __m256 v, bool bf)
 {
-    __m128i h;
-    if (bf) {
-        __m256i u = _mm256_castps_si256(v);
-        __m256i hi = _mm256_srli_epi32(u, 16);
-        __m256i nan = _mm256_or_si256(hi, _mm256_set1_epi32(0x40));
-#if ACLCONFORM_MUTANT == 17 /* conversion-rounding: bulk f32->bf16 truncates instead of RNE */
-        __m256i rne = hi;
-#else
-        __m256i rne = _mm256_srli_epi32(_mm256_add_epi32(_mm256_add_epi32(u, _mm256_set1_epi32(0x7fff)),
-                                                         _mm256_and_si256(hi, _mm256_set1_epi32(1))), 16);
-#endif
-        __mmask8 isnan = _mm256_cmpgt_epu32_mask(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
-                                                 _mm256_set1_epi32(0x7f800000));
-#if ACLCONFORM_MUTANT == 21 /* conversion-nan: bulk f32->bf16 does not quiet NaN (a low-payload sNaN becomes Inf) */
-        nan = _mm256_andnot_si256(_mm256_set1_epi32(0x40), nan);
-#endif
-        h = _mm256_cvtepi32_epi16(_mm256_mask_mov_epi32(rne, isnan, nan));
-    } else {
-#if ACLCONFORM_MUTANT == 15 /* conversion-rounding: F16C bulk f32->f16 truncates instead of round-to-nearest-even */
-        h = _mm256_cvtps_ph(v, _MM_FROUND_TO_ZERO);
-#else
-        h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT);
-#endif
-    }
-    _mm_mask_storeu_epi16(p, m, h);
+    __m128i h = bf ? _mm256_cvtepi32_epi16(acl_bf16_bits8(v)) : _mm256_cvtps_ph(v, ACL_F16_ROUND);
+    if (m == 0xff) _mm_storeu_si128((__m128i *)p, h);
+    else _mm_mask_storeu_epi16(p, m, h);
+}
+
+/* The same for 16 values under a 16-lane mask. */
+ACL_AVX512_TARGET static inline void acl_store16_16(uint16_t *p, __mmask16 m, __m512 v, bool bf)
+{
+    __m256i h = bf ? _mm512_cvtepi32_epi16(acl_bf16_bits16(v)) : _mm512_cvtps_ph(v, ACL_F16_ROUND);
+    if (m == 0xffff) _mm256_storeu_si256((__m256i *)p, h);
+    else _mm256_mask_storeu_epi16(p, m, h);
 }
 
 /* e^x as an unevaluated sum hi + lo, for f64 results (SoftplusBackward f64).  Same reduction as
