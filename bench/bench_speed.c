@@ -293,7 +293,7 @@ int main(int argc, char **argv)
             }
             /* the same row in cache: 128 Ki elements per thread, ~4 ms of repeated runs per rep */
             bcase cc = c;
-            cc.n = (int64_t)131072 * threads;
+            cc.n = (int64_t)262144 * threads;
             setup(&cc);
             int inner = 1;
             double tcache[100];

@@ -4,8 +4,9 @@
  * with windows c = (batch b, i-th block), start(c) = a[b-1] + i·d, i < nblk(S_b).
  *
  * Both gradients are gathers, not scatters: every output element is one sum computed by one
- * thread in a fixed order (c ascending, then k; windows ascending), so the bits do not depend on
- * the thread count.  Products of two 16-bit values are exact in double and the sums accumulate in
+ * thread in a fixed order (weightGrad: 16 interleaved partial sums, element k into lane k & 15,
+ * c ascending then k ascending, combined by acl_sum_tree16; inputGrad: windows ascending), so
+ * the bits do not depend on the thread count.  Products of two 16-bit values are exact in double and the sums accumulate in
  * double, so each output is one rounding (to f32, then the 16-bit store: ≤ 0.5 + 2^-13 ULP) of a
  * value with relative error ≤ n·2^-53 of its conditioning sum.  Rows along D are processed in
  * chunks of NSA_CHUNK (workspace 0).  Most shapes take the streaming path below (same sums in the
@@ -34,16 +35,13 @@ typedef struct {
 
 static inline int64_t nsa_nblk(int64_t S, int64_t l, int64_t d) { return S >= l ? (S - l) / d + 1 : 0; }
 
-/* Σ g[k]·x[k] in double: 8 interleaved partial sums combined in a fixed tree, so the loop
- * vectorises and the result does not depend on anything but the inputs. */
-ACL_KERNEL_CLONES static double nsa_dot(int64_t n, const float *g, const float *x)
+/* weightGrad's order: NSA_LANES interleaved partial sums, acc[k & 15] += g[k]·x[k] with k
+ * ascending, windows ascending, combined by acl_sum_tree16; g and x start at a multiple of 16
+ * elements of the row. */
+#define NSA_LANES 16
+ACL_KERNEL_CLONES static void nsa_dot16_f32(int64_t n, const float *g, const float *x, double *acc)
 {
-    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-    int64_t k = 0;
-    for (; k + 8 <= n; k += 8)
-        for (int j = 0; j < 8; j++) acc[j] += (double)g[k + j] * (double)x[k + j];
-    for (; k < n; k++) acc[k & 7] += (double)g[k] * (double)x[k];
-    return ((acc[0] + acc[1]) + (acc[2] + acc[3])) + ((acc[4] + acc[5]) + (acc[6] + acc[7]));
+    for (int64_t k = 0; k < n; k++) acc[k & 15] += (double)g[k] * (double)x[k];
 }
 
 /* weightGrad[r, n] for q = r·N + n in [begin, end). */
@@ -55,13 +53,13 @@ static void nsa_weight_grad(void *p, int64_t begin, int64_t end)
     float g[NSA_CHUNK], x[NSA_CHUNK];
     for (int64_t q = begin; q < end; q++) {
         int64_t r = q / j->N, n = q % j->N;
-        double acc = 0.0;
+        double acc[NSA_LANES] = {0};
         int64_t c = 0, prev = 0;
         for (int64_t b = 0; b < a->B; b++) {
             int64_t nb = nsa_nblk(ends[b] - prev, a->l, a->d);
             for (int64_t i = 0; i < nb; i++, c++) {
                 int64_t t = prev + i * a->d + r;
-#if ACLCONFORM_MUTANT == 47 /* chunk-boundary: gather weightGrad (fallback path, D > 1024 or big rings): partial last D chunk dropped */
+#if ACLCONFORM_MUTANT == 47 /* chunk-boundary: gather weightGrad (fallback path, D or l > 1024 or scratch > 256 MiB): partial last D chunk dropped */
                 for (int64_t k0 = 0; k0 + NSA_CHUNK <= j->D || k0 == 0; k0 += NSA_CHUNK) {
                     int64_t len = j->D - k0 < NSA_CHUNK ? j->D - k0 : NSA_CHUNK;
                     acl_view_load_f32(&j->og, (c * j->N + n) * j->D + k0, len, g);
@@ -71,12 +69,12 @@ static void nsa_weight_grad(void *p, int64_t begin, int64_t end)
                     acl_view_load_f32(&j->og, (c * j->N + n) * j->D + k0, len, g);
 #endif
                     acl_view_load_f32(&j->in, (t * j->N + n) * j->D + k0, len, x);
-                    acc += nsa_dot(len, g, x);
+                    nsa_dot16_f32(len, g, x, acc);
                 }
             }
             prev = ends[b];
         }
-        float v = (float)acc;
+        float v = (float)acl_sum_tree16(acc);
         acl_view_store_f32(&j->wg, q, 1, &v);
     }
 }
@@ -119,131 +117,349 @@ static void nsa_input_grad(void *p, int64_t begin, int64_t end)
     }
 }
 
-/* ---- streaming path (D ≤ NSA_FAST_MAX_D and the rings fit) ----
- * The weightGrad gather above converts every outputGrad row l times and walks input by (r, c),
- * far from memory order: 3-4 % of the triad on the bench_speed shape.  Here weightGrad walks
- * tokens in memory order (t, then a group of heads), converts each input row once per task, and
- * keeps the converted outputGrad rows of the live windows (at most ceil(l/d) at a time) in a ring
- * per head; inputGrad (already in memory order) gets its weight from one converted copy (a small
- * malloc, l·N floats; without it the gather path runs) and a vectorised row update.  Every output
- * is still one sum in the gather path's order — weightGrad[r, n]: windows c ascending
- * (t = start(c) + r ascends with c), then k in NSA_CHUNK pieces through nsa_dot;
- * inputGrad[t, n, k]: covering windows ascending — so the bits are the gather path's and do not
- * depend on the partition (which only spreads head groups and row blocks over threads). */
+/* ---- streaming path (D ≤ NSA_FAST_MAX_D and the scratch fits NSA_FAST_MAX_BYTES) ----
+ * The gather above converts every outputGrad row l times and walks input by (r, c), far from
+ * memory order.  Here a task (a group of heads × a block of weight rows) walks tokens in memory
+ * order (t, then its heads): each input row is converted to double once, the outputGrad rows of
+ * the live windows (at most ceil(l/d) at a time) stay converted to double in a ring per head
+ * (tagged by window), and weightGrad[r, n] accumulates in 16 lanes (element k into lane k & 15,
+ * windows ascending — t = start(c) + r ascends with c — then k ascending: the gather's order,
+ * combined by acl_sum_tree16; two accumulators, not one latency-bound chain, and half the L1
+ * footprint of 32 lanes, which measured 8 % slower).  When a task owns every weight row of its
+ * heads (RB = 1: at least as many heads as threads) it also writes the inputGrad rows of its
+ * heads in the same walk, from the same converted rows: Σ over the covering windows ascending
+ * of w·og, from +0, as nsa_input_grad; otherwise nsa_input_grad_fast runs after it.  With
+ * AVX-512 and contiguous tensors one pass per (token, head) does it all (nsa_tok_avx512), with
+ * the input and inputGrad rows prefetched NSA_PF_BYTES ahead.  Every output is one sum in a
+ * fixed order, so the bits do not depend on the partition or the thread count. */
 #define NSA_FAST_MAX_D 1024
-
-#define NSA_FAST_RING 24576 /* ring floats per task: heads × slots × D */
-#define NSA_FAST_ACC 4096   /* weightGrad accumulators per task: rows × heads */
+#define NSA_FAST_MAX_BYTES (256 << 20)
+#define NSA_PF_BYTES 2048
 
 typedef struct {
     const nsa_job *j;
-    const float *w;     /* weight, l × N, converted */
-    int64_t G, RB;      /* weightGrad tasks: G groups of heads × RB blocks of rows */
-    int64_t W;          /* ring slots per head: ceil(l/d) + 1 */
+    const double *w;    /* weight, l × N, as double */
+    double *scratch;    /* per task (stride doubles): ring HG·W·D, x row D, accumulators RL·HG·16 */
+    int64_t *tags;      /* per task: HG·W window tags of the ring slots */
+    int64_t G, RB;      /* tasks: G groups of heads × RB blocks of rows */
+    int64_t HG, RL, W;  /* heads per group, rows per block, ring slots per head (ceil(l/d) + 1) */
+    int64_t stride;
 } nsa_fast;
 
 static int64_t nsa_div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* The windows [*lo, *hi] of a batch of nb windows that cover position pos (relative to the
+ * batch start): i·d ≤ pos ≤ i·d + l − 1.  Empty (lo > hi) past the last window. */
+static inline void nsa_covering(int64_t pos, int64_t l, int64_t d, int64_t nb, int64_t *lo, int64_t *hi)
+{
+#if ACLCONFORM_MUTANT == 42 /* window-index: fast paths: first covering window off by one (a window ending before t is included) */
+    *lo = pos >= l ? (pos - l) / d : 0;
+#else
+    *lo = pos >= l ? (pos - l) / d + 1 : 0;
+#endif
+    *hi = pos / d < nb - 1 ? pos / d : nb - 1;
+}
+
+/* One task's state while it walks a batch. */
+typedef struct {
+    const nsa_fast *f;
+    double *ring, *x, *acc; /* task scratch: ring rows, the input row, the accumulators */
+    int64_t *tag;
+    int64_t n0, H, r0, prev, cb; /* heads [n0, n0 + H), first row, batch start, first window */
+    bool fuse;
+    const char *pf_in;  /* contiguous input (bytes) to prefetch from, or NULL */
+    char *pf_ig;        /* contiguous inputGrad (bytes) to prefetch for writing, or NULL */
+    int64_t pf_rows;    /* prefetch distance in tokens */
+} nsa_walk;
+
+/* The per-position work of a task, one template for the AVX-512 and the portable helpers
+ * (inlined into each with the helpers as constants: no call per row):
+ *   row(v, r, n, out)   row r of a [rows, N, D] view at head n, as doubles;
+ *   dot(D, g, x, acc)   acc[k & 31] += g[k]·x[k];
+ *   igrow(...)          one inputGrad row, Σ_i w[i]·rows[i][k] from +0, i ascending, stored;
+ *   tok(...)            all of that for one (token, head) in one pass, or false.
+ * The products are exact in double, so an FMA in one form is the add of the other. */
+typedef void (*nsa_row_fn)(const acl_view *v, int64_t row, int64_t n, int64_t N, int64_t D, double *out);
+typedef void (*nsa_dot_fn)(int64_t D, const double *g, const double *x, double *acc);
+typedef void (*nsa_ig_fn)(const acl_view *ig, int64_t at, int64_t D, int64_t nw, const double *const *rows,
+                          const double *w);
+/* tok(j, t, n, nw, rows, accs, w, fuse): the whole (token, head) at once — every dot and, when
+ * fuse, the inputGrad row — or false (nothing done) when it does not apply. */
+typedef bool (*nsa_tok_fn)(const nsa_job *j, int64_t t, int64_t n, int64_t nw, const double *const *rows,
+                           double *const *accs, const double *w, bool fuse);
+
+static inline __attribute__((always_inline)) void
+nsa_walk_pos(const nsa_walk *s, int64_t pos, int64_t lo_i, int64_t hi_i, nsa_row_fn row, nsa_dot_fn dot,
+             nsa_ig_fn igrow, nsa_tok_fn tok)
+{
+    const nsa_fast *f = s->f;
+    const nsa_job *j = f->j;
+    const int64_t d = j->a->d, D = j->D, N = j->N, W = f->W, H = s->H, nw = hi_i - lo_i + 1;
+    const double *rows[NSA_FAST_MAX_D / 16 + 1]; /* ≤ ceil(l/d) ≤ l/16 windows */
+    double *accs[NSA_FAST_MAX_D / 16 + 1], wt[NSA_FAST_MAX_D / 16 + 1];
+    if (s->pf_in) { /* this task's part of the input row NSA_PF_BYTES ahead (see nsa_fast_task) */
+        int64_t t = s->prev + pos + s->pf_rows;
+        if (t < j->T)
+            for (int64_t o = 0; o < H * D * 2; o += 64) {
+                __builtin_prefetch(s->pf_in + ((t * N + s->n0) * D) * 2 + o, 0, 3);
+                if (s->pf_ig) __builtin_prefetch(s->pf_ig + ((t * N + s->n0) * D) * 2 + o, 1, 3);
+            }
+    }
+    for (int64_t h = 0; h < H; h++) {
+        int64_t n = s->n0 + h, t = s->prev + pos;
+        for (int64_t i = lo_i; i <= hi_i; i++) {
+            int64_t c = s->cb + i, slot = h * W + c % W;
+            double *gr = s->ring + slot * D;
+            if (s->tag[slot] != c) {
+                row(&j->og, c, n, N, D, gr);
+                s->tag[slot] = c;
+            }
+            rows[i - lo_i] = gr;
+            accs[i - lo_i] = s->acc + ((pos - i * d - s->r0) * H + h) * NSA_LANES;
+            wt[i - lo_i] = f->w[(pos - i * d) * N + n];
+        }
+        if (tok(j, t, n, nw, rows, accs, wt, s->fuse)) continue;
+        row(&j->in, t, n, N, D, s->x);
+        for (int64_t i = 0; i < nw; i++) dot(D, rows[i], s->x, accs[i]);
+        if (s->fuse) igrow(&j->ig, (t * N + n) * D, D, nw, rows, wt);
+    }
+}
+
+static void nsa_row_portable(const acl_view *v, int64_t row, int64_t n, int64_t N, int64_t D, double *out)
+{
+    acl_view_load_f64(v, (row * N + n) * D, D, out);
+}
+
+ACL_KERNEL_CLONES static void nsa_dot16_portable(int64_t D, const double *g, const double *x, double *acc)
+{
+    for (int64_t k = 0; k < D; k++) acc[k & 15] += g[k] * x[k];
+}
+
+static void nsa_ig_row_portable(const acl_view *ig, int64_t at, int64_t D, int64_t nw, const double *const *rows,
+                                const double *w)
+{
+    float o[NSA_FAST_MAX_D];
+    for (int64_t k = 0; k < D; k++) {
+        double acc = 0.0;
+        for (int64_t i = 0; i < nw; i++) acc += w[i] * rows[i][k];
+        o[k] = (float)acc;
+    }
+    acl_view_store_f32(ig, at, D, o);
+}
+
+static bool nsa_tok_none(const nsa_job *j, int64_t t, int64_t n, int64_t nw, const double *const *rows,
+                         double *const *accs, const double *w, bool fuse)
+{
+    (void)j; (void)t; (void)n; (void)nw; (void)rows; (void)accs; (void)w; (void)fuse;
+    return false;
+}
+
+static void nsa_pos_portable(const nsa_walk *s, int64_t pos, int64_t lo_i, int64_t hi_i)
+{
+    nsa_walk_pos(s, pos, lo_i, hi_i, nsa_row_portable, nsa_dot16_portable, nsa_ig_row_portable, nsa_tok_none);
+}
+
 #ifdef ACL_HAVE_AVX512_KERNELS
-/* nsa_dot with x read as raw 16-bit and converted in registers: lane k of acc is acc[k & 7] of
- * nsa_dot (the tail under a mask keeps that mapping), the products are exact so the FMA is its
- * add, and the tree is the same: the same bits. */
-ACL_AVX512_TARGET static double nsa_dot16(int64_t n, const float *g, const uint16_t *x, bool bf)
+/* Contiguous 16-bit rows converted in registers (D is a multiple of 16); strided views through
+ * the portable view functions. */
+ACL_AVX512_TARGET static inline void nsa_row_avx512(const acl_view *v, int64_t row, int64_t n, int64_t N, int64_t D,
+                                                    double *out)
+{
+    if (!v->contiguous) {
+        acl_view_load_f64(v, (row * N + n) * D, D, out);
+        return;
+    }
+    const uint16_t *p = (const uint16_t *)(const void *)v->data + v->offset + (row * N + n) * D;
+    acl_row16_to_f64(p, D, out, v->dtype == ACL_BF16);
+}
+
+/* two accumulators: lanes k & 15 */
+ACL_AVX512_TARGET static inline void nsa_dot16_avx512(int64_t D, const double *g, const double *x, double *acc)
+{
+    __m512d a0 = _mm512_loadu_pd(acc), a1 = _mm512_loadu_pd(acc + 8);
+    for (int64_t k = 0; k < D; k += 16) { /* D is a multiple of 16 */
+        a0 = _mm512_fmadd_pd(_mm512_loadu_pd(g + k), _mm512_loadu_pd(x + k), a0);
+        a1 = _mm512_fmadd_pd(_mm512_loadu_pd(g + k + 8), _mm512_loadu_pd(x + k + 8), a1);
+    }
+    _mm512_storeu_pd(acc, a0);
+    _mm512_storeu_pd(acc + 8, a1);
+}
+
+/* 8 lanes of an inputGrad row from NW covering windows (NW a constant once inlined: the
+ * broadcasts and row pointers stay in registers); acc starts at +0 as the portable sum does. */
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) __m256
+nsa_ig8(int64_t k, int64_t nw, const double *const *rows, const __m512d *wv)
 {
     __m512d acc = _mm512_setzero_pd();
-    for (int64_t k = 0; k < n; k += 8) {
-        __mmask8 m = acl_mask8(n - k);
-        __m512d gd = _mm512_cvtps_pd(acl_loadu8_ps(g + k, m));
-        acc = _mm512_mask3_fmadd_pd(gd, _mm512_cvtps_pd(acl_load8_16(x + k, m, bf)), acc, m);
+    for (int64_t i = 0; i < nw; i++) acc = _mm512_fmadd_pd(wv[i], _mm512_loadu_pd(rows[i] + k), acc);
+    return _mm512_cvtpd_ps(acc);
+}
+
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+nsa_ig_rows16(int64_t D, int64_t nw, const double *const *rows, const double *w, uint16_t *out, bool bf)
+{
+    __m512d wv[NSA_FAST_MAX_D / 16 + 1];
+    for (int64_t i = 0; i < nw; i++) wv[i] = _mm512_set1_pd(w[i]);
+    for (int64_t k = 0; k < D; k += 16) {
+        __m256 lo = nsa_ig8(k, nw, rows, wv), hi = nsa_ig8(k + 8, nw, rows, wv);
+        acl_store16_16(out + k, 0xffff, _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1), bf);
     }
-    double a[8];
-    _mm512_storeu_pd(a, acc);
-    return ((a[0] + a[1]) + (a[2] + a[3])) + ((a[4] + a[5]) + (a[6] + a[7]));
+}
+
+ACL_AVX512_TARGET static inline void nsa_ig_row_avx512(const acl_view *ig, int64_t at, int64_t D, int64_t nw,
+                                                       const double *const *rows, const double *w)
+{
+    if (!ig->contiguous) {
+        nsa_ig_row_portable(ig, at, D, nw, rows, w);
+        return;
+    }
+    uint16_t *out = (uint16_t *)(void *)ig->data + ig->offset + at;
+    const bool bf = ig->dtype == ACL_BF16;
+    /* the common window counts get their own loop (l/d = 2, 3, 4 give 1..4 windows) */
+    switch (nw) {
+    case 1: nsa_ig_rows16(D, 1, rows, w, out, bf); break;
+    case 2: nsa_ig_rows16(D, 2, rows, w, out, bf); break;
+    case 3: nsa_ig_rows16(D, 3, rows, w, out, bf); break;
+    case 4: nsa_ig_rows16(D, 4, rows, w, out, bf); break;
+    default: nsa_ig_rows16(D, nw, rows, w, out, bf); break;
+    }
+}
+
+/* One (token, head) from contiguous 16-bit input (and inputGrad when IG): the input row is
+ * converted in registers, 16 elements a step, and used by every covering window; per window the
+ * two weightGrad accumulators (lanes k & 15, as nsa_dot16_avx512) and the inputGrad sum
+ * (Σ_i w_i·g_i from +0, windows ascending, as nsa_ig_rows16) stay in registers across the row:
+ * no converted input row is stored and reloaded.  NW and IG are constants once inlined. */
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+nsa_tok_rows(int64_t D, int64_t nw, const uint16_t *x16, const double *const *rows, double *const *accs,
+             const double *w, uint16_t *out, bool bf, bool ig)
+{
+    __m512d a[2 * (NSA_FAST_MAX_D / 16 + 1)], wv[NSA_FAST_MAX_D / 16 + 1];
+    for (int64_t i = 0; i < nw; i++) {
+        a[2 * i] = _mm512_loadu_pd(accs[i]);
+        a[2 * i + 1] = _mm512_loadu_pd(accs[i] + 8);
+        wv[i] = _mm512_set1_pd(w[i]);
+    }
+    for (int64_t k = 0; k < D; k += 16) {
+        __m512d x0 = _mm512_cvtps_pd(acl_load8_16(x16 + k, 0xff, bf));
+        __m512d x1 = _mm512_cvtps_pd(acl_load8_16(x16 + k + 8, 0xff, bf));
+        __m512d o0 = _mm512_setzero_pd(), o1 = _mm512_setzero_pd();
+        for (int64_t i = 0; i < nw; i++) {
+            __m512d g0 = _mm512_loadu_pd(rows[i] + k), g1 = _mm512_loadu_pd(rows[i] + k + 8);
+            a[2 * i] = _mm512_fmadd_pd(g0, x0, a[2 * i]);
+            a[2 * i + 1] = _mm512_fmadd_pd(g1, x1, a[2 * i + 1]);
+            if (ig) {
+                o0 = _mm512_fmadd_pd(wv[i], g0, o0);
+                o1 = _mm512_fmadd_pd(wv[i], g1, o1);
+            }
+        }
+        if (ig)
+            acl_store16_16(out + k, 0xffff,
+                           _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(o0)), _mm512_cvtpd_ps(o1), 1), bf);
+    }
+    for (int64_t i = 0; i < nw; i++) {
+        _mm512_storeu_pd(accs[i], a[2 * i]);
+        _mm512_storeu_pd(accs[i] + 8, a[2 * i + 1]);
+    }
+}
+
+ACL_AVX512_TARGET static bool nsa_tok_avx512(const nsa_job *j, int64_t t, int64_t n, int64_t nw,
+                                             const double *const *rows, double *const *accs, const double *w,
+                                             bool fuse)
+{
+    if (!j->in.contiguous || (fuse && !j->ig.contiguous)) return false;
+    const int64_t N = j->N, D = j->D;
+    const bool bf = j->in.dtype == ACL_BF16;
+    const uint16_t *x16 = (const uint16_t *)(const void *)j->in.data + j->in.offset + (t * N + n) * D;
+    uint16_t *out = fuse ? (uint16_t *)(void *)j->ig.data + j->ig.offset + (t * N + n) * D : NULL;
+#define NSA_TOK(NW)                                                                                  \
+    (fuse ? nsa_tok_rows(D, NW, x16, rows, accs, w, out, bf, true)                                   \
+          : nsa_tok_rows(D, NW, x16, rows, accs, w, out, bf, false))
+    switch (nw) { /* l/d = 2, 3, 4: 1..4 covering windows get their own loop */
+    case 1: NSA_TOK(1); break;
+    case 2: NSA_TOK(2); break;
+    case 3: NSA_TOK(3); break;
+    case 4: NSA_TOK(4); break;
+    default: NSA_TOK(nw); break;
+    }
+#undef NSA_TOK
+    return true;
+}
+
+ACL_AVX512_TARGET static void nsa_pos_avx512(const nsa_walk *s, int64_t pos, int64_t lo_i, int64_t hi_i)
+{
+    nsa_walk_pos(s, pos, lo_i, hi_i, nsa_row_avx512, nsa_dot16_avx512, nsa_ig_row_avx512, nsa_tok_avx512);
 }
 #endif
 
-/* weightGrad rows [r0, r1) × heads [n0, n1) for task q = g·RB + rb.  Tokens are walked in
- * memory order (t, then the group's heads), so the task streams its part of input once; the
- * outputGrad rows of the live windows stay converted in a ring per head (tagged by window). */
-static void nsa_weight_grad_fast(void *p, int64_t begin, int64_t end)
+/* +0 into inputGrad rows of tokens [t0, t1) that no window covers, heads [n0, n1). */
+static void nsa_ig_zero(const acl_view *ig, int64_t t0, int64_t t1, int64_t n0, int64_t n1, int64_t N, int64_t D)
+{
+    static const float zero[NSA_FAST_MAX_D];
+    for (int64_t t = t0; t < t1; t++)
+        for (int64_t n = n0; n < n1; n++) acl_view_store_f32(ig, (t * N + n) * D, D, zero);
+}
+
+/* Task q = g·RB + rb: weightGrad rows [r0, r1) × heads [n0, n1) (and, when RB = 1, the
+ * inputGrad rows of those heads). */
+static void nsa_fast_task(void *p, int64_t begin, int64_t end)
 {
     const nsa_fast *f = p;
     const nsa_job *j = f->j;
     const nsa_args *a = j->a;
     const int64_t *ends = a->seq, *cbase = a->seq + a->B;
-    const int64_t l = a->l, d = a->d, D = j->D, N = j->N, W = f->W;
-#if ACLCONFORM_MUTANT == 48 /* thread-partition: fast path: head groups sized by floor(N/G), the last heads of an uneven split never computed */
-    const int64_t HG = N / f->G > 0 ? N / f->G : 1, RL = nsa_div_up(l, f->RB);
-#else
-    const int64_t HG = nsa_div_up(N, f->G), RL = nsa_div_up(l, f->RB);
-#endif
-    float ring[NSA_FAST_RING], x[NSA_FAST_MAX_D];
-    int64_t tag[NSA_FAST_RING / 16]; /* ≥ heads × slots (D ≥ 16) */
-    double acc[NSA_FAST_ACC];
+    const int64_t l = a->l, d = a->d, D = j->D, N = j->N, W = f->W, HG = f->HG, RL = f->RL;
+    void (*at_pos)(const nsa_walk *, int64_t, int64_t, int64_t) = nsa_pos_portable;
 #ifdef ACL_HAVE_AVX512_KERNELS
-    const bool raw = j->in.contiguous && acl_have_avx512(), bf = j->in.dtype == ACL_BF16;
-    const uint16_t *in16 = (const uint16_t *)(const void *)j->in.data + j->in.offset;
+    if (acl_have_avx512()) at_pos = nsa_pos_avx512;
 #endif
     for (int64_t q = begin; q < end; q++) {
         int64_t g = q / f->RB, rb = q % f->RB;
         int64_t n0 = g * HG, n1 = n0 + HG < N ? n0 + HG : N;
         int64_t r0 = rb * RL, r1 = r0 + RL < l ? r0 + RL : l;
         if (n0 >= n1 || r0 >= r1) continue;
-        int64_t H = n1 - n0;
-        for (int64_t k = 0; k < (r1 - r0) * H; k++) acc[k] = 0.0;
-        for (int64_t k = 0; k < H * W; k++) tag[k] = -1;
-        int64_t prev = 0;
+        nsa_walk s = {f, f->scratch + q * f->stride, NULL, NULL, f->tags + q * HG * W, n0, n1 - n0, r0, 0, 0, f->RB == 1, NULL, NULL, 0};
+        s.x = s.ring + HG * W * D;
+        /* the input rows stream from memory; the hardware prefetcher alone left the row
+         * conversion waiting on them (half of the walk's samples) */
+        s.pf_in = j->in.contiguous ? j->in.data + j->in.offset * 2 : NULL;
+        s.pf_ig = s.pf_in && s.fuse && j->ig.contiguous ? j->ig.data + j->ig.offset * 2 : NULL;
+        s.pf_rows = nsa_div_up(NSA_PF_BYTES, s.H * D * 2);
+        s.acc = s.x + D;
+        for (int64_t k = 0; k < (r1 - r0) * s.H * NSA_LANES; k++) s.acc[k] = 0.0;
+        for (int64_t k = 0; k < s.H * W; k++) s.tag[k] = -1;
         for (int64_t b = 0; b < a->B; b++) {
-            int64_t nb = nsa_nblk(ends[b] - prev, l, d);
+            int64_t nb = nsa_nblk(ends[b] - s.prev, l, d), covered = nb > 0 ? (nb - 1) * d + l : 0;
+            s.cb = cbase[b];
 #if ACLCONFORM_MUTANT == 43 /* window-tail: fast weightGrad: last window of each batch not walked (pos < (nb-1)*d + l - 1) */
-            for (int64_t pos = 0; nb > 0 && pos < (nb - 1) * d + l - 1; pos++) {
+            for (int64_t pos = 0; pos < covered - 1; pos++) {
 #else
-            for (int64_t pos = 0; nb > 0 && pos <= (nb - 1) * d + l - 1; pos++) {
+            for (int64_t pos = 0; pos < covered; pos++) {
 #endif
-                int64_t i_lo = pos >= l ? (pos - l) / d + 1 : 0;
-                int64_t i_hi = pos / d < nb - 1 ? pos / d : nb - 1;
+                int64_t i_lo, i_hi;
+                nsa_covering(pos, l, d, nb, &i_lo, &i_hi);
                 /* windows i whose row r = pos - i·d falls in [r0, r1) */
                 int64_t lo_i = pos - r1 + 1 > 0 ? nsa_div_up(pos - r1 + 1, d) : 0;
                 int64_t hi_i = pos - r0 >= 0 ? (pos - r0) / d : -1;
                 if (lo_i < i_lo) lo_i = i_lo;
                 if (hi_i > i_hi) hi_i = i_hi;
-                if (lo_i > hi_i) continue;
-                for (int64_t h = 0; h < H; h++) {
-                    int64_t n = n0 + h;
-#ifdef ACL_HAVE_AVX512_KERNELS
-                    const uint16_t *x16 = in16 + ((prev + pos) * N + n) * D;
-                    if (!raw)
-#endif
-                        acl_view_load_f32(&j->in, ((prev + pos) * N + n) * D, D, x);
-                    for (int64_t i = lo_i; i <= hi_i; i++) {
-                        int64_t c = cbase[b] + i, slot = h * W + c % W;
-                        float *gr = ring + slot * D;
-                        if (tag[slot] != c) {
-                            acl_view_load_f32(&j->og, (c * N + n) * D, D, gr);
-                            tag[slot] = c;
-                        }
-                        double *ar = &acc[(pos - i * d - r0) * H + h];
-                        for (int64_t k0 = 0; k0 < D; k0 += NSA_CHUNK) {
-                            int64_t len = D - k0 < NSA_CHUNK ? D - k0 : NSA_CHUNK;
-#ifdef ACL_HAVE_AVX512_KERNELS
-                            if (raw) {
-                                *ar += nsa_dot16(len, gr + k0, x16 + k0, bf);
-                                continue;
-                            }
-#endif
-                            *ar += nsa_dot(len, gr + k0, x + k0);
-                        }
-                    }
-                }
+                if (lo_i <= hi_i) at_pos(&s, pos, lo_i, hi_i);
             }
-            prev = ends[b];
+            if (s.fuse) nsa_ig_zero(&j->ig, s.prev + covered, ends[b], n0, n1, N, D);
+            s.prev = ends[b];
         }
         for (int64_t r = r0; r < r1; r++)
-            for (int64_t h = 0; h < H; h++) {
-                float v = (float)acc[(r - r0) * H + h];
+            for (int64_t h = 0; h < s.H; h++) {
+                float v = (float)acl_sum_tree16(s.acc + ((r - r0) * s.H + h) * NSA_LANES);
                 acl_view_store_f32(&j->wg, r * N + n0 + h, 1, &v);
             }
     }
+}
+
+/* acc[k] += w·g[k] over one row (vectorised: the clones give it AVX2 / AVX-512). */
+ACL_KERNEL_CLONES static void nsa_axpy(int64_t n, double w, const double *g, double *acc)
+{
+    for (int64_t k = 0; k < n; k++) acc[k] += w * g[k];
 }
 
 static int64_t nsa_batch_of(const int64_t *ends, int64_t B, int64_t t)
@@ -264,34 +480,9 @@ static int64_t nsa_batch_of(const int64_t *ends, int64_t B, int64_t t)
 #endif
 }
 
-/* acc[k] += w·g[k] over one row (vectorised: the clones give it AVX2 / AVX-512). */
-ACL_KERNEL_CLONES static void nsa_axpy(int64_t n, double w, const float *g, double *acc)
-{
-    for (int64_t k = 0; k < n; k++) acc[k] += w * (double)g[k];
-}
-
-#define NSA_RAW_MAXW 64 /* covering windows per token handled by nsa_ig_row16 */
-
-#ifdef ACL_HAVE_AVX512_KERNELS
-/* One inputGrad row for contiguous 16-bit outputGrad and inputGrad, converting in registers:
- * acc = Σ w_i·og_i from +0 in double, windows ascending (each product is exact, so the FMA is
- * nsa_axpy's add: the same bits), rounded to f32 and then to the dtype as acl_view_store_f32. */
-ACL_AVX512_TARGET static void nsa_ig_row16(int64_t D, int64_t nw, const uint16_t *const *rows,
-                                           const double *w, uint16_t *out, bool bf)
-{
-    for (int64_t k = 0; k < D; k += 8) {
-        __mmask8 m = acl_mask8(D - k);
-        __m512d acc = _mm512_setzero_pd();
-        for (int64_t i = 0; i < nw; i++)
-            acc = _mm512_fmadd_pd(_mm512_set1_pd(w[i]), _mm512_cvtps_pd(acl_load8_16(rows[i] + k, m, bf)), acc);
-        acl_store8_16(out + k, m, _mm512_cvtpd_ps(acc), bf);
-    }
-}
-#endif
-
-/* inputGrad rows of tokens t in [begin, end), all heads, in memory order (t, then n).  The
- * outputGrad rows are re-read per covering window (they stay in cache: a window covers l
- * consecutive tokens); weight comes from the converted copy. */
+/* inputGrad rows of tokens t in [begin, end), all heads, in memory order (t, then n), when the
+ * weightGrad tasks split the weight rows (RB > 1): acc = Σ w·og over the covering windows
+ * ascending, from +0, as nsa_ig_row (each product is exact, so this is its sum). */
 static void nsa_input_grad_fast(void *p, int64_t begin, int64_t end)
 {
     const nsa_fast *f = p;
@@ -299,41 +490,17 @@ static void nsa_input_grad_fast(void *p, int64_t begin, int64_t end)
     const nsa_args *a = j->a;
     const int64_t *ends = a->seq, *cbase = a->seq + a->B;
     const int64_t l = a->l, d = a->d, D = j->D, N = j->N;
-    float g[NSA_FAST_MAX_D], o[NSA_FAST_MAX_D];
-    double acc[NSA_FAST_MAX_D];
-#ifdef ACL_HAVE_AVX512_KERNELS
-    const bool raw = j->og.contiguous && j->ig.contiguous && acl_have_avx512();
-    const bool bf = j->og.dtype == ACL_BF16;
-    const uint16_t *og16 = (const uint16_t *)(const void *)j->og.data + j->og.offset;
-    uint16_t *ig16 = (uint16_t *)(void *)j->ig.data + j->ig.offset;
-#endif
+    double g[NSA_FAST_MAX_D], acc[NSA_FAST_MAX_D];
+    float o[NSA_FAST_MAX_D];
     for (int64_t t = begin; t < end; t++) {
         int64_t b = nsa_batch_of(ends, a->B, t), first = b > 0 ? ends[b - 1] : 0;
-        int64_t pos = t - first, nb = nsa_nblk(ends[b] - first, l, d);
-#if ACLCONFORM_MUTANT == 42 /* window-index: fast inputGrad: first covering window off by one (a window ending before t is included) */
-        int64_t i_lo = pos >= l ? (pos - l) / d : 0;
-#else
-        int64_t i_lo = pos >= l ? (pos - l) / d + 1 : 0;
-#endif
-        int64_t i_hi = pos / d < nb - 1 ? pos / d : nb - 1;
+        int64_t pos = t - first, nb = nsa_nblk(ends[b] - first, l, d), i_lo, i_hi;
+        nsa_covering(pos, l, d, nb, &i_lo, &i_hi);
         for (int64_t n = 0; n < N; n++) {
-#ifdef ACL_HAVE_AVX512_KERNELS
-            if (raw && i_hi - i_lo < NSA_RAW_MAXW) {
-                const uint16_t *rows[NSA_RAW_MAXW];
-                double w[NSA_RAW_MAXW];
-                int64_t nw = 0;
-                for (int64_t i = i_lo; i <= i_hi; i++, nw++) {
-                    rows[nw] = og16 + ((cbase[b] + i) * N + n) * D;
-                    w[nw] = (double)f->w[(pos - i * d) * N + n];
-                }
-                nsa_ig_row16(D, nw, rows, w, ig16 + (t * N + n) * D, bf);
-                continue;
-            }
-#endif
             for (int64_t k = 0; k < D; k++) acc[k] = 0.0;
             for (int64_t i = i_lo; i <= i_hi; i++) {
-                acl_view_load_f32(&j->og, ((cbase[b] + i) * N + n) * D, D, g);
-                nsa_axpy(D, (double)f->w[(pos - i * d) * N + n], g, acc);
+                nsa_row_portable(&j->og, cbase[b] + i, n, N, D, g);
+                nsa_axpy(D, f->w[(pos - i * d) * N + n], g, acc);
             }
             for (int64_t k = 0; k < D; k++) o[k] = (float)acc[k];
             acl_view_store_f32(&j->ig, (t * N + n) * D, D, o);
@@ -341,26 +508,40 @@ static void nsa_input_grad_fast(void *p, int64_t begin, int64_t end)
     }
 }
 
-/* Returns false (nothing written) when the row-cached path does not apply or memory is short. */
+/* Returns false (nothing written) when the streaming path does not apply or memory is short. */
 static bool nsa_by_rows(const nsa_job *j)
 {
     const nsa_args *a = j->a;
-    int64_t W = nsa_div_up(a->l, a->d) + 1, N = j->N;
-    if (j->D > NSA_FAST_MAX_D || W * j->D > NSA_FAST_RING) return false;
+    int64_t W = nsa_div_up(a->l, a->d) + 1, N = j->N, D = j->D;
+    if (D > NSA_FAST_MAX_D || a->l > NSA_FAST_MAX_D) return false;
     /* tasks: G head groups (≥ 1 per thread where there are enough heads), then blocks of rows;
      * the partition only decides who computes an output, never how */
     int threads = aclconformGetNumThreads();
     int64_t G = N < threads ? N : threads;
-    while (nsa_div_up(N, G) * W * j->D > NSA_FAST_RING || nsa_div_up(N, G) > NSA_FAST_ACC) G++;
     int64_t RB = nsa_div_up(threads, G);
-    while (nsa_div_up(a->l, RB) * nsa_div_up(N, G) > NSA_FAST_ACC) RB++;
-    float *w = malloc((size_t)(a->l * N) * sizeof *w);
-    if (!w) return false;
-    acl_view_load_f32(&j->w, 0, a->l * N, w);
-    nsa_fast f = {j, w, G, RB, W};
-    acl_parallel_for(G * RB, 1, nsa_weight_grad_fast, &f);
-    acl_parallel_for(j->T, 16, nsa_input_grad_fast, &f);
+#if ACLCONFORM_MUTANT == 48 /* thread-partition: fast path: head groups sized by floor(N/G), the last heads of an uneven split never computed */
+    int64_t HG = N / G > 0 ? N / G : 1;
+#else
+    int64_t HG = nsa_div_up(N, G);
+#endif
+    int64_t RL = nsa_div_up(a->l, RB);
+    int64_t stride = HG * W * D + D + RL * HG * NSA_LANES, tasks = G * RB;
+    if ((double)tasks * (double)(stride + HG * W) * 8.0 + (double)(a->l * N) * 8.0 > NSA_FAST_MAX_BYTES) return false;
+    double *w = malloc((size_t)(a->l * N) * sizeof *w), *scratch = malloc((size_t)(tasks * stride) * sizeof *scratch);
+    int64_t *tags = malloc((size_t)(tasks * HG * W) * sizeof *tags);
+    if (!w || !scratch || !tags) {
+        free(w);
+        free(scratch);
+        free(tags);
+        return false;
+    }
+    acl_view_load_f64(&j->w, 0, a->l * N, w);
+    nsa_fast f = {j, w, scratch, tags, G, RB, HG, RL, W, stride};
+    acl_parallel_for(tasks, 1, nsa_fast_task, &f);
+    if (RB > 1) acl_parallel_for(j->T, 16, nsa_input_grad_fast, &f);
     free(w);
+    free(scratch);
+    free(tags);
     return true;
 }
 

@@ -178,6 +178,12 @@ ACL_AVX512_TARGET static inline __m512 acl_load16_16(const uint16_t *p, __mmask1
     return _mm512_cvtph_ps(h);
 }
 
+/* n (a multiple of 8) f16 / bf16 values widened exactly to double. */
+ACL_AVX512_TARGET static inline void acl_row16_to_f64(const uint16_t *p, int64_t n, double *out, bool bf)
+{
+    for (int64_t k = 0; k < n; k += 8) _mm512_storeu_pd(out + k, _mm512_cvtps_pd(acl_load8_16(p + k, 0xff, bf)));
+}
+
 /* tab[xb[0..7]] under mask m (others 0): eight scalar loads for a full vector (on this CPU
  * faster than a gather), a masked gather for the tail. */
 ACL_AVX512_TARGET static inline __m512d acl_table8(const double *tab, const uint16_t *xb, __mmask8 m)

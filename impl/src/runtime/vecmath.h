@@ -28,6 +28,13 @@ __attribute__((simd("notinbranch"))) double erfc(double);
  * acc[j & 31], j ascending): lane-wise (acc[k] + acc[k+8]) + (acc[k+16] + acc[k+24]), then a
  * balanced 8-lane tree.  One order for the AVX-512 kernels (four zmm accumulators: four
  * independent FMA chains, not one latency-bound chain) and their portable twins alike. */
+static inline double acl_sum_tree16(const double acc[16])
+{
+    double t[8];
+    for (int k = 0; k < 8; k++) t[k] = acc[k] + acc[k + 8];
+    return ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
+}
+
 static inline double acl_sum_tree32(const double acc[32])
 {
     double t[8];
