@@ -10,9 +10,10 @@
  * times move with the machine's load; the ratio, measured in the same process a few ms apart, is
  * the number to compare.
  *
- * cache_ms: the same row run on a working set that stays in cache (128 Ki elements per thread:
- * in L2 for 16-bit rows, L2 + L3 for f32; same thread count, repeated and scaled to --n
- * elements): the operator's compute time with memory traffic almost free.  (At that size the
+ * cache_ms: the same row run on a working set that stays in cache (256 Ki elements per thread:
+ * L2 + L3, a fraction of the 32 MiB L3 here; same thread count, repeated and scaled to --n
+ * elements): the operator's compute time with memory traffic almost free.  (Smaller runs were
+ * dominated by the parallel-for's fixed cost.)  (At that size the
  * 16-bit Softplus/Gelu table kernels apply, and their per-call table fill counts.)  cap% = triad_ms / max(cache_ms, triad_ms): the triad% this
  * kernel would reach if its arithmetic overlapped its memory traffic perfectly.  A row whose cap%
  * is below its target is bound by the instructions it executes per element, not by bandwidth.
@@ -291,7 +292,7 @@ int main(int argc, char **argv)
                 if (st != 0) { fprintf(stderr, "%s %s failed: %d\n", c.op, dtn(c.dt), (int)st); return 1; }
                 if (r > 0) { ttr[r - 1] = t1 - t0; top[r - 1] = t2 - t1; }
             }
-            /* the same row in cache: 128 Ki elements per thread, ~4 ms of repeated runs per rep */
+            /* the same row in cache: 256 Ki elements per thread, ~4 ms of repeated runs per rep */
             bcase cc = c;
             cc.n = (int64_t)262144 * threads;
             setup(&cc);
