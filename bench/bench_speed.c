@@ -12,11 +12,12 @@
  *
  * cache_ms: the same row run on a working set that stays in cache (256 Ki elements per thread:
  * L2 + L3, a fraction of the 32 MiB L3 here; same thread count, repeated and scaled to --n
- * elements): the operator's compute time with memory traffic almost free.  (Smaller runs were
- * dominated by the parallel-for's fixed cost.)  (At that size the
- * 16-bit Softplus/Gelu table kernels apply, and their per-call table fill counts.)  cap% = triad_ms / max(cache_ms, triad_ms): the triad% this
- * kernel would reach if its arithmetic overlapped its memory traffic perfectly.  A row whose cap%
- * is below its target is bound by the instructions it executes per element, not by bandwidth.
+ * elements): the operator's compute time with memory traffic almost free (smaller runs were
+ * dominated by the parallel-for's fixed cost; at this size the 16-bit Softplus/Gelu table
+ * kernels apply, and their per-call table fill counts).  cap% = triad_ms / max(cache_ms,
+ * triad_ms): the triad% this kernel would reach if its arithmetic overlapped its memory traffic
+ * perfectly.  A row whose cap% is below its target is bound by the instructions it executes per
+ * element, not by bandwidth.
  *
  *   usage: bench_speed [--n ELEMENTS] [--reps R] [--threads T] [--op NAME] [--dtype D] [--median]
  *                      [--tsv] [--peer FILE]
@@ -176,6 +177,14 @@ static void setup(bcase *c)
     for (int i = 0; i < c->nt; i++) c->bytes += c->t[i].bytes;
 }
 
+static void teardown(bcase *c)
+{
+    for (int i = 0; i < c->nt; i++) {
+        aclDestroyTensor(c->t[i].t);
+        free(c->t[i].mem);
+    }
+}
+
 static const char *dtn(aclDataType dt)
 {
     return dt == ACL_FLOAT ? "f32" : dt == ACL_FLOAT16 ? "f16" : dt == ACL_BF16 ? "bf16" : "f64";
@@ -300,13 +309,14 @@ int main(int argc, char **argv)
             double tcache[100];
             for (int r = 0; r <= reps; r++) {
                 double t0 = now();
-                for (int k = 0; k < inner; k++) run_case(&cc);
+                for (int k = 0; k < inner; k++)
+                    if (run_case(&cc) != 0) { fprintf(stderr, "%s %s (in cache) failed\n", c.op, dtn(c.dt)); return 1; }
                 double t1 = now();
                 if (r == 0) inner = (int)(4e-3 / (t1 - t0 > 1e-7 ? t1 - t0 : 1e-7)) + 1;
                 else tcache[r - 1] = (t1 - t0) / inner;
             }
             double mca = (use_median ? median(tcache, reps) : best(tcache, reps)) * 1e3 * (double)n / (double)cc.n;
-            for (int i = 0; i < cc.nt; i++) { aclDestroyTensor(cc.t[i].t); free(cc.t[i].mem); }
+            teardown(&cc);
             double mop = (use_median ? median(top, reps) : best(top, reps)) * 1e3;
             double mtr = (use_median ? median(ttr, reps) : best(ttr, reps)) * 1e3;
             const peer_row *pr = peer_find(c.op, ops[o].variant, dtn(c.dt), (long long)n);
@@ -328,7 +338,7 @@ int main(int argc, char **argv)
                        mtr, 100.0 * mtr / mop, mca, 100.0 * mtr / (mca > mtr ? mca : mtr), peer);
             fflush(stdout);
             free(ta); free(tb); free(tc);
-            for (int i = 0; i < c.nt; i++) { aclDestroyTensor(c.t[i].t); free(c.t[i].mem); }
+            teardown(&c);
         }
     }
     aclconformSetNumThreads(0);

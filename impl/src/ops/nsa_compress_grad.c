@@ -6,8 +6,8 @@
  * Both gradients are gathers, not scatters: every output element is one sum computed by one
  * thread in a fixed order (weightGrad: 16 interleaved partial sums, element k into lane k & 15,
  * c ascending then k ascending, combined by acl_sum_tree16; inputGrad: windows ascending), so
- * the bits do not depend on the thread count.  Products of two 16-bit values are exact in double and the sums accumulate in
- * double, so each output is one rounding (to f32, then the 16-bit store: ≤ 0.5 + 2^-13 ULP) of a
+ * the bits do not depend on the thread count.  Products of two 16-bit values are exact in
+ * double and the sums accumulate in double, so each output is one rounding (to f32, then the 16-bit store: ≤ 0.5 + 2^-13 ULP) of a
  * value with relative error ≤ n·2^-53 of its conditioning sum.  Rows along D are processed in
  * chunks of NSA_CHUNK (workspace 0).  Most shapes take the streaming path below (same sums in the
  * same order, far fewer conversions and cache misses); these gathers are its fallback. */
@@ -175,7 +175,7 @@ typedef struct {
 /* The per-position work of a task, one template for the AVX-512 and the portable helpers
  * (inlined into each with the helpers as constants: no call per row):
  *   row(v, r, n, out)   row r of a [rows, N, D] view at head n, as doubles;
- *   dot(D, g, x, acc)   acc[k & 31] += g[k]·x[k];
+ *   dot(D, g, x, acc)   acc[k & 15] += g[k]·x[k];
  *   igrow(...)          one inputGrad row, Σ_i w[i]·rows[i][k] from +0, i ascending, stored;
  *   tok(...)            all of that for one (token, head) in one pass, or false.
  * The products are exact in double, so an FMA in one form is the add of the other. */
@@ -273,63 +273,12 @@ ACL_AVX512_TARGET static inline void nsa_row_avx512(const acl_view *v, int64_t r
     acl_row16_to_f64(p, D, out, v->dtype == ACL_BF16);
 }
 
-/* two accumulators: lanes k & 15 */
-ACL_AVX512_TARGET static inline void nsa_dot16_avx512(int64_t D, const double *g, const double *x, double *acc)
-{
-    __m512d a0 = _mm512_loadu_pd(acc), a1 = _mm512_loadu_pd(acc + 8);
-    for (int64_t k = 0; k < D; k += 16) { /* D is a multiple of 16 */
-        a0 = _mm512_fmadd_pd(_mm512_loadu_pd(g + k), _mm512_loadu_pd(x + k), a0);
-        a1 = _mm512_fmadd_pd(_mm512_loadu_pd(g + k + 8), _mm512_loadu_pd(x + k + 8), a1);
-    }
-    _mm512_storeu_pd(acc, a0);
-    _mm512_storeu_pd(acc + 8, a1);
-}
-
-/* 8 lanes of an inputGrad row from NW covering windows (NW a constant once inlined: the
- * broadcasts and row pointers stay in registers); acc starts at +0 as the portable sum does. */
-ACL_AVX512_TARGET static inline __attribute__((always_inline)) __m256
-nsa_ig8(int64_t k, int64_t nw, const double *const *rows, const __m512d *wv)
-{
-    __m512d acc = _mm512_setzero_pd();
-    for (int64_t i = 0; i < nw; i++) acc = _mm512_fmadd_pd(wv[i], _mm512_loadu_pd(rows[i] + k), acc);
-    return _mm512_cvtpd_ps(acc);
-}
-
-ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
-nsa_ig_rows16(int64_t D, int64_t nw, const double *const *rows, const double *w, uint16_t *out, bool bf)
-{
-    __m512d wv[NSA_FAST_MAX_D / 16 + 1];
-    for (int64_t i = 0; i < nw; i++) wv[i] = _mm512_set1_pd(w[i]);
-    for (int64_t k = 0; k < D; k += 16) {
-        __m256 lo = nsa_ig8(k, nw, rows, wv), hi = nsa_ig8(k + 8, nw, rows, wv);
-        acl_store16_16(out + k, 0xffff, _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1), bf);
-    }
-}
-
-ACL_AVX512_TARGET static inline void nsa_ig_row_avx512(const acl_view *ig, int64_t at, int64_t D, int64_t nw,
-                                                       const double *const *rows, const double *w)
-{
-    if (!ig->contiguous) {
-        nsa_ig_row_portable(ig, at, D, nw, rows, w);
-        return;
-    }
-    uint16_t *out = (uint16_t *)(void *)ig->data + ig->offset + at;
-    const bool bf = ig->dtype == ACL_BF16;
-    /* the common window counts get their own loop (l/d = 2, 3, 4 give 1..4 windows) */
-    switch (nw) {
-    case 1: nsa_ig_rows16(D, 1, rows, w, out, bf); break;
-    case 2: nsa_ig_rows16(D, 2, rows, w, out, bf); break;
-    case 3: nsa_ig_rows16(D, 3, rows, w, out, bf); break;
-    case 4: nsa_ig_rows16(D, 4, rows, w, out, bf); break;
-    default: nsa_ig_rows16(D, nw, rows, w, out, bf); break;
-    }
-}
-
 /* One (token, head) from contiguous 16-bit input (and inputGrad when IG): the input row is
  * converted in registers, 16 elements a step, and used by every covering window; per window the
- * two weightGrad accumulators (lanes k & 15, as nsa_dot16_avx512) and the inputGrad sum
- * (Σ_i w_i·g_i from +0, windows ascending, as nsa_ig_rows16) stay in registers across the row:
- * no converted input row is stored and reloaded.  NW and IG are constants once inlined. */
+ * two weightGrad accumulators (lanes k & 15, as nsa_dot16_portable) and the inputGrad sum
+ * (Σ_i w_i·g_i from +0, windows ascending, as nsa_ig_row_portable) stay in registers across the
+ * row: no converted input row is stored and reloaded.  NW and IG are constants once inlined.
+ * Strided input or inputGrad (tok returns false) take the portable helpers: the same bits. */
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
 nsa_tok_rows(int64_t D, int64_t nw, const uint16_t *x16, const double *const *rows, double *const *accs,
              const double *w, uint16_t *out, bool bf, bool ig)
@@ -388,7 +337,7 @@ ACL_AVX512_TARGET static bool nsa_tok_avx512(const nsa_job *j, int64_t t, int64_
 
 ACL_AVX512_TARGET static void nsa_pos_avx512(const nsa_walk *s, int64_t pos, int64_t lo_i, int64_t hi_i)
 {
-    nsa_walk_pos(s, pos, lo_i, hi_i, nsa_row_avx512, nsa_dot16_avx512, nsa_ig_row_avx512, nsa_tok_avx512);
+    nsa_walk_pos(s, pos, lo_i, hi_i, nsa_row_avx512, nsa_dot16_portable, nsa_ig_row_portable, nsa_tok_avx512);
 }
 #endif
 
@@ -418,14 +367,15 @@ static void nsa_fast_task(void *p, int64_t begin, int64_t end)
         int64_t n0 = g * HG, n1 = n0 + HG < N ? n0 + HG : N;
         int64_t r0 = rb * RL, r1 = r0 + RL < l ? r0 + RL : l;
         if (n0 >= n1 || r0 >= r1) continue;
-        nsa_walk s = {f, f->scratch + q * f->stride, NULL, NULL, f->tags + q * HG * W, n0, n1 - n0, r0, 0, 0, f->RB == 1, NULL, NULL, 0};
-        s.x = s.ring + HG * W * D;
         /* the input rows stream from memory; the hardware prefetcher alone left the row
          * conversion waiting on them (half of the walk's samples) */
-        s.pf_in = j->in.contiguous ? j->in.data + j->in.offset * 2 : NULL;
-        s.pf_ig = s.pf_in && s.fuse && j->ig.contiguous ? j->ig.data + j->ig.offset * 2 : NULL;
-        s.pf_rows = nsa_div_up(NSA_PF_BYTES, s.H * D * 2);
+        const char *pf_in = j->in.contiguous ? j->in.data + j->in.offset * 2 : NULL;
+        nsa_walk s = {.f = f, .ring = f->scratch + q * f->stride, .tag = f->tags + q * HG * W,
+                      .n0 = n0, .H = n1 - n0, .r0 = r0, .fuse = f->RB == 1, .pf_in = pf_in,
+                      .pf_rows = nsa_div_up(NSA_PF_BYTES, (n1 - n0) * D * 2)};
+        s.x = s.ring + HG * W * D;
         s.acc = s.x + D;
+        s.pf_ig = pf_in && s.fuse && j->ig.contiguous ? j->ig.data + j->ig.offset * 2 : NULL;
         for (int64_t k = 0; k < (r1 - r0) * s.H * NSA_LANES; k++) s.acc[k] = 0.0;
         for (int64_t k = 0; k < s.H * W; k++) s.tag[k] = -1;
         for (int64_t b = 0; b < a->B; b++) {
