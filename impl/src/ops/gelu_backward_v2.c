@@ -319,30 +319,42 @@ ACL_KERNEL_CLONES static void gelu_lut_block(const void *ctx, int64_t n, const f
 /* gelu_lut_block for 16-bit gradOutput and gradInput of x's dtype, converting in registers:
  * the same table value, the same double product, the same §5a fix-up, rounded to f32 and then
  * to the 16-bit dtype exactly as the staged path (acl_store8_16 = acl_cvt_f32_to_*). */
-ACL_AVX512_TARGET static inline void gelu_lut16(const gelu_lut *c, int64_t n, const uint16_t *dy,
-                                                const uint16_t *xb, uint16_t *out, bool bf)
+/* gelu_lut_block's fix-up for the lanes z of r = dy·g whose g underflowed (x < -38 or so): an
+ * infinite dy times the g of a finite x < -1 is -dy, not NaN.  Rare: out of the loop. */
+ACL_AVX512_TARGET static __attribute__((noinline, cold)) __m512d
+gelu_lut16_fix(const gelu_lut *c, const uint16_t *xb, __m512d dyd, __m512d r, __mmask8 z)
+{
+    double rl[8], dl[8];
+    _mm512_storeu_pd(rl, r);
+    _mm512_storeu_pd(dl, dyd);
+    for (int l = 0; l < 8; l++) {
+        if (!(z >> l & 1)) continue;
+        uint32_t h = xb[l], mm = h & 0x7fffu;
+        if (fabs(dl[l]) == INFINITY && h > 0x7fffu && mm > c->one && mm < c->inf) rl[l] = -dl[l];
+    }
+    return _mm512_loadu_pd(rl);
+}
+
+/* 8 elements under mask m (0xff but for the tail) */
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+gelu_lut16_step(const gelu_lut *c, const double *tab, const uint16_t *dy, const uint16_t *xb, uint16_t *out,
+                __mmask8 m, bool bf)
+{
+    __m512d dyd = _mm512_cvtps_pd(acl_load8_16(dy, m, bf));
+    __m512d g = acl_table8(tab, xb, m);
+    __m512d r = _mm512_mul_pd(dyd, g);
+    __mmask8 z = _mm512_mask_cmp_pd_mask(m, g, _mm512_setzero_pd(), _CMP_EQ_OQ);
+    if (z) r = gelu_lut16_fix(c, xb, dyd, r, z);
+    acl_store8_16(out, m, _mm512_cvtpd_ps(r), bf);
+}
+
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+gelu_lut16(const gelu_lut *c, int64_t n, const uint16_t *dy, const uint16_t *xb, uint16_t *out, bool bf)
 {
     const double *tab = c->g;
-    const __m512d zero = _mm512_setzero_pd();
-    for (int64_t i = 0; i < n; i += 8) {
-        __mmask8 m = acl_mask8(n - i);
-        __m512d dyd = _mm512_cvtps_pd(acl_load8_16(dy + i, m, bf));
-        __m512d g = acl_table8(tab, xb + i, m);
-        __m512d r = _mm512_mul_pd(dyd, g);
-        __mmask8 z = _mm512_cmp_pd_mask(g, zero, _CMP_EQ_OQ) & m;
-        if (z) { /* g underflowed (x < -38 or so): gelu_lut_block's fix-up per lane */
-            double rl[8], dl[8];
-            _mm512_storeu_pd(rl, r);
-            _mm512_storeu_pd(dl, dyd);
-            for (int l = 0; l < 8; l++) {
-                uint32_t h = xb[i + l < n ? i + l : i], mm = h & 0x7fffu;
-                if ((z >> l & 1) && fabs(dl[l]) == INFINITY && h > 0x7fffu && mm > c->one && mm < c->inf)
-                    rl[l] = -dl[l];
-            }
-            r = _mm512_loadu_pd(rl);
-        }
-        acl_store8_16(out + i, m, _mm512_cvtpd_ps(r), bf);
-    }
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) gelu_lut16_step(c, tab, dy + i, xb + i, out + i, 0xff, bf);
+    if (i < n) gelu_lut16_step(c, tab, dy + i, xb + i, out + i, acl_mask8(n - i), bf);
 }
 
 ACL_AVX512_TARGET static void gelu_lut16_f16(const void *ctx, int64_t n, const uint16_t *dy,

@@ -286,9 +286,9 @@ typedef struct {
     const double *f;
 } softplus_table_ctx;
 
-ACL_KERNEL_CLONES static void softplus_fill(const softplus_ctx *c, const float *x, double *f)
+ACL_KERNEL_CLONES static void softplus_fill(const softplus_ctx *c, const float *x, double *f, int64_t n)
 {
-    for (int i = 0; i < 65536; i++) {
+    for (int64_t i = 0; i < n; i++) {
         float z = c->beta32 * x[i];
         double zd = (double)c->beta32 * x[i], e = exp(-fabs(zd));
         double s = (zd >= 0.0 ? 1.0 : e) / (1.0 + e);
@@ -312,28 +312,39 @@ ACL_KERNEL_CLONES static void softplus_table_block(const void *p, int64_t n, con
 /* softplus_table_block for 16-bit gradOutput and gradInput of self's dtype, converting in
  * registers: the same factor, the same double product, rounded to f32 and then to the 16-bit
  * dtype exactly as the staged path (acl_store8_16 = acl_cvt_f32_to_*). */
-ACL_AVX512_TARGET static inline void softplus_table16(const double *f, int64_t n, const uint16_t *dy,
-                                                      const uint16_t *xb, uint16_t *out, bool bf)
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+softplus_table16_step(const void *p, const uint16_t *dy, const uint16_t *xb, uint16_t *out, __mmask8 m, bool bf)
 {
-    for (int64_t i = 0; i < n; i += 8) {
-        __mmask8 m = acl_mask8(n - i);
-        __m512d dyd = _mm512_cvtps_pd(acl_load8_16(dy + i, m, bf));
-        __m512d fv = acl_table8(f, xb + i, m);
-        acl_store8_16(out + i, m, _mm512_cvtpd_ps(_mm512_mul_pd(dyd, fv)), bf);
-    }
+    __m512d dyd = _mm512_cvtps_pd(acl_load8_16(dy, m, bf));
+    __m512d fv = acl_table8(((const softplus_table_ctx *)p)->f, xb, m);
+    acl_store8_16(out, m, _mm512_cvtpd_ps(_mm512_mul_pd(dyd, fv)), bf);
+}
+
+ACL_AVX512_TARGET static inline void softplus_table16_step_f16(const void *p, const uint16_t *dy,
+                                                               const uint16_t *xb, uint16_t *out, __mmask8 m)
+{
+    softplus_table16_step(p, dy, xb, out, m, false);
+}
+
+ACL_AVX512_TARGET static inline void softplus_table16_step_bf16(const void *p, const uint16_t *dy,
+                                                                const uint16_t *xb, uint16_t *out, __mmask8 m)
+{
+    softplus_table16_step(p, dy, xb, out, m, true);
 }
 
 /* softplus_fill with AVX-512: the same selects, e by acl_exp8 (< 2^-50 relative; the factor is
  * then within 2^-49 of sigmoid, as the libmvec form, and the product is rounded once to f32). */
-ACL_AVX512_TARGET static void softplus_fill_avx512(const softplus_ctx *c, const float *x, double *f)
+ACL_AVX512_TARGET static void softplus_fill_avx512(const softplus_ctx *c, uint32_t h0, bool bf, double *f, int64_t n)
 {
     const __m256 beta = _mm256_set1_ps(c->beta32), thr = _mm256_set1_ps(c->thr32);
     const __m256 lo = _mm256_set1_ps(-700.0f);
     const __m512d betad = _mm512_set1_pd((double)c->beta32), one = _mm512_set1_pd(1.0);
     const __m512d zero = _mm512_setzero_pd(), sign = _mm512_set1_pd(-0.0);
     const __m512d tiny = _mm512_set1_pd(DBL_TRUE_MIN), ninf = _mm512_set1_pd(-INFINITY);
-    for (int i = 0; i < 65536; i += 8) {
-        __m256 xf = _mm256_loadu_ps(x + i), z = _mm256_mul_ps(beta, xf);
+    for (int64_t i = 0; i < n; i += 8) {
+        /* x of the 8 patterns h0 + i .. h0 + i + 7, widened exactly */
+        __m128i h = _mm_add_epi16(_mm_set1_epi16((short)(h0 + (uint32_t)i)), _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7));
+        __m256 xf = bf ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)) : _mm256_cvtph_ps(h), z = _mm256_mul_ps(beta, xf);
         __m512d zd = _mm512_mul_pd(betad, _mm512_cvtps_pd(xf));
         __m512d e = acl_exp8(_mm512_or_pd(zd, sign));
         __m512d num = _mm512_mask_mov_pd(e, _mm512_cmp_pd_mask(zd, zero, _CMP_GE_OQ), one);
@@ -355,15 +366,44 @@ ACL_AVX512_TARGET static void softplus_fill_avx512(const softplus_ctx *c, const 
 ACL_AVX512_TARGET static void softplus_table16_f16(const void *p, int64_t n, const uint16_t *dy,
                                                    const uint16_t *xb, uint16_t *out)
 {
-    softplus_table16(((const softplus_table_ctx *)p)->f, n, dy, xb, out, false);
+    acl_steps8_u16(p, n, dy, xb, out, softplus_table16_step_f16);
 }
 
 ACL_AVX512_TARGET static void softplus_table16_bf16(const void *p, int64_t n, const uint16_t *dy,
                                                     const uint16_t *xb, uint16_t *out)
 {
-    softplus_table16(((const softplus_table_ctx *)p)->f, n, dy, xb, out, true);
+    acl_steps8_u16(p, n, dy, xb, out, softplus_table16_step_bf16);
 }
 #endif
+
+/* The table is filled in parallel, SP_FILL_GRAIN patterns a task (each entry the same
+ * evaluation whichever thread computes it): at 2^18 elements the fill was half the call. */
+#define SP_FILL_GRAIN 4096
+
+typedef struct {
+    const softplus_ctx *c;
+    float *x;
+    double *f;
+    bool bf;
+} softplus_fill_job;
+
+static void softplus_fill_range(void *p, int64_t begin, int64_t end)
+{
+    const softplus_fill_job *j = p;
+    for (int64_t t = begin; t < end; t++) {
+        int64_t h0 = t * SP_FILL_GRAIN;
+#ifdef ACL_HAVE_AVX512_KERNELS
+        if (acl_have_avx512()) {
+            softplus_fill_avx512(j->c, (uint32_t)h0, j->bf, j->f + h0, SP_FILL_GRAIN);
+            continue;
+        }
+#endif
+        float *x = j->x + h0;
+        for (int64_t h = 0; h < SP_FILL_GRAIN; h++)
+            x[h] = j->bf ? acl_bf16_to_f32((uint16_t)(h0 + h)) : acl_f16_to_f32((uint16_t)(h0 + h));
+        softplus_fill(j->c, x, j->f + h0, SP_FILL_GRAIN);
+    }
+}
 
 /* Returns false (nothing written) when the table path does not apply or memory is short. */
 static bool softplus_by_table(const softplus_ctx *c, const acl_view *vdy, const acl_view *vx,
@@ -377,14 +417,9 @@ static bool softplus_by_table(const softplus_ctx *c, const acl_view *vdy, const 
         free(f);
         return false;
     }
-    bool bf = vx->dtype == ACL_BF16;
-    for (uint32_t h = 0; h < 65536; h++)
-        x[h] = bf ? acl_bf16_to_f32((uint16_t)h) : acl_f16_to_f32((uint16_t)h);
-#ifdef ACL_HAVE_AVX512_KERNELS
-    if (acl_have_avx512()) softplus_fill_avx512(c, x, f);
-    else
-#endif
-        softplus_fill(c, x, f);
+    softplus_fill_job fj = {c, x, f, vx->dtype == ACL_BF16};
+    acl_parallel_for(65536 / SP_FILL_GRAIN, 1, softplus_fill_range, &fj);
+    bool bf = fj.bf;
     softplus_table_ctx t = {f};
 #ifdef ACL_HAVE_AVX512_KERNELS
     if (acl_ewise_all16_ok(vdy, vx, vo) && acl_have_avx512())

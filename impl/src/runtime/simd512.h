@@ -162,6 +162,17 @@ acl_steps8_f32(const void *ctx, int64_t n, const float *dy, const float *x, floa
     if (i < n) step(ctx, dy + i, x + i, out + i, acl_mask8(n - i));
 }
 
+/* The same for an all-16-bit kernel (acl_ewise2_u16): raw bits of dy, x and out. */
+typedef void (*acl_step8_u16)(const void *ctx, const uint16_t *dy, const uint16_t *x, uint16_t *out, __mmask8 m);
+
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+acl_steps8_u16(const void *ctx, int64_t n, const uint16_t *dy, const uint16_t *x, uint16_t *out, acl_step8_u16 step)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) step(ctx, dy + i, x + i, out + i, 0xff);
+    if (i < n) step(ctx, dy + i, x + i, out + i, acl_mask8(n - i));
+}
+
 /* 8 f16 (bf = false) or bf16 values under mask m (others 0), exactly widened to f32. */
 ACL_AVX512_TARGET static inline __m256 acl_load8_16(const uint16_t *p, __mmask8 m, bool bf)
 {
