@@ -89,6 +89,15 @@ ACL_AVX512_TARGET static inline __m512d sms_dot8(__m512d acc, const void *g, con
     return _mm512_fmadd_pd(sms_load8(g, j, m, kind), sms_load8(y, j, m, kind), acc);
 }
 
+/* scale·(g·y − s·y) of elements j..j+7 (mask m) rounded to f32.  g·y is exact in double, so
+ * fmsub(g, y, s·y) rounds exactly once, as sms_row's g·y − s·y does. */
+ACL_AVX512_TARGET static inline __m256 sms_out8(const void *g, const void *y, int64_t j, __mmask8 m, __m512d s,
+                                                __m512d sc, int kind)
+{
+    __m512d gd = sms_load8(g, j, m, kind), yd = sms_load8(y, j, m, kind);
+    return _mm512_cvtpd_ps(_mm512_mul_pd(sc, _mm512_fmsub_pd(gd, yd, _mm512_mul_pd(s, yd))));
+}
+
 ACL_AVX512_TARGET static inline void sms_row_avx512(int64_t n, const void *g, const void *y,
                                                     const uint8_t *mk, double scale, void *o,
                                                     int kind)
@@ -111,11 +120,23 @@ ACL_AVX512_TARGET static inline void sms_row_avx512(int64_t n, const void *g, co
     _mm512_storeu_pd(a + 16, a2);
     _mm512_storeu_pd(a + 24, a3);
     const __m512d s = _mm512_set1_pd(acl_sum_tree32(a)), sc = _mm512_set1_pd(scale);
-    for (j = 0; j < n; j += 8) {
+    j = 0;
+    if (kind != 0) /* 16-bit output: two 8-lane halves masked, converted and stored as 16 lanes */
+        for (; j + 16 <= n; j += 16) {
+            __m256 lo = sms_out8(g, y, j, 0xff, s, sc, kind), hi = sms_out8(g, y, j + 8, 0xff, s, sc, kind);
+            __m512 vf = _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
+            __m128i mb = _mm_loadu_si128((const __m128i *)(mk + j));
+            __mmask16 masked = _mm_test_epi8_mask(mb, mb);
+#if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
+            vf = _mm512_mask_mul_ps(vf, masked, vf, _mm512_setzero_ps());
+#else
+            vf = _mm512_mask_mov_ps(vf, masked, _mm512_setzero_ps());
+#endif
+            acl_store16_16((uint16_t *)o + j, 0xffff, vf, kind == 2);
+        }
+    for (; j < n; j += 8) {
         __mmask8 m = acl_mask8(n - j);
-        __m512d gd = sms_load8(g, j, m, kind), yd = sms_load8(y, j, m, kind);
-        __m512d v = _mm512_mul_pd(sc, _mm512_sub_pd(_mm512_mul_pd(gd, yd), _mm512_mul_pd(s, yd)));
-        __m256 vf = _mm512_cvtpd_ps(v);
+        __m256 vf = sms_out8(g, y, j, m, s, sc, kind);
         __m128i mb = m == 0xff ? _mm_loadl_epi64((const __m128i *)(mk + j)) : _mm_maskz_loadu_epi8(m, mk + j);
         __mmask8 masked = (__mmask8)_mm_test_epi8_mask(mb, mb);
 #if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
