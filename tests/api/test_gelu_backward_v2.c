@@ -295,6 +295,33 @@ static void views_and_threads_give_identical_bits(void **state)
     aclconformSetNumThreads(0);
 }
 
+/* g(x) = 1 exactly for x = 10, so gradInput = gradOutput: subnormal gradOutputs must come back
+ * bit for bit through the in-register 16-bit stores, whichever converter runs (the AVX512-BF16
+ * instruction flushes subnormals; its store falls back to the software form for them). */
+static void subnormal_results_are_kept(void **state)
+{
+    (void)state;
+    int64_t dims[1] = {300};
+    const aclDataType dts[] = {ACL_FLOAT16, ACL_BF16};
+    const int minexp[] = {-24, -133}; /* smallest subnormal: 2^-24 (f16), 2^-133 (bf16) */
+    for (int d = 0; d < 2; d++) {
+        tt g = tt_new(dts[d], 1, dims, TT_CONTIG), x = tt_new(dts[d], 1, dims, TT_CONTIG),
+           o = tt_new(dts[d], 1, dims, TT_CONTIG);
+        for (int64_t i = 0; i < dims[0]; i++) {
+            tt_set(&x, i, 10.0);
+            /* subnormal multiples of the smallest one, both signs, with a normal value in every
+             * 17th place so that vectors mix both kinds */
+            tt_set(&g, i, i % 17 == 0 ? 1.5 : ldexp((double)(1 + i % 127) * (i & 1 ? -1 : 1), minexp[d]));
+        }
+        assert_int_equal(run_gelu(&g, &x, &o, "none"), ACLNN_SUCCESS);
+        for (int64_t i = 0; i < dims[0]; i++)
+            if (tt_bits(&o, i) != tt_bits(&g, i))
+                fail_msg("gelu %s element %lld: gradOutput bits %llx, gradInput bits %llx", dt_name(dts[d]),
+                         (long long)i, (unsigned long long)tt_bits(&g, i), (unsigned long long)tt_bits(&o, i));
+        tt_free(&g); tt_free(&x); tt_free(&o);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -304,6 +331,7 @@ int main(void)
         cmocka_unit_test(special_values_follow_the_spec),
         cmocka_unit_test(broadcast_and_mixed_dtypes),
         cmocka_unit_test(views_and_threads_give_identical_bits),
+        cmocka_unit_test(subnormal_results_are_kept),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

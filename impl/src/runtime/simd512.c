@@ -23,6 +23,20 @@ bool acl_have_avx512(void)
     }
     return v;
 }
+
+bool acl_bf16_hw;
+
+/* At load time (before any operator runs, so no thread reads it while it is written).  The
+ * planted defects of the software bf16 conversion (mutants 17 and 21) switch the hardware form
+ * off, so that a sweep of those mutants runs the converter they break. */
+__attribute__((constructor)) static void acl_bf16_hw_init(void)
+{
+#if ACLCONFORM_MUTANT == 17 || ACLCONFORM_MUTANT == 21
+    acl_bf16_hw = false;
+#else
+    acl_bf16_hw = acl_have_avx512() && __builtin_cpu_supports("avx512bf16") && !getenv("ACLCONFORM_NO_AVX512BF16");
+#endif
+}
 #else
 typedef int acl_simd512_unused; /* ISO C: no empty translation unit */
 #endif

@@ -18,11 +18,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define ACL_AVX512_TARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,fma,f16c")))
+/* avx512bf16 is in the target so that the f32 -> bf16 stores below can use VCVTNEPS2BF16; they
+ * execute it only when acl_bf16_hw is set (the CPU has it): GCC emits that extension's
+ * instructions only for its intrinsics, never on its own. */
+#define ACL_AVX512_TARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx512bf16,fma,f16c")))
 
 /* AVX-512 F/DQ/VL/BW with FMA and F16C, decided once (same answer on every thread); false when
  * the environment variable ACLCONFORM_NO_AVX512 is set (the portable kernels, for testing). */
 bool acl_have_avx512(void);
+
+/* The CPU has AVX512-BF16 too, and the environment variable ACLCONFORM_NO_AVX512BF16 is not set
+ * (the software bf16 stores, for testing): set once at load time, read by every bf16 store. */
+extern bool acl_bf16_hw;
 
 /* 2^(j/8), j = 0..7, in lane j. */
 ACL_AVX512_TARGET static inline __m512d acl_exp8_table(void)
@@ -237,10 +244,30 @@ ACL_AVX512_TARGET static inline __m512d acl_table8(const double *tab, const uint
 ACL_DEFINE_BF16_BITS(acl_bf16_bits8, 256, __m256, __m256i, __mmask8)
 ACL_DEFINE_BF16_BITS(acl_bf16_bits16, 512, __m512, __m512i, __mmask16)
 
+/* f32 -> bf16 of 8 / 16 lanes: VCVTNEPS2BF16 rounds to nearest even and quiets NaN exactly as
+ * acl_bf16_bits* do, but flushes subnormal inputs to ±0, so a vector with a subnormal lane takes
+ * the software form (the class test is one instruction; such results are rare). */
+#if ACLCONFORM_MUTANT == 52 /* conversion-subnormal: hardware bf16 store without the subnormal check (f32 subnormals flushed to 0) */
+#define ACL_BF16_HW_OK(W, v) true
+#else
+#define ACL_BF16_HW_OK(W, v) (_mm##W##_fpclass_ps_mask(v, 0x20) == 0)
+#endif
+ACL_AVX512_TARGET static inline __m128i acl_bf16_pack8(__m256 v)
+{
+    if (acl_bf16_hw && ACL_BF16_HW_OK(256, v)) return (__m128i)_mm256_cvtneps_pbh(v);
+    return _mm256_cvtepi32_epi16(acl_bf16_bits8(v));
+}
+
+ACL_AVX512_TARGET static inline __m256i acl_bf16_pack16(__m512 v)
+{
+    if (acl_bf16_hw && ACL_BF16_HW_OK(512, v)) return (__m256i)_mm512_cvtneps_pbh(v);
+    return _mm512_cvtepi32_epi16(acl_bf16_bits16(v));
+}
+
 /* 8 f32 rounded to f16 / bf16 and stored under mask m. */
 ACL_AVX512_TARGET static inline void acl_store8_16(uint16_t *p, __mmask8 m, __m256 v, bool bf)
 {
-    __m128i h = bf ? _mm256_cvtepi32_epi16(acl_bf16_bits8(v)) : _mm256_cvtps_ph(v, ACL_F16_ROUND);
+    __m128i h = bf ? acl_bf16_pack8(v) : _mm256_cvtps_ph(v, ACL_F16_ROUND);
     if (m == 0xff) _mm_storeu_si128((__m128i *)p, h);
     else _mm_mask_storeu_epi16(p, m, h);
 }
@@ -248,7 +275,7 @@ ACL_AVX512_TARGET static inline void acl_store8_16(uint16_t *p, __mmask8 m, __m2
 /* The same for 16 values under a 16-lane mask. */
 ACL_AVX512_TARGET static inline void acl_store16_16(uint16_t *p, __mmask16 m, __m512 v, bool bf)
 {
-    __m256i h = bf ? _mm512_cvtepi32_epi16(acl_bf16_bits16(v)) : _mm512_cvtps_ph(v, ACL_F16_ROUND);
+    __m256i h = bf ? acl_bf16_pack16(v) : _mm512_cvtps_ph(v, ACL_F16_ROUND);
     if (m == 0xffff) _mm256_storeu_si256((__m256i *)p, h);
     else _mm256_mask_storeu_epi16(p, m, h);
 }
