@@ -43,6 +43,7 @@
 #include "aclnnop/aclnn_softplus_backward.h"
 #include "runtime/conv.h"
 #include "runtime/runtime.h"
+#include "runtime/simd512.h"
 
 void aclconformSetNumThreads(int n);
 
@@ -108,13 +109,75 @@ typedef struct {
     size_t bytes;
 } bcase;
 
+/* table_floor rows: the work no 16-bit table kernel (Gelu, Softplus with f16/bf16 tensors) can
+ * avoid, on the Gelu rows' inputs: per element the 16-bit loads of gradOutput and x, one
+ * 8-byte load of table[x] (65536 entries, a random-access working set of ~50 KiB for x in
+ * [-6, 6]), a double product rounded to the 16-bit dtype and the store, by the same AVX-512
+ * helpers the kernels use; no fix-ups.  Its triad% is the ceiling of the table method here. */
+static double g_floor_tab[65536];
+
+typedef struct {
+    const uint16_t *dy, *x;
+    uint16_t *o;
+    int64_t n;
+    bool bf;
+} floor_job;
+
+#ifdef ACL_HAVE_AVX512_KERNELS
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+floor_step(const floor_job *j, int64_t i, __mmask8 m, bool bf)
+{
+    __m512d v = _mm512_mul_pd(_mm512_cvtps_pd(acl_load8_16(j->dy + i, m, bf)), acl_table8(g_floor_tab, j->x + i, m));
+    acl_store8_16(j->o + i, m, _mm512_cvtpd_ps(v), bf);
+}
+
+/* whole 8-lane steps under the constant mask, as the kernels' acl_steps8_u16 */
+ACL_AVX512_TARGET static void floor_avx512(const floor_job *j, int64_t lo, int64_t hi)
+{
+    int64_t i = lo;
+    if (j->bf)
+        for (; i + 8 <= hi; i += 8) floor_step(j, i, 0xff, true);
+    else
+        for (; i + 8 <= hi; i += 8) floor_step(j, i, 0xff, false);
+    if (i < hi) floor_step(j, i, acl_mask8(hi - i), j->bf);
+}
+#endif
+
+static void floor_range(void *p, int64_t b, int64_t e)
+{
+    const floor_job *j = p;
+    int64_t lo = b * 1024, hi = e * 1024 < j->n ? e * 1024 : j->n;
+#ifdef ACL_HAVE_AVX512_KERNELS
+    if (acl_have_avx512()) {
+        floor_avx512(j, lo, hi);
+        return;
+    }
+#endif
+    for (int64_t i = lo; i < hi; i++) {
+        float d = j->bf ? acl_bf16_to_f32(j->dy[i]) : acl_f16_to_f32(j->dy[i]);
+        float v = (float)((double)d * g_floor_tab[j->x[i]]);
+        j->o[i] = j->bf ? acl_f32_to_bf16(v) : acl_f32_to_f16(v);
+    }
+}
+
+static void run_floor(const bcase *c)
+{
+    if (g_floor_tab[0] == 0.0)
+        for (int h = 0; h < 65536; h++) g_floor_tab[h] = 1.0 + h * 0x1p-17;
+    floor_job j = {c->t[0].mem, c->t[1].mem, c->t[2].mem, c->n, c->dt == ACL_BF16};
+    acl_parallel_for((c->n + 1023) / 1024, 16, floor_range, &j);
+}
+
 static aclnnStatus run_case(bcase *c)
 {
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
     aclnnStatus st;
     void *wsp = NULL;
-    if (!strcmp(c->op, "gelu_backward_v2")) {
+    if (!strcmp(c->op, "table_floor")) {
+        run_floor(c);
+        st = ACLNN_SUCCESS;
+    } else if (!strcmp(c->op, "gelu_backward_v2")) {
         st = aclnnGeluBackwardV2GetWorkspaceSize(c->t[0].t, c->t[1].t, (char *)c->variant, c->t[2].t, &ws, &ex);
         if (st == 0) st = aclnnGeluBackwardV2(NULL, ws, ex, NULL);
     } else if (!strcmp(c->op, "softplus_backward")) {
@@ -145,7 +208,7 @@ static void setup(bcase *c)
 {
     int64_t d1[1] = {c->n};
     c->nt = 0;
-    if (!strcmp(c->op, "gelu_backward_v2") || !strcmp(c->op, "softplus_backward")) {
+    if (!strcmp(c->op, "gelu_backward_v2") || !strcmp(c->op, "softplus_backward") || !strcmp(c->op, "table_floor")) {
         c->t[0] = mk(c->dt, 1, d1, -3, 3);
         c->t[1] = mk(c->dt, 1, d1, -6, 6);
         c->t[2] = mk(c->dt, 1, d1, 0, 0);
@@ -270,6 +333,7 @@ int main(int argc, char **argv)
         {"logit_grad", "-", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
         {"scaled_masked_softmax_backward", "S2=1024", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
         {"nsa_compress_grad", "TND", {ACL_FLOAT16, ACL_BF16}, 2},
+        {"table_floor", "-", {ACL_FLOAT16, ACL_BF16}, 2}, /* a reference row, not an operator */
     };
     if (!tsv)
         printf("%-31s %-8s %-5s %9s %8s %8s %8s %8s %7s %8s %5s%s\n", "operator", "variant", "dtype", "elements",
