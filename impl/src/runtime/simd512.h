@@ -155,30 +155,22 @@ ACL_AVX512_TARGET static inline __m512d acl_loadu8_pd(const double *p, __mmask8 
     return m == 0xff ? _mm512_loadu_pd(p) : _mm512_maskz_loadu_pd(m, p);
 }
 
-/* An f32 elementwise kernel as whole 8-lane steps under the constant mask 0xff (plain loads and
+/* An elementwise kernel as whole 8-lane steps under the constant mask 0xff (plain loads and
  * stores once inlined) and the tail once under its mask: carrying a variable mask through every
  * step cost Gelu none f32 8 % in cache.  step is a static inline function; the driver is inlined
- * into the kernel, so the call through the pointer is a direct, inlined one. */
-typedef void (*acl_step8_f32)(const void *ctx, const float *dy, const float *x, float *out, __mmask8 m);
-
-ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
-acl_steps8_f32(const void *ctx, int64_t n, const float *dy, const float *x, float *out, acl_step8_f32 step)
-{
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) step(ctx, dy + i, x + i, out + i, 0xff);
-    if (i < n) step(ctx, dy + i, x + i, out + i, acl_mask8(n - i));
-}
-
-/* The same for an all-16-bit kernel (acl_ewise2_u16): raw bits of dy, x and out. */
-typedef void (*acl_step8_u16)(const void *ctx, const uint16_t *dy, const uint16_t *x, uint16_t *out, __mmask8 m);
-
-ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
-acl_steps8_u16(const void *ctx, int64_t n, const uint16_t *dy, const uint16_t *x, uint16_t *out, acl_step8_u16 step)
-{
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) step(ctx, dy + i, x + i, out + i, 0xff);
-    if (i < n) step(ctx, dy + i, x + i, out + i, acl_mask8(n - i));
-}
+ * into the kernel, so the call through the pointer is a direct, inlined one.  One driver per
+ * element type: f32 (acl_ewise2_f32) and the raw bits of an all-16-bit kernel (acl_ewise2_u16). */
+#define ACL_DEFINE_STEPS8(SUFFIX, T)                                                                \
+    typedef void (*acl_step8_##SUFFIX)(const void *ctx, const T *dy, const T *x, T *out, __mmask8 m); \
+    ACL_AVX512_TARGET static inline __attribute__((always_inline)) void acl_steps8_##SUFFIX(          \
+        const void *ctx, int64_t n, const T *dy, const T *x, T *out, acl_step8_##SUFFIX step)          \
+    {                                                                                               \
+        int64_t i = 0;                                                                              \
+        for (; i + 8 <= n; i += 8) step(ctx, dy + i, x + i, out + i, 0xff);                         \
+        if (i < n) step(ctx, dy + i, x + i, out + i, acl_mask8(n - i));                              \
+    }
+ACL_DEFINE_STEPS8(f32, float)
+ACL_DEFINE_STEPS8(u16, uint16_t)
 
 /* 8 f16 (bf = false) or bf16 values under mask m (others 0), exactly widened to f32. */
 ACL_AVX512_TARGET static inline __m256 acl_load8_16(const uint16_t *p, __mmask8 m, bool bf)
