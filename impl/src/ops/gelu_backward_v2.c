@@ -335,38 +335,41 @@ gelu_lut16_fix(const gelu_lut *c, const uint16_t *xb, __m512d dyd, __m512d r, __
     return _mm512_loadu_pd(rl);
 }
 
-/* 8 elements under mask m (0xff but for the tail) */
+/* 8 elements under mask m (acl_steps8_u16: whole vectors under 0xff) */
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
-gelu_lut16_step(const gelu_lut *c, const double *tab, const uint16_t *dy, const uint16_t *xb, uint16_t *out,
-                __mmask8 m, bool bf)
+gelu_lut16_step(const void *ctx, const uint16_t *dy, const uint16_t *xb, uint16_t *out, __mmask8 m, bool bf)
 {
+    const gelu_lut *c = ctx;
     __m512d dyd = _mm512_cvtps_pd(acl_load8_16(dy, m, bf));
-    __m512d g = acl_table8(tab, xb, m);
+    __m512d g = acl_table8(c->g, xb, m);
     __m512d r = _mm512_mul_pd(dyd, g);
     __mmask8 z = _mm512_mask_cmp_pd_mask(m, g, _mm512_setzero_pd(), _CMP_EQ_OQ);
     if (z) r = gelu_lut16_fix(c, xb, dyd, r, z);
     acl_store8_16(out, m, _mm512_cvtpd_ps(r), bf);
 }
 
-ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
-gelu_lut16(const gelu_lut *c, int64_t n, const uint16_t *dy, const uint16_t *xb, uint16_t *out, bool bf)
+ACL_AVX512_TARGET static inline void gelu_lut16_step_f16(const void *ctx, const uint16_t *dy, const uint16_t *xb,
+                                                         uint16_t *out, __mmask8 m)
 {
-    const double *tab = c->g;
-    int64_t i = 0;
-    for (; i + 8 <= n; i += 8) gelu_lut16_step(c, tab, dy + i, xb + i, out + i, 0xff, bf);
-    if (i < n) gelu_lut16_step(c, tab, dy + i, xb + i, out + i, acl_mask8(n - i), bf);
+    gelu_lut16_step(ctx, dy, xb, out, m, false);
+}
+
+ACL_AVX512_TARGET static inline void gelu_lut16_step_bf16(const void *ctx, const uint16_t *dy, const uint16_t *xb,
+                                                          uint16_t *out, __mmask8 m)
+{
+    gelu_lut16_step(ctx, dy, xb, out, m, true);
 }
 
 ACL_AVX512_TARGET static void gelu_lut16_f16(const void *ctx, int64_t n, const uint16_t *dy,
                                              const uint16_t *xb, uint16_t *out)
 {
-    gelu_lut16(ctx, n, dy, xb, out, false);
+    acl_steps8_u16(ctx, n, dy, xb, out, gelu_lut16_step_f16);
 }
 
 ACL_AVX512_TARGET static void gelu_lut16_bf16(const void *ctx, int64_t n, const uint16_t *dy,
                                               const uint16_t *xb, uint16_t *out)
 {
-    gelu_lut16(ctx, n, dy, xb, out, true);
+    acl_steps8_u16(ctx, n, dy, xb, out, gelu_lut16_step_bf16);
 }
 #endif
 

@@ -344,7 +344,7 @@ ACL_AVX512_TARGET static void softplus_fill_avx512(const softplus_ctx *c, uint32
     for (int64_t i = 0; i < n; i += 8) {
         /* x of the 8 patterns h0 + i .. h0 + i + 7, widened exactly */
         __m128i h = _mm_add_epi16(_mm_set1_epi16((short)(h0 + (uint32_t)i)), _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7));
-        __m256 xf = bf ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16)) : _mm256_cvtph_ps(h), z = _mm256_mul_ps(beta, xf);
+        __m256 xf = acl_widen8_16(h, bf), z = _mm256_mul_ps(beta, xf);
         __m512d zd = _mm512_mul_pd(betad, _mm512_cvtps_pd(xf));
         __m512d e = acl_exp8(_mm512_or_pd(zd, sign));
         __m512d num = _mm512_mask_mov_pd(e, _mm512_cmp_pd_mask(zd, zero, _CMP_GE_OQ), one);
@@ -382,7 +382,6 @@ ACL_AVX512_TARGET static void softplus_table16_bf16(const void *p, int64_t n, co
 
 typedef struct {
     const softplus_ctx *c;
-    float *x;
     double *f;
     bool bf;
 } softplus_fill_job;
@@ -398,7 +397,7 @@ static void softplus_fill_range(void *p, int64_t begin, int64_t end)
             continue;
         }
 #endif
-        float *x = j->x + h0;
+        float x[SP_FILL_GRAIN];
         for (int64_t h = 0; h < SP_FILL_GRAIN; h++)
             x[h] = j->bf ? acl_bf16_to_f32((uint16_t)(h0 + h)) : acl_f16_to_f32((uint16_t)(h0 + h));
         softplus_fill(j->c, x, j->f + h0, SP_FILL_GRAIN);
@@ -410,16 +409,11 @@ static bool softplus_by_table(const softplus_ctx *c, const acl_view *vdy, const 
                               const acl_view *vo)
 {
     if (vo->numel < SP_TABLE_MIN || !acl_ewise_raw16_ok(vx)) return false;
-    float *x = malloc(65536 * sizeof *x);
     double *f = malloc(65536 * sizeof *f);
-    if (!x || !f) {
-        free(x);
-        free(f);
-        return false;
-    }
-    softplus_fill_job fj = {c, x, f, vx->dtype == ACL_BF16};
+    if (!f) return false;
+    bool bf = vx->dtype == ACL_BF16;
+    softplus_fill_job fj = {c, f, bf};
     acl_parallel_for(65536 / SP_FILL_GRAIN, 1, softplus_fill_range, &fj);
-    bool bf = fj.bf;
     softplus_table_ctx t = {f};
 #ifdef ACL_HAVE_AVX512_KERNELS
     if (acl_ewise_all16_ok(vdy, vx, vo) && acl_have_avx512())
@@ -427,7 +421,6 @@ static bool softplus_by_table(const softplus_ctx *c, const acl_view *vdy, const 
     else
 #endif
         acl_ewise2_f32_u16(vdy, vx, vo, softplus_table_block, &t);
-    free(x);
     free(f);
     return true;
 }

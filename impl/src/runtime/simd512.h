@@ -172,12 +172,17 @@ ACL_AVX512_TARGET static inline __m512d acl_loadu8_pd(const double *p, __mmask8 
 ACL_DEFINE_STEPS8(f32, float)
 ACL_DEFINE_STEPS8(u16, uint16_t)
 
+/* 8 f16 (bf = false) or bf16 bit patterns, exactly widened to f32. */
+ACL_AVX512_TARGET static inline __m256 acl_widen8_16(__m128i h, bool bf)
+{
+    if (bf) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    return _mm256_cvtph_ps(h);
+}
+
 /* 8 f16 (bf = false) or bf16 values under mask m (others 0), exactly widened to f32. */
 ACL_AVX512_TARGET static inline __m256 acl_load8_16(const uint16_t *p, __mmask8 m, bool bf)
 {
-    __m128i h = m == 0xff ? _mm_loadu_si128((const __m128i *)p) : _mm_maskz_loadu_epi16(m, p);
-    if (bf) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-    return _mm256_cvtph_ps(h);
+    return acl_widen8_16(m == 0xff ? _mm_loadu_si128((const __m128i *)p) : _mm_maskz_loadu_epi16(m, p), bf);
 }
 
 /* The same for 16 values under a 16-lane mask (LogitGrad's 16-bit kernel). */
