@@ -13,8 +13,8 @@
  * cache_ms: the same row run on a working set that stays in cache (256 Ki elements per thread:
  * L2 + L3, a fraction of the 32 MiB L3 here; same thread count, repeated and scaled to --n
  * elements): the operator's compute time with memory traffic almost free (smaller runs were
- * dominated by the parallel-for's fixed cost; at this size the 16-bit Softplus/Gelu table
- * kernels apply, and their per-call table fill counts).  cap% = triad_ms / max(cache_ms,
+ * dominated by the parallel-for's fixed cost; at this size the 16-bit Gelu table kernel
+ * applies).  cap% = triad_ms / max(cache_ms,
  * triad_ms): the triad% this kernel would reach if its arithmetic overlapped its memory traffic
  * perfectly.  A row whose cap% is below its target is bound by the instructions it executes per
  * element, not by bandwidth.
@@ -109,8 +109,8 @@ typedef struct {
     size_t bytes;
 } bcase;
 
-/* table_floor rows: the work no 16-bit table kernel (Gelu, Softplus with f16/bf16 tensors) can
- * avoid, on the Gelu rows' inputs: per element the 16-bit loads of gradOutput and x, one
+/* table_floor rows: the work no 16-bit table kernel (Gelu with f16/bf16 tensors; Softplus had
+ * one until round 8) can avoid, on the Gelu rows' inputs: per element the 16-bit loads of gradOutput and x, one
  * 8-byte load of table[x] (65536 entries, a random-access working set of ~50 KiB for x in
  * [-6, 6]), a double product rounded to the 16-bit dtype and the store, by the same AVX-512
  * helpers the kernels use; no fix-ups.  Its triad% is the ceiling of the table method here. */

@@ -3,7 +3,10 @@
  * driver prefetches ahead in 512-byte sub-blocks once an output passes 2 MiB, and 16-bit
  * LogitGrad runs 16 lanes with a masked tail.  Those paths may only change timing: a call on
  * N = 2^20 + 37 elements (specials sprinkled in) must give, for 1, 2 and 3 threads, exactly the
- * bits of the same elements computed by calls of 4096 elements (below every threshold). */
+ * bits of the same elements computed by calls of 4096 elements (below every threshold).  16-bit
+ * SoftplusBackward converts in registers when all three tensors are contiguous and goes through
+ * f32 staging buffers otherwise: the same call on strided views (every other element of buffers
+ * twice as long) must give the same bits too. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,7 +38,8 @@ static double value(which op, int k, int64_t i, uint32_t *s)
     double u = (double)(lcg(s) >> 8) * 0x1p-24;
     if (i % 997 == (k ? 11 : 500)) return special[(i / 997) % 10];
     if (k == 0) return u * 6 - 3;
-    return op == LOGIT ? u * 1.2 - 0.1 : u * 24 - 12;
+    /* SoftplusBackward (beta 1.5): z from -195 to 45, through every branch of the 16-bit path */
+    return op == LOGIT ? u * 1.2 - 0.1 : op == SOFTPLUS ? u * 160 - 130 : u * 24 - 12;
 }
 
 static void store(aclDataType dt, void *p, int64_t i, double v)
@@ -48,16 +52,17 @@ static void store(aclDataType dt, void *p, int64_t i, double v)
     }
 }
 
-static aclTensor *tensor1(aclDataType dt, int64_t n, void *data)
+/* n elements, stride st elements apart */
+static aclTensor *tensor1(aclDataType dt, int64_t n, int64_t st, void *data)
 {
-    int64_t st = 1;
-    return aclCreateTensor(&n, 1, dt, &st, 0, ACL_FORMAT_ND, &n, 1, data);
+    int64_t storage = (n - 1) * st + 1;
+    return aclCreateTensor(&n, 1, dt, &st, 0, ACL_FORMAT_ND, &storage, 1, data);
 }
 
-/* out[0..n) = op(g, x) through the ABI */
-static void call(which op, aclDataType dt, int64_t n, const void *g, const void *x, void *out)
+/* out[0, stride, .., (n-1)·stride] = op(g, x) at the same positions, through the ABI */
+static void call_strided(which op, aclDataType dt, int64_t n, int64_t stride, const void *g, const void *x, void *out)
 {
-    aclTensor *tg = tensor1(dt, n, (void *)g), *tx = tensor1(dt, n, (void *)x), *to = tensor1(dt, n, out);
+    aclTensor *tg = tensor1(dt, n, stride, (void *)g), *tx = tensor1(dt, n, stride, (void *)x), *to = tensor1(dt, n, stride, out);
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
     aclnnStatus st;
@@ -81,6 +86,11 @@ static void call(which op, aclDataType dt, int64_t n, const void *g, const void 
     aclDestroyTensor(tg);
     aclDestroyTensor(tx);
     aclDestroyTensor(to);
+}
+
+static void call(which op, aclDataType dt, int64_t n, const void *g, const void *x, void *out)
+{
+    call_strided(op, dt, n, 1, g, x, out);
 }
 
 static void check(which op, aclDataType dt, size_t es)
@@ -130,6 +140,40 @@ static void softplus_large_equals_chunked(void **state)
     (void)state;
     check(SOFTPLUS, ACL_FLOAT, 4);
     check(SOFTPLUS, ACL_DOUBLE, 8);
+    check(SOFTPLUS, ACL_FLOAT16, 2);
+    check(SOFTPLUS, ACL_BF16, 2);
+}
+
+/* 16-bit SoftplusBackward on views of stride 2 (staged path) against the contiguous call
+ * (in-register path), element by element, bit for bit */
+static void softplus16_strided_equals_contiguous(void **state)
+{
+    (void)state;
+    enum { M = (1 << 16) + 21 };
+    const aclDataType dts[2] = {ACL_FLOAT16, ACL_BF16};
+    for (int d = 0; d < 2; d++) {
+        uint16_t *g = malloc(M * 2), *x = malloc(M * 2), *out = malloc(M * 2);
+        uint16_t *g2 = malloc(M * 4), *x2 = malloc(M * 4), *out2 = malloc(M * 4);
+        assert_true(g && x && out && g2 && x2 && out2);
+        uint32_t s = 777u + (uint32_t)d;
+        for (int64_t i = 0; i < M; i++) {
+            store(dts[d], g, i, value(SOFTPLUS, 0, i, &s));
+            store(dts[d], x, i, value(SOFTPLUS, 1, i, &s));
+            g2[2 * i] = g[i];
+            x2[2 * i] = x[i];
+            g2[2 * i + 1] = x2[2 * i + 1] = 0x7e00; /* gaps: a NaN that must not leak in */
+        }
+        memset(out2, 0x5a, M * 4);
+        call(SOFTPLUS, dts[d], M, g, x, out);
+        call_strided(SOFTPLUS, dts[d], M, 2, g2, x2, out2);
+        int64_t first = -1;
+        for (int64_t i = 0; i < M && first < 0; i++)
+            if (out2[2 * i] != out[i] || (i + 1 < M && out2[2 * i + 1] != 0x5a5a)) first = i;
+        if (first >= 0) print_error("dtype %d: element %lld differs between the strided and the contiguous call\n",
+                                    (int)dts[d], (long long)first);
+        assert_int_equal(first, -1);
+        free(g); free(x); free(out); free(g2); free(x2); free(out2);
+    }
 }
 
 static void logit_large_equals_chunked(void **state)
@@ -145,6 +189,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gelu_f32_large_equals_chunked),
         cmocka_unit_test(softplus_large_equals_chunked),
+        cmocka_unit_test(softplus16_strided_equals_contiguous),
         cmocka_unit_test(logit_large_equals_chunked),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -3,8 +3,10 @@
  *
  * Compute precision P is f64 when any tensor is f64, else f32: self (integer and bool too),
  * beta and threshold are converted to P, z is rounded to P and compared in P (numerics §5).
- * The sigmoid branch is evaluated in double; for f32 compute precision the result is rounded
- * once to f32 from a value accurate to a few double ULP (f64: see softplus_sigmoid_times_f64):
+ * A 16-bit gradInput is evaluated in f32 throughout (softplus16_value below: within 0.5008 ULP
+ * of f16 after the rounding to 16 bits).  Otherwise the sigmoid branch is evaluated in double;
+ * for an f32 gradInput the result is rounded once to f32 from a value accurate to a few double
+ * ULP (f64: see softplus_sigmoid_times_f64):
  *   z ≥ 0:            dy / (1 + e^{-z})
  *   -700 < z < 0:     dy · e^{z} / (1 + e^{z})          (no overflow of e^{-z})
  *   z ≤ -700:         (dy · e^{z/2}) · e^{z/2}           (a huge dy times a tiny sigmoid keeps
@@ -13,7 +15,6 @@
  * infinite dy); NaN anywhere gives NaN (the comparison is false for NaN). */
 #include <float.h>
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "aclnnop/aclnn_softplus_backward.h"
@@ -270,159 +271,221 @@ ACL_AVX512_TARGET static void softplus_block_f64_avx512(const void *p, int64_t n
 }
 #endif
 
-/* 16-bit self, f32 compute precision, large tensors: the factor that multiplies dy depends on
- * self alone (beta and threshold are fixed per call), so it is tabulated for all 65536 patterns
- * once per call, by the same double evaluation as softplus_block_f32 (fill below), and the
- * kernel is a table load and one double product per element:
- *   z > threshold          factor 1.0 (dy·1.0 = dy exactly)
- *   z ≤ -700 (f32 z)       any finite dy gives ±0 in f32 (|dy|·sigmoid < 2^128·2^-1009), so
- *                          the factor only has to keep the sign rule: DBL_TRUE_MIN for a finite
- *                          z (an infinite dy stays infinite, §5a), 0 for z = -Inf (Inf·0 = NaN)
- *   otherwise              (z ≥ 0 ? 1 : e)/(1 + e), e = e^{-|z|}, z the exact double product
- * The table costs 65536 exp evaluations, so it is used from SP_TABLE_MIN elements up. */
-#define SP_TABLE_MIN (1 << 18)
+/* 16-bit gradInput (f16 or bf16; then gradOutput and self are 16-bit or integer, all exact in
+ * f32): the whole evaluation in f32, 16 lanes per AVX-512 vector, one correctly rounded division
+ * per element (issue 14: the former 65536-entry table of double factors was bound by its table
+ * loads at 52–57 % of the triad).  With u = -|z| and e = e^u:
+ *   z > threshold      dy
+ *   otherwise          (z < 0 ? dy·e : dy) / (1 + e)
+ * Evaluation (every step an IEEE f32 operation, so the scalar form softplus16_value and the
+ * vector form give the same bits; results do not depend on the path, the block or the thread):
+ *   z = beta·self rounded (decides the branch), zl = fma(beta, self, -z) exact, ul = zl with the
+ *   sign that makes u + ul = -|beta·self| exactly
+ *   t = fma(u, log2 e, 1.5·2^23), n = t - 1.5·2^23 = rint(u·log2 e)
+ *   r = fma(-n, ln2lo, fma(-n, ln2hi, u)) + ul   (the inner fma is exact: u and n·ln2hi are
+ *                                                multiples of ulp(r) or finer and |r| < 0.36)
+ *   p = P(r), P the degree-6 polynomial interpolating e^r at Chebyshev nodes of [-0.347, 0.347],
+ *   coefficients rounded to f32 (|P/e^r - 1| < 2^-25.5, P(0) = 1 exactly)
+ *   u ≥ -86:  e = p·2^n (normal: the vector form adds n to p's exponent field),
+ *             num = z < 0 ? dy·e : dy
+ *   u < -86:  (e^u < 2^-124; scalar form only: the vector form hands these lanes over)
+ *             |z| > 190 (also ±Inf) first clamps u to -190 and ul to 0; h = p/2,
+ *             e = scalef(h, n + 1), num = z < 0 ? scalef(dy·h, n + 1) : dy (halving h keeps
+ *             dy·h finite for dy up to the bf16 maximum; scalef rounds once, also into
+ *             subnormals)
+ * Error: r is within 2^-24.5 absolute of u + ul - n·ln2 (two roundings of |r| < 0.36), Horner
+ * adds ≤ 2 ULP, so e is within 2^-22.5 relative of e^u while normal; its weight in the result is
+ * ≤ 1 (d ln(result)/d ln(e) is 1/(1+e) or e/(1+e)), and dy·e (or dy·h), 1 + e and the quotient add
+ * one rounding each: the f32 result is within 2^-21.3 relative, and after the rounding to 16 bits
+ * within 0.5 + 2^-10.3 ULP of f16 (≤ 0.5008), 0.5 + 2^-13.3 of bf16, while the 16-bit result is
+ * normal (a subnormal result has a coarser ULP: less).  A rounded z instead of the exact product
+ * would have cost |z|·2^-24 relative (0.003 ULP of bf16 at z = -182).
+ * Clamp: for z ≤ -190 every finite dy gives |dy|·e^z < 2^128·2^-274, below half the smallest
+ * bf16 subnormal, and the clamped value (≤ 2^-145) rounds to the same ±0; an infinite dy gives
+ * ±Inf (§5a) unless z = -Inf comes from an infinite operand (Inf·0 = NaN).  z ≥ 190 gives e = 0
+ * and dy exactly.  NaN in z or dy propagates.  The vector form hands over to the scalar form
+ * every lane outside the linear branch with u < -86 or u NaN. */
+#define SP16_TINY (-86.0f)
+#define SP16_CLAMP (-190.0f)
+#define SP16_MAGIC 0x1.8p23f
+#define SP16_LOG2E 0x1.715476p+0f
+#define SP16_LN2HI 0x1.62e430p-1f
+#define SP16_LN2LO (-0x1.05c610p-29f)
+/* P: 1, 1, 1/2 exactly, then the interpolation's c3..c6 */
+#define SP16_C3 0x1.555404p-3f
+#define SP16_C4 0x1.5554acp-5f
+#define SP16_C5 0x1.1270p-7f
+#define SP16_C6 0x1.6d758cp-10f
 
-typedef struct {
-    const double *f;
-} softplus_table_ctx;
-
-ACL_KERNEL_CLONES static void softplus_fill(const softplus_ctx *c, const float *x, double *f, int64_t n)
+/* dy·sigmoid(beta·self) for a 16-bit gradInput, scalar form (portable kernel, handed-over lanes). */
+static float softplus16_value(const softplus_ctx *c, float g, float x)
 {
-    for (int64_t i = 0; i < n; i++) {
-        float z = c->beta32 * x[i];
-        double zd = (double)c->beta32 * x[i], e = exp(-fabs(zd));
-        double s = (zd >= 0.0 ? 1.0 : e) / (1.0 + e);
-        double tail = zd == -INFINITY ? 0.0 : zd != zd ? zd : DBL_TRUE_MIN;
-#if ACLCONFORM_MUTANT == 24 /* branch-boundary: 16-bit table path (>= 2^18 elements): z >= threshold in the table fill */
-        f[i] = z >= c->thr32 ? 1.0 : z <= -700.0f ? tail : s;
+    float z = c->beta32 * x;
+#if ACLCONFORM_MUTANT == 24 /* branch-boundary: 16-bit path: z >= threshold instead of z > threshold */
+    if (z >= c->thr32) return g;
 #else
-        f[i] = z > c->thr32 ? 1.0 : z <= -700.0f ? tail : s;
+    if (z > c->thr32) return g;
 #endif
+    if (z != z) return z;
+    if (z == -INFINITY && (isinf(x) || isinf(c->beta32))) return g * 0.0f; /* sigmoid(-Inf) = 0 */
+    float zl = fmaf(c->beta32, x, -z);
+    float u = -fabsf(z), ul = signbit(z) ? zl : -zl;
+#if ACLCONFORM_MUTANT == 53 /* precision-branch: 16-bit path: |z| > 190 clamps u but keeps the low part ul (huge for a huge z: NaN or garbage) */
+    if (u < SP16_CLAMP) u = SP16_CLAMP;
+#else
+    if (u < SP16_CLAMP) u = SP16_CLAMP, ul = 0.0f;
+#endif
+    float n = fmaf(u, SP16_LOG2E, SP16_MAGIC) - SP16_MAGIC;
+    float r = fmaf(-n, SP16_LN2LO, fmaf(-n, SP16_LN2HI, u)) + ul;
+    float p = fmaf(fmaf(fmaf(fmaf(fmaf(fmaf(SP16_C6, r, SP16_C5), r, SP16_C4), r, SP16_C3), r, 0.5f), r, 1.0f), r, 1.0f);
+    float e, num = g;
+    if (u >= SP16_TINY) {
+        e = ldexpf(p, (int)n);
+        if (z < 0.0f) num = g * e;
+    } else {
+        float h = p * 0.5f;
+        e = ldexpf(h, (int)n + 1);
+        if (z < 0.0f) num = ldexpf(g * h, (int)n + 1);
     }
+    return num / (1.0f + e);
 }
 
-ACL_KERNEL_CLONES static void softplus_table_block(const void *p, int64_t n, const float *dy,
-                                                   const uint16_t *xb, float *out)
+static void softplus16_block(const void *p, int64_t n, const float *dy, const float *x, float *out)
 {
-    const double *f = ((const softplus_table_ctx *)p)->f;
-    for (int64_t i = 0; i < n; i++) out[i] = (float)((double)dy[i] * f[xb[i]]);
+    for (int64_t i = 0; i < n; i++) out[i] = softplus16_value(p, dy[i], x[i]);
 }
 
 #ifdef ACL_HAVE_AVX512_KERNELS
-/* softplus_table_block for 16-bit gradOutput and gradInput of self's dtype, converting in
- * registers: the same factor, the same double product, rounded to f32 and then to the 16-bit
- * dtype exactly as the staged path (acl_store8_16 = acl_cvt_f32_to_*). */
+/* softplus16_value's u ≥ -86 branch on SP16_K vectors of 16 lanes: the same operations in the
+ * same order (ldexpf is the exponent-field add, exact for these normal results).  The K vectors
+ * go through each operation together (the loops over k unroll into interleaved instructions, two
+ * independent dependency chains in flight).  res gets the results, redo the lanes handed over to
+ * the scalar form (outside the linear branch: u < -86 or NaN). */
+#define SP16_K 2
+#define SP16_EACH _Pragma("GCC unroll 4") for (int k = 0; k < SP16_K; k++)
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
-softplus_table16_step(const void *p, const uint16_t *dy, const uint16_t *xb, uint16_t *out, __mmask8 m, bool bf)
+softplus16_vec(const softplus_ctx *c, const __m512 *g, const __m512 *x, __m512 *res, __mmask16 *redo)
 {
-    __m512d dyd = _mm512_cvtps_pd(acl_load8_16(dy, m, bf));
-    __m512d fv = acl_table8(((const softplus_table_ctx *)p)->f, xb, m);
-    acl_store8_16(out, m, _mm512_cvtpd_ps(_mm512_mul_pd(dyd, fv)), bf);
-}
-
-ACL_AVX512_TARGET static inline void softplus_table16_step_f16(const void *p, const uint16_t *dy,
-                                                               const uint16_t *xb, uint16_t *out, __mmask8 m)
-{
-    softplus_table16_step(p, dy, xb, out, m, false);
-}
-
-ACL_AVX512_TARGET static inline void softplus_table16_step_bf16(const void *p, const uint16_t *dy,
-                                                                const uint16_t *xb, uint16_t *out, __mmask8 m)
-{
-    softplus_table16_step(p, dy, xb, out, m, true);
-}
-
-/* softplus_fill with AVX-512: the same selects, e by acl_exp8 (< 2^-50 relative; the factor is
- * then within 2^-49 of sigmoid, as the libmvec form, and the product is rounded once to f32). */
-ACL_AVX512_TARGET static void softplus_fill_avx512(const softplus_ctx *c, uint32_t h0, bool bf, double *f, int64_t n)
-{
-    const __m256 beta = _mm256_set1_ps(c->beta32), thr = _mm256_set1_ps(c->thr32);
-    const __m256 lo = _mm256_set1_ps(-700.0f);
-    const __m512d betad = _mm512_set1_pd((double)c->beta32), one = _mm512_set1_pd(1.0);
-    const __m512d zero = _mm512_setzero_pd(), sign = _mm512_set1_pd(-0.0);
-    const __m512d tiny = _mm512_set1_pd(DBL_TRUE_MIN), ninf = _mm512_set1_pd(-INFINITY);
-    for (int64_t i = 0; i < n; i += 8) {
-        /* x of the 8 patterns h0 + i .. h0 + i + 7, widened exactly */
-        __m128i h = _mm_add_epi16(_mm_set1_epi16((short)(h0 + (uint32_t)i)), _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7));
-        __m256 xf = acl_widen8_16(h, bf), z = _mm256_mul_ps(beta, xf);
-        __m512d zd = _mm512_mul_pd(betad, _mm512_cvtps_pd(xf));
-        __m512d e = acl_exp8(_mm512_or_pd(zd, sign));
-        __m512d num = _mm512_mask_mov_pd(e, _mm512_cmp_pd_mask(zd, zero, _CMP_GE_OQ), one);
-        __m512d sg = _mm512_div_pd(num, _mm512_add_pd(one, e));
-        /* tail: 0 for z = -Inf, NaN for NaN, else DBL_TRUE_MIN */
-        __m512d tail = _mm512_mask_mov_pd(tiny, _mm512_cmp_pd_mask(zd, ninf, _CMP_EQ_OQ), zero);
-        tail = _mm512_mask_mov_pd(tail, _mm512_cmp_pd_mask(zd, zd, _CMP_UNORD_Q), zd);
-#if ACLCONFORM_MUTANT == 24 /* branch-boundary: 16-bit table path (>= 2^18 elements): z >= threshold in the table fill */
-        __mmask8 lin = _mm256_cmp_ps_mask(z, thr, _CMP_GE_OQ);
+    const __m512 beta = _mm512_set1_ps(c->beta32), sign = _mm512_set1_ps(-0.0f);
+    __m512 z[SP16_K], u[SP16_K], ul[SP16_K], t[SP16_K], n[SP16_K], r[SP16_K], p[SP16_K];
+    __mmask16 lin[SP16_K], neg[SP16_K];
+    SP16_EACH z[k] = _mm512_mul_ps(beta, x[k]);
+#if ACLCONFORM_MUTANT == 24 /* branch-boundary: 16-bit path: z >= threshold instead of z > threshold */
+    SP16_EACH lin[k] = _mm512_cmp_ps_mask(z[k], _mm512_set1_ps(c->thr32), _CMP_GE_OQ);
 #else
-        __mmask8 lin = _mm256_cmp_ps_mask(z, thr, _CMP_GT_OQ);
+    SP16_EACH lin[k] = _mm512_cmp_ps_mask(z[k], _mm512_set1_ps(c->thr32), _CMP_GT_OQ);
 #endif
-        __mmask8 low = _mm256_cmp_ps_mask(z, lo, _CMP_LE_OQ);
-        __m512d v = _mm512_mask_mov_pd(_mm512_mask_mov_pd(sg, low, tail), lin, one);
-        _mm512_storeu_pd(f + i, v);
-    }
-}
-
-ACL_AVX512_TARGET static void softplus_table16_f16(const void *p, int64_t n, const uint16_t *dy,
-                                                   const uint16_t *xb, uint16_t *out)
-{
-    acl_steps8_u16(p, n, dy, xb, out, softplus_table16_step_f16);
-}
-
-ACL_AVX512_TARGET static void softplus_table16_bf16(const void *p, int64_t n, const uint16_t *dy,
-                                                    const uint16_t *xb, uint16_t *out)
-{
-    acl_steps8_u16(p, n, dy, xb, out, softplus_table16_step_bf16);
-}
+    SP16_EACH u[k] = _mm512_or_ps(z[k], sign);
+    SP16_EACH ul[k] = _mm512_xor_ps(_mm512_fmsub_ps(beta, x[k], z[k]), _mm512_andnot_ps(z[k], sign));
+    /* handed over: not (u ≥ -86), also NaN (an infinite dy needs nothing: e > 0 keeps it infinite) */
+#if ACLCONFORM_MUTANT == 54 /* precision-branch: 16-bit path: lanes down to u = -126 kept in the vector form (e = p*2^n by the exponent add leaves the normal range) */
+    SP16_EACH redo[k] = _mm512_mask_cmp_ps_mask((__mmask16)~lin[k], u[k], _mm512_set1_ps(-126.0f), _CMP_NGE_UQ);
+#else
+    SP16_EACH redo[k] = _mm512_mask_cmp_ps_mask((__mmask16)~lin[k], u[k], _mm512_set1_ps(SP16_TINY), _CMP_NGE_UQ);
 #endif
+    SP16_EACH t[k] = _mm512_fmadd_ps(u[k], _mm512_set1_ps(SP16_LOG2E), _mm512_set1_ps(SP16_MAGIC));
+    SP16_EACH n[k] = _mm512_sub_ps(t[k], _mm512_set1_ps(SP16_MAGIC));
+    SP16_EACH r[k] = _mm512_fnmadd_ps(n[k], _mm512_set1_ps(SP16_LN2HI), u[k]);
+    SP16_EACH r[k] = _mm512_fnmadd_ps(n[k], _mm512_set1_ps(SP16_LN2LO), r[k]);
+    SP16_EACH r[k] = _mm512_add_ps(r[k], ul[k]);
+    SP16_EACH p[k] = _mm512_fmadd_ps(_mm512_set1_ps(SP16_C6), r[k], _mm512_set1_ps(SP16_C5));
+    SP16_EACH p[k] = _mm512_fmadd_ps(p[k], r[k], _mm512_set1_ps(SP16_C4));
+    SP16_EACH p[k] = _mm512_fmadd_ps(p[k], r[k], _mm512_set1_ps(SP16_C3));
+    SP16_EACH p[k] = _mm512_fmadd_ps(p[k], r[k], _mm512_set1_ps(0.5f));
+    SP16_EACH p[k] = _mm512_fmadd_ps(p[k], r[k], _mm512_set1_ps(1.0f));
+    SP16_EACH p[k] = _mm512_fmadd_ps(p[k], r[k], _mm512_set1_ps(1.0f));
+    /* e = p·2^n: t's low mantissa bits hold n + 2^22, so t << 23 is n << 23 (mod 2^32) */
+    SP16_EACH p[k] = _mm512_castsi512_ps(_mm512_add_epi32(_mm512_castps_si512(p[k]),
+                                                         _mm512_slli_epi32(_mm512_castps_si512(t[k]), 23)));
+    SP16_EACH neg[k] = _mm512_cmp_ps_mask(z[k], _mm512_setzero_ps(), _CMP_LT_OQ);
+    SP16_EACH res[k] = _mm512_div_ps(_mm512_mask_mul_ps(g[k], neg[k], g[k], p[k]),
+                                     _mm512_add_ps(_mm512_set1_ps(1.0f), p[k]));
+    SP16_EACH res[k] = _mm512_mask_mov_ps(res[k], lin[k], g[k]);
+}
 
-/* The table is filled in parallel, SP_FILL_GRAIN patterns a task (each entry the same
- * evaluation whichever thread computes it): at 2^18 elements the fill was half the call. */
-#define SP_FILL_GRAIN 4096
-
-typedef struct {
-    const softplus_ctx *c;
-    double *f;
-    bool bf;
-} softplus_fill_job;
-
-static void softplus_fill_range(void *p, int64_t begin, int64_t end)
+/* f32 arrays (the staged path: strided, broadcast or mixed-dtype views) */
+ACL_AVX512_TARGET static void softplus16_block_avx512(const void *p, int64_t n, const float *dy,
+                                                      const float *x, float *out)
 {
-    const softplus_fill_job *j = p;
-    for (int64_t t = begin; t < end; t++) {
-        int64_t h0 = t * SP_FILL_GRAIN;
-#ifdef ACL_HAVE_AVX512_KERNELS
-        if (acl_have_avx512()) {
-            softplus_fill_avx512(j->c, (uint32_t)h0, j->bf, j->f + h0, SP_FILL_GRAIN);
-            continue;
+    for (int64_t i = 0; i < n; i += 16 * SP16_K) {
+        __mmask16 m[SP16_K], redo[SP16_K];
+        __m512 g[SP16_K], xv[SP16_K], res[SP16_K];
+        SP16_EACH {
+            m[k] = i + 16 * k < n ? acl_mask16(n - i - 16 * k) : 0;
+            g[k] = _mm512_maskz_loadu_ps(m[k], dy + i + 16 * k);
+            xv[k] = _mm512_maskz_loadu_ps(m[k], x + i + 16 * k);
         }
-#endif
-        float x[SP_FILL_GRAIN];
-        for (int64_t h = 0; h < SP_FILL_GRAIN; h++)
-            x[h] = j->bf ? acl_bf16_to_f32((uint16_t)(h0 + h)) : acl_f16_to_f32((uint16_t)(h0 + h));
-        softplus_fill(j->c, x, j->f + h0, SP_FILL_GRAIN);
+        softplus16_vec(p, g, xv, res, redo);
+        SP16_EACH {
+            _mm512_mask_storeu_ps(out + i + 16 * k, m[k], res[k]);
+            for (redo[k] &= m[k]; redo[k]; redo[k] &= (__mmask16)(redo[k] - 1)) {
+                int64_t j = i + 16 * k + __builtin_ctz(redo[k]);
+                out[j] = softplus16_value(p, dy[j], x[j]);
+            }
+        }
     }
 }
 
-/* Returns false (nothing written) when the table path does not apply or memory is short. */
-static bool softplus_by_table(const softplus_ctx *c, const acl_view *vdy, const acl_view *vx,
-                              const acl_view *vo)
+/* 16-bit dy, self and gradInput of one dtype, contiguous: converted in registers; the rounding
+ * to 16 bits is acl_store16_16's, the bits of the staged path's conversion.  Whole steps of
+ * 16·SP16_K elements under constant masks, the tail under its masks. */
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+softplus16_step(const softplus_ctx *c, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left, bool bf)
 {
-    if (vo->numel < SP_TABLE_MIN || !acl_ewise_raw16_ok(vx)) return false;
-    double *f = malloc(65536 * sizeof *f);
-    if (!f) return false;
-    bool bf = vx->dtype == ACL_BF16;
-    softplus_fill_job fj = {c, f, bf};
-    acl_parallel_for(65536 / SP_FILL_GRAIN, 1, softplus_fill_range, &fj);
-    softplus_table_ctx t = {f};
-#ifdef ACL_HAVE_AVX512_KERNELS
-    if (acl_ewise_all16_ok(vdy, vx, vo) && acl_have_avx512())
-        acl_ewise2_u16(vdy, vx, vo, bf ? softplus_table16_bf16 : softplus_table16_f16, &t);
-    else
+    __mmask16 m[SP16_K], redo[SP16_K], any = 0;
+    __m512 g[SP16_K], xv[SP16_K], res[SP16_K];
+    SP16_EACH {
+        m[k] = left >= 16 * SP16_K ? 0xffff : left > 16 * k ? acl_mask16(left - 16 * k) : 0;
+        g[k] = acl_load16_16(dy + 16 * k, m[k], bf);
+        xv[k] = acl_load16_16(x + 16 * k, m[k], bf);
+    }
+    softplus16_vec(c, g, xv, res, redo);
+    SP16_EACH {
+        acl_store16_16(out + 16 * k, m[k], res[k], bf);
+        any |= redo[k] &= m[k];
+    }
+    if (__builtin_expect(any != 0, 0))
+        SP16_EACH for (; redo[k]; redo[k] &= (__mmask16)(redo[k] - 1)) {
+            int j = 16 * k + __builtin_ctz(redo[k]);
+            float v = bf ? softplus16_value(c, acl_bf16_to_f32(dy[j]), acl_bf16_to_f32(x[j]))
+                         : softplus16_value(c, acl_f16_to_f32(dy[j]), acl_f16_to_f32(x[j]));
+            out[j] = bf ? acl_f32_to_bf16(v) : acl_f32_to_f16(v);
+        }
+}
+
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+softplus16_steps(const void *p, int64_t n, const uint16_t *dy, const uint16_t *x, uint16_t *out, bool bf)
+{
+    int64_t i = 0;
+    for (; i + 16 * SP16_K <= n; i += 16 * SP16_K) softplus16_step(p, dy + i, x + i, out + i, 16 * SP16_K, bf);
+    if (i < n) softplus16_step(p, dy + i, x + i, out + i, n - i, bf);
+}
+
+ACL_AVX512_TARGET static void softplus16_f16(const void *p, int64_t n, const uint16_t *dy,
+                                             const uint16_t *x, uint16_t *out)
+{
+    softplus16_steps(p, n, dy, x, out, false);
+}
+
+ACL_AVX512_TARGET static void softplus16_bf16(const void *p, int64_t n, const uint16_t *dy,
+                                              const uint16_t *x, uint16_t *out)
+{
+    softplus16_steps(p, n, dy, x, out, true);
+}
 #endif
-        acl_ewise2_f32_u16(vdy, vx, vo, softplus_table_block, &t);
-    free(f);
-    return true;
+
+static void softplus16(const softplus_ctx *c, const acl_view *vdy, const acl_view *vx, const acl_view *vo)
+{
+#ifdef ACL_HAVE_AVX512_KERNELS
+    if (acl_have_avx512()) {
+        if (acl_ewise_all16_ok(vdy, vx, vo))
+            acl_ewise2_u16(vdy, vx, vo, vo->dtype == ACL_BF16 ? softplus16_bf16 : softplus16_f16, c);
+        else
+            acl_ewise2_f32(vdy, vx, vo, softplus16_block_avx512, c);
+        return;
+    }
+#endif
+    acl_ewise2_f32(vdy, vx, vo, softplus16_block, c);
 }
 
 static aclnnStatus softplus_kernel(void *p, void *ws, uint64_t ws_size)
@@ -443,7 +506,9 @@ static aclnnStatus softplus_kernel(void *p, void *ws, uint64_t ws_size)
                        acl_have_avx512() ? softplus_block_f64_avx512 :
 #endif
                        softplus_block_f64, &c);
-    else if (!softplus_by_table(&c, &vdy, &vx, &vo))
+    else if (o->dtype == ACL_FLOAT16 || o->dtype == ACL_BF16)
+        softplus16(&c, &vdy, &vx, &vo);
+    else
         acl_ewise2_f32(&vdy, &vx, &vo,
 #ifdef ACL_HAVE_AVX512_KERNELS
                        acl_have_avx512() ? softplus_block_f32_avx512 :
