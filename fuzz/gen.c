@@ -112,8 +112,9 @@ static void set_contiguous(cf_tensor *t)
 #define FZ_LARGE_PHASE 700
 bool fz_case_is_large(int64_t k) { return k >= 0 && k % FZ_LARGE_PERIOD == FZ_LARGE_PHASE; }
 /* The table tier: valid case k with k % TABLE_PERIOD == TABLE_PHASE has 2^18 - 1 .. 2^18 + 1024
- * elements (element-wise shapes; the built-in Softplus switches to a per-call table of all 65536
- * 16-bit inputs at 2^18), and its attributes take their domain parts in turn, the rarest first
+ * elements (element-wise shapes; a size where implementations switch paths: the built-in Softplus
+ * switched to a per-call table of all 65536 16-bit inputs there until issue 14's round 8, and
+ * the tier stays so that the same seed gives the same cases), and its attributes take their domain parts in turn, the rarest first
  * (the (k / TABLE_PERIOD)-th part by ascending weight, the same index for every attribute), so
  * the rare parts (threshold 0 with beta 0, then negative, non-finite) meet the large-count paths
  * too instead of only by the chance of a weighted draw, starting with the first table case,

@@ -426,75 +426,53 @@ ACL_AVX512_TARGET static void softplus16_block_avx512(const void *p, int64_t n, 
     }
 }
 
-/* 16-bit dy, self and gradInput of one dtype, contiguous: converted in registers; the rounding
- * to 16 bits is acl_store16_16's, the bits of the staged path's conversion.  Whole steps of
- * 16·SP16_K elements under constant masks, the tail under its masks. */
+/* f16 dy, self and gradInput, contiguous: converted in registers; the rounding to f16 is
+ * acl_store16_16's, the bits of the staged path's conversion.  Whole steps of 16·SP16_K elements
+ * under constant masks, the tail under its masks. */
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
-softplus16_step(const softplus_ctx *c, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left, bool bf)
+softplus16_step_f16(const softplus_ctx *c, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left)
 {
     __mmask16 m[SP16_K], redo[SP16_K], any = 0;
     __m512 g[SP16_K], xv[SP16_K], res[SP16_K];
     SP16_EACH {
         m[k] = left >= 16 * SP16_K ? 0xffff : left > 16 * k ? acl_mask16(left - 16 * k) : 0;
-        g[k] = acl_load16_16(dy + 16 * k, m[k], bf);
-        xv[k] = acl_load16_16(x + 16 * k, m[k], bf);
+        g[k] = acl_load16_16(dy + 16 * k, m[k], false);
+        xv[k] = acl_load16_16(x + 16 * k, m[k], false);
     }
     softplus16_vec(c, g, xv, res, redo);
     SP16_EACH {
-        acl_store16_16(out + 16 * k, m[k], res[k], bf);
+        acl_store16_16(out + 16 * k, m[k], res[k], false);
         any |= redo[k] &= m[k];
     }
     if (__builtin_expect(any != 0, 0))
         SP16_EACH for (; redo[k]; redo[k] &= (__mmask16)(redo[k] - 1)) {
             int j = 16 * k + __builtin_ctz(redo[k]);
-            float v = bf ? softplus16_value(c, acl_bf16_to_f32(dy[j]), acl_bf16_to_f32(x[j]))
-                         : softplus16_value(c, acl_f16_to_f32(dy[j]), acl_f16_to_f32(x[j]));
-            out[j] = bf ? acl_f32_to_bf16(v) : acl_f32_to_f16(v);
+            out[j] = acl_f32_to_f16(softplus16_value(c, acl_f16_to_f32(dy[j]), acl_f16_to_f32(x[j])));
         }
-}
-
-ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
-softplus16_steps(const void *p, int64_t n, const uint16_t *dy, const uint16_t *x, uint16_t *out, bool bf)
-{
-    int64_t i = 0;
-    for (; i + 16 * SP16_K <= n; i += 16 * SP16_K) softplus16_step(p, dy + i, x + i, out + i, 16 * SP16_K, bf);
-    if (i < n) softplus16_step(p, dy + i, x + i, out + i, n - i, bf);
 }
 
 ACL_AVX512_TARGET static void softplus16_f16(const void *p, int64_t n, const uint16_t *dy,
                                              const uint16_t *x, uint16_t *out)
 {
-    softplus16_steps(p, n, dy, x, out, false);
+    int64_t i = 0;
+    for (; i + 16 * SP16_K <= n; i += 16 * SP16_K) softplus16_step_f16(p, dy + i, x + i, out + i, 16 * SP16_K);
+    if (i < n) softplus16_step_f16(p, dy + i, x + i, out + i, n - i);
 }
 
-/* bf16 in pairs: 32 values in one load; the even ones widen by a shift, the odd ones by a mask
- * (a bf16 is the high half of its f32), so the two vectors of a step hold elements 0, 2, .., 30
- * and 1, 3, .., 31 (the math is per lane: the same bits as any order).  The results go back
- * interleaved: the bf16 bits of the even lanes in the low halves, of the odd in the high halves
- * (acl_bf16_bits16, or VCVTNE2PS2BF16 and one word permutation when the CPU has AVX512-BF16 and
- * no lane is subnormal, as acl_bf16_pack16).  Two instructions fewer per 16 elements to load and
- * one to store than the shift-widening of acl_load16_16. */
-#if SP16_K == 2
+/* bf16 in pairs (acl_bf16_widen_pairs / acl_bf16_pack_pairs): the two vectors of a step hold
+ * elements 0, 2, .., 30 and 1, 3, .., 31 (the math is per lane: the same bits as any order); two
+ * instructions fewer per 16 elements to load and one to store than acl_load16_16's widening. */
+_Static_assert(SP16_K == 2, "the bf16 kernel's two vectors are the even and the odd elements");
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
-softplus16_pair_bf16(const softplus_ctx *c, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left)
+softplus16_step_bf16(const softplus_ctx *c, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left)
 {
-    const __m512i hi = _mm512_set1_epi32((int)0xffff0000u);
     __mmask32 m = left >= 32 ? 0xffffffffu : (__mmask32)((1u << left) - 1u);
-    __m512i gw = m == 0xffffffffu ? _mm512_loadu_si512(dy) : _mm512_maskz_loadu_epi16(m, dy);
-    __m512i xw = m == 0xffffffffu ? _mm512_loadu_si512(x) : _mm512_maskz_loadu_epi16(m, x);
-    __m512 g[2] = {_mm512_castsi512_ps(_mm512_slli_epi32(gw, 16)), _mm512_castsi512_ps(_mm512_and_si512(gw, hi))};
-    __m512 xv[2] = {_mm512_castsi512_ps(_mm512_slli_epi32(xw, 16)), _mm512_castsi512_ps(_mm512_and_si512(xw, hi))};
-    __m512 res[2];
+    __m512 g[2], xv[2], res[2];
     __mmask16 redo[2];
+    acl_bf16_widen_pairs(m == 0xffffffffu ? _mm512_loadu_si512(dy) : _mm512_maskz_loadu_epi16(m, dy), &g[0], &g[1]);
+    acl_bf16_widen_pairs(m == 0xffffffffu ? _mm512_loadu_si512(x) : _mm512_maskz_loadu_epi16(m, x), &xv[0], &xv[1]);
     softplus16_vec(c, g, xv, res, redo);
-    __m512i o;
-    if (acl_bf16_hw && ACL_BF16_HW_OK(512, res[0]) && ACL_BF16_HW_OK(512, res[1])) {
-        const __m512i inter = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8,
-                                               23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
-        o = _mm512_permutexvar_epi16(inter, (__m512i)_mm512_cvtne2ps_pbh(res[1], res[0]));
-    } else {
-        o = _mm512_or_si512(acl_bf16_bits16(res[0]), _mm512_slli_epi32(acl_bf16_bits16(res[1]), 16));
-    }
+    __m512i o = acl_bf16_pack_pairs(res[0], res[1]);
     if (m == 0xffffffffu) _mm512_storeu_si512(out, o);
     else _mm512_mask_storeu_epi16(out, m, o);
     if (__builtin_expect((redo[0] | redo[1]) != 0, 0))
@@ -509,16 +487,9 @@ ACL_AVX512_TARGET static void softplus16_bf16(const void *p, int64_t n, const ui
                                               const uint16_t *x, uint16_t *out)
 {
     int64_t i = 0;
-    for (; i + 32 <= n; i += 32) softplus16_pair_bf16(p, dy + i, x + i, out + i, 32);
-    if (i < n) softplus16_pair_bf16(p, dy + i, x + i, out + i, n - i);
+    for (; i + 32 <= n; i += 32) softplus16_step_bf16(p, dy + i, x + i, out + i, 32);
+    if (i < n) softplus16_step_bf16(p, dy + i, x + i, out + i, n - i);
 }
-#else
-ACL_AVX512_TARGET static void softplus16_bf16(const void *p, int64_t n, const uint16_t *dy,
-                                              const uint16_t *x, uint16_t *out)
-{
-    softplus16_steps(p, n, dy, x, out, true);
-}
-#endif
 #endif
 
 static void softplus16(const softplus_ctx *c, const acl_view *vdy, const acl_view *vx, const acl_view *vo)

@@ -261,6 +261,28 @@ ACL_AVX512_TARGET static inline __m256i acl_bf16_pack16(__m512 v)
     return _mm512_cvtepi32_epi16(acl_bf16_bits16(v));
 }
 
+/* 32 bf16 values as two f32 vectors, in pairs: the even-indexed values (0, 2, .., 30) widened by a
+ * shift, the odd ones by a mask (a bf16 is the high half of its f32); one load, one instruction
+ * per 16 values.  For per-lane kernels, where the order of the lanes does not matter. */
+ACL_AVX512_TARGET static inline void acl_bf16_widen_pairs(__m512i w, __m512 *even, __m512 *odd)
+{
+    *even = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+    *odd = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32((int)0xffff0000u)));
+}
+
+/* The inverse: the bf16 bits of even and odd interleaved back into 32 values, rounded as
+ * acl_bf16_pack16 rounds (VCVTNE2PS2BF16 and one word permutation, or the software bits when a
+ * lane is subnormal or the CPU lacks AVX512-BF16). */
+ACL_AVX512_TARGET static inline __m512i acl_bf16_pack_pairs(__m512 even, __m512 odd)
+{
+    if (acl_bf16_hw && ACL_BF16_HW_OK(512, even) && ACL_BF16_HW_OK(512, odd)) {
+        const __m512i inter = _mm512_set_epi16(31, 15, 30, 14, 29, 13, 28, 12, 27, 11, 26, 10, 25, 9, 24, 8,
+                                               23, 7, 22, 6, 21, 5, 20, 4, 19, 3, 18, 2, 17, 1, 16, 0);
+        return _mm512_permutexvar_epi16(inter, (__m512i)_mm512_cvtne2ps_pbh(odd, even));
+    }
+    return _mm512_or_si512(acl_bf16_bits16(even), _mm512_slli_epi32(acl_bf16_bits16(odd), 16));
+}
+
 /* 8 f32 rounded to f16 / bf16 and stored under mask m. */
 ACL_AVX512_TARGET static inline void acl_store8_16(uint16_t *p, __mmask8 m, __m256 v, bool bf)
 {
