@@ -83,45 +83,63 @@ ACL_KERNEL_CLONES static void softplus_block_f32(const void *p, int64_t n, const
 }
 
 #ifdef ACL_HAVE_AVX512_KERNELS
-/* softplus_block_f32 with AVX-512 doubles, 8 elements per step (the tail under a mask: the same
- * instructions for every element).  The same quantities: z = beta·self rounded to f32 decides
- * the branch, e = e^{-|zd|} by acl_exp8_fast on max(-|zd|, -708) (< 2^-37 relative),
- * dy·sigmoid = (zd < 0 ? dy·e : dy)/(1 + e) (one product, one correctly rounded division), rounded
- * once to f32: e's error reaches the quotient scaled by ≤ 1, so the value is within 2^-36 relative
- * before that rounding (< 2^-12 ULP of f32).  The z ≤ -700 elements (the only ones the clamp
- * changes, and whose e may be subnormal) are redone by the scalar form, as in the portable
- * kernel, only in the steps that have one. */
-ACL_AVX512_TARGET static inline void softplus_step_f32(const void *p, const float *dy, const float *x,
-                                                     float *out, __mmask8 m)
+/* softplus_block_f32 with AVX-512 doubles (issue 14: 17 vector operations per 8 elements, down
+ * from 21): z = beta·self rounded to f32 decides the branch; the value is
+ *   dy · sigmoid(z) = dy / (1 + E),  E = e^{-zd} by acl_expneg8_fast on zd clamped to [-708, 708]
+ * with zd the exact product in double: one form for both signs of z (no |z|, no select between
+ * dy·e and dy), one correctly rounded division, rounded once to f32.  E's relative error (< 2^-37)
+ * reaches the quotient scaled by E/(1 + E) < 1, so the value is within 2^-36 relative before that
+ * rounding (< 2^-12 ULP of f32).  The clamp is one VRANGEPD (the smaller magnitude, with zd's
+ * sign); it maps NaN to ±708, so NaN lanes are redone by the scalar form together with the
+ * z ≤ -700 lanes (the only ones the clamp changes on the negative side: E would overflow; for
+ * z ≥ 708, E = e^{-708} leaves 1 + E = 1, the exact quotient's rounding).  16 elements per step as
+ * two vectors of 8 doubles that go through each operation together (two dependency chains in
+ * flight), the tail under masks: the same instructions for every element. */
+#define SPF_EACH _Pragma("GCC unroll 2") for (int k = 0; k < 2; k++)
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+softplus_step_f32(const softplus_ctx *c, const float *dy, const float *x, float *out, int64_t left)
 {
-    const softplus_ctx *c = p;
-    const __m512d one = _mm512_set1_pd(1.0);
-    __m256 xf = acl_loadu8_ps(x, m), dyf = acl_loadu8_ps(dy, m);
-    __m256 z = _mm256_mul_ps(_mm256_set1_ps(c->beta32), xf);
+    __mmask16 m = acl_mask16(left);
+    __m512 xf = m == 0xffff ? _mm512_loadu_ps(x) : _mm512_maskz_loadu_ps(m, x);
+    __m512 dyf = m == 0xffff ? _mm512_loadu_ps(dy) : _mm512_maskz_loadu_ps(m, dy);
+    __m512 z = _mm512_mul_ps(_mm512_set1_ps(c->beta32), xf);
 #if ACLCONFORM_MUTANT == 22 /* branch-boundary: f32 path: threshold compare z >= threshold instead of z > threshold */
-    __mmask8 lin = _mm256_cmp_ps_mask(z, _mm256_set1_ps(c->thr32), _CMP_GE_OQ);
+    __mmask16 lin = _mm512_cmp_ps_mask(z, _mm512_set1_ps(c->thr32), _CMP_GE_OQ);
 #else
-    __mmask8 lin = _mm256_cmp_ps_mask(z, _mm256_set1_ps(c->thr32), _CMP_GT_OQ);
+    __mmask16 lin = _mm512_cmp_ps_mask(z, _mm512_set1_ps(c->thr32), _CMP_GT_OQ);
 #endif
-    __m512d zd = _mm512_mul_pd(_mm512_set1_pd((double)c->beta32), _mm512_cvtps_pd(xf));
-    __m512d e = acl_exp8_fast(_mm512_max_pd(_mm512_set1_pd(-708.0), _mm512_or_pd(zd, _mm512_set1_pd(-0.0)))); /* NaN stays */
-    __m512d dyd = _mm512_cvtps_pd(dyf);
-    __m512d num = _mm512_mask_mul_pd(dyd, _mm512_cmp_pd_mask(zd, _mm512_setzero_pd(), _CMP_LT_OQ), dyd, e);
-    __m512d r = _mm512_div_pd(num, _mm512_add_pd(one, e));
-    __m256 o = _mm256_mask_mov_ps(_mm512_cvtpd_ps(r), lin, dyf);
-    __mmask8 low = _mm256_cmp_ps_mask(z, _mm256_set1_ps(-700.0f), _CMP_LE_OQ) & (__mmask8)~lin & m;
+    __m512d zd[2], r[2], t[2];
+    zd[0] = _mm512_cvtps_pd(_mm512_castps512_ps256(xf));
+    zd[1] = _mm512_cvtps_pd(_mm512_extractf32x8_ps(xf, 1));
+    r[0] = _mm512_cvtps_pd(_mm512_castps512_ps256(dyf));
+    r[1] = _mm512_cvtps_pd(_mm512_extractf32x8_ps(dyf, 1));
+    SPF_EACH zd[k] = _mm512_range_pd(_mm512_mul_pd(_mm512_set1_pd((double)c->beta32), zd[k]), _mm512_set1_pd(708.0), 0x2);
+    SPF_EACH zd[k] = acl_expneg8_fast(zd[k], &t[k]);
+    SPF_EACH r[k] = _mm512_div_pd(r[k], _mm512_fmadd_pd(t[k], zd[k], _mm512_set1_pd(1.0)));
+    __m512 o = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(r[0])), _mm512_cvtpd_ps(r[1]), 1);
+    o = _mm512_mask_mov_ps(o, lin, dyf);
+    /* redone: not (z > -700), that is z ≤ -700 or NaN, outside the linear branch */
+#if ACLCONFORM_MUTANT == 55 /* precision-branch: f32 path: NaN lanes not redone by the scalar form (the clamp made them ±708: a finite result) */
+    __mmask16 low = _mm512_mask_cmp_ps_mask((__mmask16)~lin & m, z, _mm512_set1_ps(-700.0f), _CMP_LE_OQ);
+#else
+    __mmask16 low = _mm512_mask_cmp_ps_mask((__mmask16)~lin & m, z, _mm512_set1_ps(-700.0f), _CMP_NGT_UQ);
+#endif
 #if ACLCONFORM_MUTANT == 25 /* precision-branch: f32 path: the z <= -700 rescue pass skipped (Inf dy x underflowed sigmoid gives 0/NaN) */
     low = 0;
 #endif
-    _mm256_mask_storeu_ps(out, m, o);
-    for (int l = 0; low; l++, low >>= 1)
-        if (low & 1) out[l] = (float)softplus_sigmoid_times(dy[l], (double)c->beta32 * x[l]);
+    _mm512_mask_storeu_ps(out, m, o);
+    for (; low; low &= (__mmask16)(low - 1)) {
+        int l = __builtin_ctz(low);
+        out[l] = (float)softplus_sigmoid_times(dy[l], (double)c->beta32 * x[l]);
+    }
 }
 
 ACL_AVX512_TARGET static void softplus_block_f32_avx512(const void *p, int64_t n, const float *dy,
                                                         const float *x, float *out)
 {
-    acl_steps8_f32(p, n, dy, x, out, softplus_step_f32);
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) softplus_step_f32(p, dy + i, x + i, out + i, 16);
+    if (i < n) softplus_step_f32(p, dy + i, x + i, out + i, n - i);
 }
 #endif
 

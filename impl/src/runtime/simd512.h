@@ -87,7 +87,7 @@ ACL_AVX512_TARGET static inline __m512d acl_exp8(__m512d x)
     return _mm512_scalef_pd(_mm512_mul_pd(t, p), _mm512_mul_pd(k, _mm512_set1_pd(0.125)));
 }
 
-/* 2^(n/16) = 2^(j/16)·2^(n>>4) for n in the low mantissa bits of nm (see acl_exp8_fast). */
+/* 2^(n/16) = 2^(j/16)·2^(n>>4) for n in the low mantissa bits of nm (see acl_expneg8_fast). */
 ACL_AVX512_TARGET static inline __m512d acl_exp2_16th(__m512d nm)
 {
     static const uint64_t tb[16] __attribute__((aligned(64))) = {
@@ -106,28 +106,32 @@ ACL_AVX512_TARGET static inline __m512d acl_exp2_16th(__m512d nm)
 #define ACL_EXP16_C3 0x1.55571d834a8f6p-3
 #define ACL_EXP16_C4 0x1.5552101b791cep-5
 
-/* e^x for double x in [-708, 0] or NaN (callers clamp), to 2^-37 relative: enough for the f32
+/* e^-y for double y in [-708, 708] or NaN (callers clamp), to 2^-37 relative: enough for the f32
  * kernels whose result is rounded once from double (< 2^-13 ULP of f32 before that rounding),
  * not for acl_exp8's f64 callers.  Cheaper than acl_exp8 by four operations:
- *   n = round(16x/ln2) in the low mantissa bits of nm (the magic 1.5·2^52, whose low 16 bits are
- *   0), r = x - n·ln2/16 in one FMA (|n| < 2^14: the error of the double ln2/16 times n is
+ *   n = round(-16y/ln2) in the low mantissa bits of nm (the magic 1.5·2^52, whose low 16 bits are
+ *   0), r = -y - n·ln2/16 in one FMA (|n| < 2^14: the error of the double ln2/16 times n is
  *   < 2^-43.5), |r| ≤ ln2/32 + 2^-43;  e^r by a degree-4 minimax polynomial (relative 2^-37.5 on
  *   that interval, a Lawson-weighted fit to mpmath);  2^(n/16) = 2^(j/16)·2^(n>>4), j = n mod 16,
  *   by one two-table permute (indexed by nm's low 4 bits) of the bits of 2^(j/16) minus j<<48 and
- *   one integer add of nm's bits << 48 (= n<<48 = ((n>>4)<<52) + (j<<48)): the exponent field
- *   gets n>>4 exactly, the result stays normal down to x = -708.  NaN stays NaN (through r). */
-ACL_AVX512_TARGET static inline __m512d acl_exp8_fast(__m512d x)
+ *   one integer add of nm's bits << 48 (= n<<48 = ((n>>4)<<52) + (j<<48), modulo 2^64 for a
+ *   negative n): the exponent field gets n>>4 exactly, the result stays normal and finite for
+ *   |y| ≤ 708.  The negation is folded into the constants and into r's FMA (-(n·ln2/16) - y): no
+ *   operation, and the same bits as the same steps on x = -y.  NaN stays NaN (through r).
+ * Returned as two factors, e^-y = *scale · P: a caller that adds to e^-y does it in the same FMA
+ * (SoftplusBackward's 1 + e^-y, one operation and one rounding less). */
+ACL_AVX512_TARGET static inline __m512d acl_expneg8_fast(__m512d y, __m512d *scale)
 {
     const __m512d magic = _mm512_set1_pd(0x1.8p52), one = _mm512_set1_pd(1.0);
-    __m512d nm = _mm512_fmadd_pd(x, _mm512_set1_pd(0x1.71547652b82fep+4), magic);
-    __m512d r = _mm512_fnmadd_pd(_mm512_sub_pd(nm, magic), _mm512_set1_pd(0x1.62e42fefa39efp-5), x);
+    __m512d nm = _mm512_fmadd_pd(y, _mm512_set1_pd(-0x1.71547652b82fep+4), magic);
+    __m512d r = _mm512_fnmsub_pd(_mm512_sub_pd(nm, magic), _mm512_set1_pd(0x1.62e42fefa39efp-5), y);
     __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(ACL_EXP16_C4), r, _mm512_set1_pd(ACL_EXP16_C3));
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(ACL_EXP16_C2));
-    p = _mm512_fmadd_pd(_mm512_fmadd_pd(p, r, one), r, one);
-    return _mm512_mul_pd(acl_exp2_16th(nm), p);
+    *scale = acl_exp2_16th(nm);
+    return _mm512_fmadd_pd(_mm512_fmadd_pd(p, r, one), r, one);
 }
 
-/* acl_exp8_fast(-y/2) for y in [0, 1416] (Gelu's t²), one multiply less: with n = round(-8y/ln2)
+/* acl_expneg8_fast(y/2) for y in [0, 1416] (Gelu's t²), one multiply less: with n = round(-8y/ln2)
  * and s = y + n·ln2/8 = -2r, e^r is the same polynomial in s with the coefficient of s^k
  * multiplied by (-1/2)^k (exact). */
 ACL_AVX512_TARGET static inline __m512d acl_exp8_fast_nhalf(__m512d y)
