@@ -214,6 +214,71 @@ static void scale_is_rounded_to_f32_before_use(void **state)
     tt_free(&g); tt_free(&y); tt_free(&o); tt_free(&m);
 }
 
+/* 16-bit rows take their output pass in f32 when the row sum splits into two floats (issue 14),
+ * lanes whose t = (g − s)·y is not a normal float by the double formula.  Rows built to reach every
+ * branch: exact zeros (g = s with y of both signs, y = ±0 unmasked: the double formula's signed
+ * zero, +0 unless g·y = −0 and s·y = +0), bf16 lanes whose t is subnormal (scaled back up by a
+ * large scale) or overflows f32 while the result does not, a bf16 row whose sum exceeds FLT_MAX
+ * (the double pass for the whole row), ordinary rows with a 16 + 8 lane tail.  The in-register
+ * path (contiguous out) and the staged path (padded out) must give the same bits, and both must
+ * be within 1 scaled ULP of the long double reference. */
+static void half_rows_f32_pass_match_staged_and_reference(void **state)
+{
+    (void)state;
+    enum { R = 6, S2 = 40 };
+    int64_t dims[4] = {1, 1, R, S2};
+    const aclDataType dts[] = {ACL_FLOAT16, ACL_BF16};
+    const double scales[] = {1.7, -0.125, 0x1p60};
+    int fails = 0;
+    for (int d = 0; d < 2; d++)
+        for (int k = 0; k < 3; k++) {
+            if (dts[d] == ACL_FLOAT16 && k == 2) continue; /* f16 results would all overflow */
+            tt g = tt_new(dts[d], 4, dims, TT_CONTIG), y = tt_new(dts[d], 4, dims, TT_CONTIG),
+               m = tt_new(ACL_BOOL, 4, dims, TT_CONTIG), oc = tt_new(dts[d], 4, dims, TT_CONTIG),
+               op = tt_new(dts[d], 4, dims, TT_PADDED);
+            uint64_t sd = 11 + (uint64_t)(3 * d + k);
+            for (int64_t i = 0; i < R * S2; i++) {
+                tt_set(&g, i, tt_rand(&sd, -2, 2));
+                tt_set(&y, i, tt_rand(&sd, 0, 0.05));
+                tt_set(&m, i, tt_rand(&sd, 0, 1) < 0.2);
+            }
+            /* row 0: y = ±0 at unmasked lanes, g of both signs */
+            for (int j = 0; j < S2; j += 3) { tt_set(&y, j, j % 2 ? -0.0 : 0.0); tt_set(&m, j, 0); }
+            /* row 1: g = 3 everywhere, y = 1.5, −0.5 then 0: s = 3, so d = 0 at every lane */
+            for (int j = 0; j < S2; j++) {
+                tt_set(&g, S2 + j, 3.0);
+                tt_set(&y, S2 + j, j == 0 ? 1.5 : j == 1 ? -0.5 : j % 2 ? -0.0 : 0.0);
+                tt_set(&m, S2 + j, 0);
+            }
+            if (dts[d] == ACL_BF16) {
+                /* row 2: y tiny (subnormal t for s ≈ 1) */
+                for (int j = 0; j < S2; j += 2) tt_set(&y, 2 * S2 + j, 0x1p-130 * (1 + j));
+                /* row 3: g ≈ 2^127 against s ≈ -2^127: g − s_hi overflows f32 */
+                tt_set(&g, 3 * S2, -0x1p127);
+                tt_set(&y, 3 * S2, 1.0);
+                for (int j = 1; j < S2; j += 4) { tt_set(&g, 3 * S2 + j, 0x1.8p127); tt_set(&y, 3 * S2 + j, 0x1p-60); }
+                /* row 4: a sum beyond FLT_MAX */
+                for (int j = 0; j < S2; j++) { tt_set(&g, 4 * S2 + j, 0x1p100); tt_set(&y, 4 * S2 + j, 0x1p100); }
+            }
+            assert_int_equal(run_sms(&g, &y, &m, &oc, scales[k]), ACLNN_SUCCESS);
+            assert_int_equal(run_sms(&g, &y, &m, &op, scales[k]), ACLNN_SUCCESS);
+            for (int64_t i = 0; i < R * S2; i++)
+                if (tt_bits(&oc, i) != tt_bits(&op, i)) {
+                    fprintf(stderr, "%s scale %g element %lld: in-register %a, staged %a\n", dt_name(dts[d]), scales[k],
+                            (long long)i, tt_get(&oc, i), tt_get(&op, i));
+                    fails++;
+                }
+            /* the double formula's zeros: +0·scale for g = s (row 1, y ≠ 0) */
+            for (int j = 0; j < 2; j++) {
+                double v = tt_get(&oc, S2 + j);
+                if (v != 0.0 || (bool)signbit(v) != (scales[k] < 0)) fails++;
+            }
+            fails += check_against_reference(&g, &y, &m, &oc, scales[k]);
+            tt_free(&g); tt_free(&y); tt_free(&m); tt_free(&oc); tt_free(&op);
+        }
+    assert_int_equal(fails, 0);
+}
+
 static void threads_give_identical_bits(void **state)
 {
     (void)state;
@@ -246,6 +311,7 @@ int main(void)
         cmocka_unit_test(rows_match_reference_with_mask_broadcast),
         cmocka_unit_test(nan_and_inf_propagate_but_masked_is_plus_zero),
         cmocka_unit_test(scale_is_rounded_to_f32_before_use),
+        cmocka_unit_test(half_rows_f32_pass_match_staged_and_reference),
         cmocka_unit_test(threads_give_identical_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -7,8 +7,12 @@
  * in double and the row sum is accumulated in double (32 interleaved partial sums in a fixed
  * order, so the loop pipelines): its error, ≤ S2·2^-53·Σ|g·y|, is invisible after rounding to
  * f32.  The output formula is evaluated in double with scale rounded to f32 (ops.md §0.6) and
- * rounded once to f32 (a 16-bit store rounds once more).  NaN/Inf products reach s and every
- * unmasked output of the row by IEEE evaluation; masked outputs are +0.0 regardless. */
+ * rounded once to f32; a 16-bit row evaluates it in f32 from s split into two floats (within
+ * 2^-22 relative before the rounding to 16 bits, sms_out16) and hands the lanes whose (g − s)·y is
+ * not a normal float to the double formula.  NaN/Inf products reach s and every unmasked output of
+ * the row by IEEE evaluation (such a row takes the double formula); masked outputs are +0.0
+ * regardless. */
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -31,9 +35,17 @@ typedef struct {
     double scale;
 } sms_job;
 
-/* One row: g, y, m loaded, o written. */
+/* A 16-bit row's output pass runs in f32 (sms_out16 below, and sms_row's f32 branch: the same
+ * operations, the same bits) when scale is finite and the row sum s splits exactly into two floats
+ * s_hi + s_lo with s_hi finite. */
+static bool sms_f32_ok(double s, double scale)
+{
+    return isfinite(scale) && fabs(s) <= FLT_MAX && (double)(float)s + (float)(s - (float)s) == s;
+}
+
+/* One row: g, y, m loaded, o written (half: the row is f16 or bf16). */
 ACL_KERNEL_CLONES static void sms_row(int64_t n, const float *g, const float *y, const float *m, double scale,
-                    float *o)
+                    float *o, bool half)
 {
     double acc[32] = {0};
     int64_t j = 0;
@@ -49,6 +61,19 @@ ACL_KERNEL_CLONES static void sms_row(int64_t n, const float *g, const float *y,
     for (; j < n; j++) acc[j & 31] += (double)g[j] * (double)y[j];
 #endif
     double s = acl_sum_tree32(acc); /* four chains, see vecmath.h */
+    if (half && sms_f32_ok(s, scale)) {
+        float shi = (float)s, slo = (float)(s - shi), sc = (float)scale;
+        for (j = 0; j < n; j++) {
+            float t = (g[j] - shi - slo) * y[j];
+            float v = fpclassify(t) == FP_NORMAL ? t * sc : (float)(scale * ((double)g[j] * y[j] - s * y[j]));
+#if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
+            o[j] = m[j] != 0.0f ? v * 0.0f : v;
+#else
+            o[j] = m[j] != 0.0f ? 0.0f : v;
+#endif
+        }
+        return;
+    }
     for (j = 0; j < n; j++) {
         double yj = y[j];
         float v = (float)(scale * ((double)g[j] * yj - s * yj));
@@ -98,6 +123,53 @@ ACL_AVX512_TARGET static inline __m256 sms_out8(const void *g, const void *y, in
     return _mm512_cvtpd_ps(_mm512_mul_pd(sc, _mm512_fmsub_pd(gd, yd, _mm512_mul_pd(s, yd))));
 }
 
+/* The output pass of a 16-bit row in f32, 16 lanes a step (issue 14: the double formula with its
+ * conversions took 1.35 cycles per element, four times the dot pass).  Used when scale is finite
+ * and the row sum s splits exactly into two floats, s = s_hi + s_lo (s_hi = f32(s) finite, s_lo =
+ * f32(s − s_hi)); then every gradOutput and y of the row is finite too (an infinite or NaN input
+ * makes its product, hence s, infinite or NaN), and
+ *   d = (g − s_hi) − s_lo,   t = d·y,   v = t·scale
+ * Error: g − s_hi is exact when g and s_hi are within a factor 2 of each other (Sterbenz; then
+ * d = g − s rounded once), otherwise |g − s_hi| > |s_hi|/2 ≥ 2^23·|s_lo|: d is within 2^-23
+ * relative of g − s.  The two products add one rounding each while t is normal, so v is within
+ * 2^-22 relative of scale·y·(g − s) (a subnormal v loses < 2^-150 absolute, 2^-17 ULP of the
+ * smallest bf16), ≤ 2^-11 ULP of f16 before the rounding to 16 bits: ≤ 0.5005 ULP (the double
+ * formula: 0.5 + 2^-29).  An overflowing v means |scale·y·(g − s)| > FLT_MAX·(1 − 2^-22), above
+ * every finite f16 and bf16: ±Inf either way.
+ * Lanes whose t is not normal are redone by the double formula (sms_out8): t = 0 (d = 0 or y = ±0,
+ * where the double formula's signed zero is wanted; or an underflow), t subnormal or infinite (bf16
+ * only: an f16 t is 0 or within [2^-72, 2^60]).  Masked lanes are +0.0. */
+ACL_AVX512_TARGET static inline void sms_out16(int64_t n, const void *g, const void *y, const uint8_t *mk,
+                                               double sd, double scale, void *o, int kind)
+{
+    float shi = (float)sd;
+    const __m512 vhi = _mm512_set1_ps(shi), vlo = _mm512_set1_ps((float)(sd - shi)),
+                 sc = _mm512_set1_ps((float)scale), zero = _mm512_setzero_ps();
+    const __m512d s = _mm512_set1_pd(sd), scd = _mm512_set1_pd(scale);
+    for (int64_t j = 0; j < n; j += 16) {
+        __mmask16 m = acl_mask16(n - j);
+        __m512 gv = acl_load16_16((const uint16_t *)g + j, m, kind == 2), yv = acl_load16_16((const uint16_t *)y + j, m, kind == 2);
+        __m512 t = _mm512_mul_ps(_mm512_sub_ps(_mm512_sub_ps(gv, vhi), vlo), yv), v = _mm512_mul_ps(t, sc);
+        __m128i mb = m == 0xffff ? _mm_loadu_si128((const __m128i *)(mk + j)) : _mm_maskz_loadu_epi8(m, mk + j);
+        __mmask16 masked = _mm_test_epi8_mask(mb, mb);
+        /* t not normal: QNaN, ±0, ±Inf, subnormal, SNaN */
+        __mmask16 redo = _mm512_mask_fpclass_ps_mask((__mmask16)(~masked & m), t, 0xbf);
+#if ACLCONFORM_MUTANT == 56 /* precision-branch: 16-bit softmax f32 pass: lanes with a zero, subnormal or infinite t kept (wrong signed zeros, bf16 overflow and underflow) */
+        redo = 0;
+#endif
+        if (__builtin_expect(redo != 0, 0)) {
+            __m256 lo = sms_out8(g, y, j, (__mmask8)m, s, scd, kind), hi = sms_out8(g, y, j + 8, (__mmask8)(m >> 8), s, scd, kind);
+            v = _mm512_mask_mov_ps(v, redo, _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1));
+        }
+#if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
+        v = _mm512_mask_mul_ps(v, masked, v, zero);
+#else
+        v = _mm512_mask_mov_ps(v, masked, zero);
+#endif
+        acl_store16_16((uint16_t *)o + j, m, v, kind == 2);
+    }
+}
+
 ACL_AVX512_TARGET static inline void sms_row_avx512(int64_t n, const void *g, const void *y,
                                                     const uint8_t *mk, double scale, void *o,
                                                     int kind)
@@ -119,7 +191,12 @@ ACL_AVX512_TARGET static inline void sms_row_avx512(int64_t n, const void *g, co
     _mm512_storeu_pd(a + 8, a1);
     _mm512_storeu_pd(a + 16, a2);
     _mm512_storeu_pd(a + 24, a3);
-    const __m512d s = _mm512_set1_pd(acl_sum_tree32(a)), sc = _mm512_set1_pd(scale);
+    double sd = acl_sum_tree32(a);
+    if (kind != 0 && sms_f32_ok(sd, scale)) {
+        sms_out16(n, g, y, mk, sd, scale, o, kind);
+        return;
+    }
+    const __m512d s = _mm512_set1_pd(sd), sc = _mm512_set1_pd(scale);
     j = 0;
     if (kind != 0) /* 16-bit output: two 8-lane halves masked, converted and stored as 16 lanes */
         for (; j + 16 <= n; j += 16) {
@@ -191,7 +268,7 @@ static void sms_rows(void *p, int64_t begin, int64_t end)
         if (!dg) acl_view_load_f32(&jb->g, s, n, g);
         if (!dy) acl_view_load_f32(&jb->y, s, n, y);
         acl_view_load_f32(&jb->m, s, n, m);
-        sms_row(n, dg ? dg + s : g, dy ? dy + s : y, m, jb->scale, dout ? dout + s : o);
+        sms_row(n, dg ? dg + s : g, dy ? dy + s : y, m, jb->scale, dout ? dout + s : o, jb->o.dtype != ACL_FLOAT);
         if (!dout) acl_view_store_f32(&jb->o, s, n, o);
     }
 }
