@@ -43,6 +43,13 @@ static bool sms_f32_ok(double s, double scale)
     return isfinite(scale) && fabs(s) <= FLT_MAX && (double)(float)s + (float)(s - (float)s) == s;
 }
 
+/* scale·(g·y − s·y) rounded to f32: the double formula (g·y is exact in double, so the difference
+ * rounds once; sms_out8 is its vector form). */
+static inline float sms_out1(float g, float y, double s, double scale)
+{
+    return (float)(scale * ((double)g * y - s * y));
+}
+
 /* One row: g, y, m loaded, o written (half: the row is f16 or bf16). */
 ACL_KERNEL_CLONES static void sms_row(int64_t n, const float *g, const float *y, const float *m, double scale,
                     float *o, bool half)
@@ -65,7 +72,7 @@ ACL_KERNEL_CLONES static void sms_row(int64_t n, const float *g, const float *y,
         float shi = (float)s, slo = (float)(s - shi), sc = (float)scale;
         for (j = 0; j < n; j++) {
             float t = (g[j] - shi - slo) * y[j];
-            float v = fpclassify(t) == FP_NORMAL ? t * sc : (float)(scale * ((double)g[j] * y[j] - s * y[j]));
+            float v = fpclassify(t) == FP_NORMAL ? t * sc : sms_out1(g[j], y[j], s, scale);
 #if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
             o[j] = m[j] != 0.0f ? v * 0.0f : v;
 #else
@@ -75,8 +82,7 @@ ACL_KERNEL_CLONES static void sms_row(int64_t n, const float *g, const float *y,
         return;
     }
     for (j = 0; j < n; j++) {
-        double yj = y[j];
-        float v = (float)(scale * ((double)g[j] * yj - s * yj));
+        float v = sms_out1(g[j], y[j], s, scale);
 #if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
         o[j] = m[j] != 0.0f ? v * 0.0f : v;
 #else
@@ -138,25 +144,31 @@ ACL_AVX512_TARGET static inline __m256 sms_out8(const void *g, const void *y, in
  * every finite f16 and bf16: ±Inf either way.
  * Lanes whose t is not normal are redone by the double formula (sms_out8): t = 0 (d = 0 or y = ±0,
  * where the double formula's signed zero is wanted; or an underflow), t subnormal or infinite (bf16
- * only: an f16 t is 0 or within [2^-72, 2^60]).  Masked lanes are +0.0. */
+ * only: an f16 t is 0 or within [2^-72, 2^60]).  A row that fails the condition takes the double
+ * formula at every lane.  Masked lanes are +0.0. */
 ACL_AVX512_TARGET static inline void sms_out16(int64_t n, const void *g, const void *y, const uint8_t *mk,
                                                double sd, double scale, void *o, int kind)
 {
-    float shi = (float)sd;
-    const __m512 vhi = _mm512_set1_ps(shi), vlo = _mm512_set1_ps((float)(sd - shi)),
+    const bool f32 = sms_f32_ok(sd, scale);
+    const float shi = f32 ? (float)sd : 0.0f;
+    const __m512 vhi = _mm512_set1_ps(shi), vlo = _mm512_set1_ps(f32 ? (float)(sd - shi) : 0.0f),
                  sc = _mm512_set1_ps((float)scale), zero = _mm512_setzero_ps();
     const __m512d s = _mm512_set1_pd(sd), scd = _mm512_set1_pd(scale);
     for (int64_t j = 0; j < n; j += 16) {
         __mmask16 m = acl_mask16(n - j);
-        __m512 gv = acl_load16_16((const uint16_t *)g + j, m, kind == 2), yv = acl_load16_16((const uint16_t *)y + j, m, kind == 2);
-        __m512 t = _mm512_mul_ps(_mm512_sub_ps(_mm512_sub_ps(gv, vhi), vlo), yv), v = _mm512_mul_ps(t, sc);
         __m128i mb = m == 0xffff ? _mm_loadu_si128((const __m128i *)(mk + j)) : _mm_maskz_loadu_epi8(m, mk + j);
-        __mmask16 masked = _mm_test_epi8_mask(mb, mb);
-        /* t not normal: QNaN, ±0, ±Inf, subnormal, SNaN */
-        __mmask16 redo = _mm512_mask_fpclass_ps_mask((__mmask16)(~masked & m), t, 0xbf);
+        __mmask16 masked = _mm_test_epi8_mask(mb, mb), redo = m;
+        __m512 v = zero;
+        if (f32) {
+            __m512 gv = acl_load16_16((const uint16_t *)g + j, m, kind == 2), yv = acl_load16_16((const uint16_t *)y + j, m, kind == 2);
+            __m512 t = _mm512_mul_ps(_mm512_sub_ps(_mm512_sub_ps(gv, vhi), vlo), yv);
+            v = _mm512_mul_ps(t, sc);
+            /* t not normal: QNaN, ±0, ±Inf, subnormal, SNaN */
+            redo = _mm512_mask_fpclass_ps_mask((__mmask16)(~masked & m), t, 0xbf);
 #if ACLCONFORM_MUTANT == 56 /* precision-branch: 16-bit softmax f32 pass: lanes with a zero, subnormal or infinite t kept (wrong signed zeros, bf16 overflow and underflow) */
-        redo = 0;
+            redo = 0;
 #endif
+        }
         if (__builtin_expect(redo != 0, 0)) {
             __m256 lo = sms_out8(g, y, j, (__mmask8)m, s, scd, kind), hi = sms_out8(g, y, j + 8, (__mmask8)(m >> 8), s, scd, kind);
             v = _mm512_mask_mov_ps(v, redo, _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1));
@@ -192,28 +204,14 @@ ACL_AVX512_TARGET static inline void sms_row_avx512(int64_t n, const void *g, co
     _mm512_storeu_pd(a + 16, a2);
     _mm512_storeu_pd(a + 24, a3);
     double sd = acl_sum_tree32(a);
-    if (kind != 0 && sms_f32_ok(sd, scale)) {
+    if (kind != 0) {
         sms_out16(n, g, y, mk, sd, scale, o, kind);
         return;
     }
     const __m512d s = _mm512_set1_pd(sd), sc = _mm512_set1_pd(scale);
-    j = 0;
-    if (kind != 0) /* 16-bit output: two 8-lane halves masked, converted and stored as 16 lanes */
-        for (; j + 16 <= n; j += 16) {
-            __m256 lo = sms_out8(g, y, j, 0xff, s, sc, kind), hi = sms_out8(g, y, j + 8, 0xff, s, sc, kind);
-            __m512 vf = _mm512_insertf32x8(_mm512_castps256_ps512(lo), hi, 1);
-            __m128i mb = _mm_loadu_si128((const __m128i *)(mk + j));
-            __mmask16 masked = _mm_test_epi8_mask(mb, mb);
-#if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
-            vf = _mm512_mask_mul_ps(vf, masked, vf, _mm512_setzero_ps());
-#else
-            vf = _mm512_mask_mov_ps(vf, masked, _mm512_setzero_ps());
-#endif
-            acl_store16_16((uint16_t *)o + j, 0xffff, vf, kind == 2);
-        }
-    for (; j < n; j += 8) {
+    for (j = 0; j < n; j += 8) {
         __mmask8 m = acl_mask8(n - j);
-        __m256 vf = sms_out8(g, y, j, m, s, sc, kind);
+        __m256 vf = sms_out8(g, y, j, m, s, sc, 0);
         __m128i mb = m == 0xff ? _mm_loadl_epi64((const __m128i *)(mk + j)) : _mm_maskz_loadu_epi8(m, mk + j);
         __mmask8 masked = (__mmask8)_mm_test_epi8_mask(mb, mb);
 #if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
@@ -221,8 +219,7 @@ ACL_AVX512_TARGET static inline void sms_row_avx512(int64_t n, const void *g, co
 #else
         vf = _mm256_mask_mov_ps(vf, masked, _mm256_setzero_ps());
 #endif
-        if (kind != 0) acl_store8_16((uint16_t *)o + j, m, vf, kind == 2);
-        else if (m == 0xff) _mm256_storeu_ps((float *)o + j, vf);
+        if (m == 0xff) _mm256_storeu_ps((float *)o + j, vf);
         else _mm256_mask_storeu_ps((float *)o + j, m, vf);
     }
 }

@@ -137,9 +137,7 @@ softplus_step_f32(const softplus_ctx *c, const float *dy, const float *x, float 
 ACL_AVX512_TARGET static void softplus_block_f32_avx512(const void *p, int64_t n, const float *dy,
                                                         const float *x, float *out)
 {
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) softplus_step_f32(p, dy + i, x + i, out + i, 16);
-    if (i < n) softplus_step_f32(p, dy + i, x + i, out + i, n - i);
+    ACL_STEPS_LEFT(16, softplus_step_f32, p, n, dy, x, out);
 }
 #endif
 
@@ -472,9 +470,7 @@ softplus16_step_f16(const softplus_ctx *c, const uint16_t *dy, const uint16_t *x
 ACL_AVX512_TARGET static void softplus16_f16(const void *p, int64_t n, const uint16_t *dy,
                                              const uint16_t *x, uint16_t *out)
 {
-    int64_t i = 0;
-    for (; i + 16 * SP16_K <= n; i += 16 * SP16_K) softplus16_step_f16(p, dy + i, x + i, out + i, 16 * SP16_K);
-    if (i < n) softplus16_step_f16(p, dy + i, x + i, out + i, n - i);
+    ACL_STEPS_LEFT(16 * SP16_K, softplus16_step_f16, p, n, dy, x, out);
 }
 
 /* bf16 in pairs (acl_bf16_widen_pairs / acl_bf16_pack_pairs): the two vectors of a step hold
@@ -504,9 +500,7 @@ softplus16_step_bf16(const softplus_ctx *c, const uint16_t *dy, const uint16_t *
 ACL_AVX512_TARGET static void softplus16_bf16(const void *p, int64_t n, const uint16_t *dy,
                                               const uint16_t *x, uint16_t *out)
 {
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) softplus16_step_bf16(p, dy + i, x + i, out + i, 32);
-    if (i < n) softplus16_step_bf16(p, dy + i, x + i, out + i, n - i);
+    ACL_STEPS_LEFT(32, softplus16_step_bf16, p, n, dy, x, out);
 }
 #endif
 

@@ -176,6 +176,16 @@ ACL_AVX512_TARGET static inline __m512d acl_loadu8_pd(const double *p, __mmask8 
 ACL_DEFINE_STEPS8(f32, float)
 ACL_DEFINE_STEPS8(u16, uint16_t)
 
+/* The same driver for a step of W elements that takes the count left instead of a mask
+ * (step(ctx, dy, x, out, left): a whole step when left ≥ W, so its masks are constants once
+ * inlined; the tail once with left < W). */
+#define ACL_STEPS_LEFT(W, step, ctx, n, dy, x, out)                                                 \
+    do {                                                                                            \
+        int64_t i_ = 0;                                                                             \
+        for (; i_ + (W) <= (n); i_ += (W)) step(ctx, (dy) + i_, (x) + i_, (out) + i_, (W));          \
+        if (i_ < (n)) step(ctx, (dy) + i_, (x) + i_, (out) + i_, (n) - i_);                          \
+    } while (0)
+
 /* 8 f16 (bf = false) or bf16 bit patterns, exactly widened to f32. */
 ACL_AVX512_TARGET static inline __m256 acl_widen8_16(__m128i h, bool bf)
 {
@@ -189,7 +199,7 @@ ACL_AVX512_TARGET static inline __m256 acl_load8_16(const uint16_t *p, __mmask8 
     return acl_widen8_16(m == 0xff ? _mm_loadu_si128((const __m128i *)p) : _mm_maskz_loadu_epi16(m, p), bf);
 }
 
-/* The same for 16 values under a 16-lane mask (LogitGrad's 16-bit kernel). */
+/* The same for 16 values under a 16-lane mask. */
 ACL_AVX512_TARGET static inline __m512 acl_load16_16(const uint16_t *p, __mmask16 m, bool bf)
 {
     __m256i h = m == 0xffff ? _mm256_loadu_si256((const __m256i *)p) : _mm256_maskz_loadu_epi16(m, p);
