@@ -162,8 +162,8 @@ ACL_AVX512_TARGET static inline __m256 gelu_product8(__m512d g0, __m512d g, __m5
  * the root, within 2^-40 relative) on every f32 x in [-8, 8]: g within 2^-35.3 relative, so the
  * single rounding of dy·g to f32 is off by < 0.5 + 2^-11 ULP.  x ≥ 8 is exact enough through the
  * clamp (g = 1 - phi·D off by < 2^-44); x ≤ -8 (and -Inf) is evaluated per lane by gelu_g_none
- * and gelu_apply, with the §5a fix-up (the only lanes whose g can underflow); NaN x stays NaN
- * through t0 - t. */
+ * and gelu_apply, with the §5a fix-up (the only lanes whose g can underflow), and so is NaN x
+ * (the clamp, one VRANGEPD, turns it into 8⁻). */
 static const double GN_P[6] = {-0x1.3bce4f61f6b69p+8, 0x1.67c34f845520fp+8, -0x1.648b517964dbdp+7,
                                0x1.793cd4c969588p+5, -0x1.a8f576b8b0db2p+2, 0x1.98840e493b1cdp-2};
 static const double GN_Q[5] = {-0x1.13dbb46504746p+9, 0x1.6319f2486a095p+9, -0x1.7d580e73f8339p+8,
@@ -173,7 +173,9 @@ static const double GN_N0 = 0x1.545bf49ea6267p-48; /* T0_LO·GN_P[0] */
 ACL_AVX512_TARGET static inline __m512d gelu_none_g8(__m512d xd)
 {
     const __m512d one = _mm512_set1_pd(1.0);
-    __m512d t = _mm512_min_pd(_mm512_set1_pd(0x1.fffffffffffffp+2), _mm512_abs_pd(xd)); /* NaN stays */
+    /* t = min(|x|, 8⁻) in one VRANGEPD (the smaller magnitude, sign cleared); it turns NaN into
+     * 8⁻, so NaN lanes take the scalar form with x ≤ -8 (gelu_none_step) */
+    __m512d t = _mm512_range_pd(xd, _mm512_set1_pd(0x1.fffffffffffffp+2), 0xA);
     __m512d d = _mm512_sub_pd(_mm512_set1_pd(0x1.80ead197f00b4p-1), t); /* T0_HI - t */
     __m512d p = _mm512_set1_pd(GN_P[5]), q = _mm512_add_pd(d, _mm512_set1_pd(GN_Q[4]));
     for (int k = 4; k >= 0; k--) p = _mm512_fmadd_pd(p, d, _mm512_set1_pd(GN_P[k]));
@@ -192,7 +194,11 @@ ACL_AVX512_TARGET static inline void gelu_none_step(const void *ctx, const float
     __m512d xd = _mm512_cvtps_pd(acl_loadu8_ps(x, m));
     __m512d g0 = _mm512_cvtps_pd(acl_loadu8_ps(dy, m));
     __m256 o = _mm512_cvtpd_ps(_mm512_mul_pd(g0, gelu_none_g8(xd)));
+#if ACLCONFORM_MUTANT == 57 /* precision-branch: Gelu none f32: NaN lanes not redone by the scalar form (the VRANGEPD clamp made them 8: a finite result) */
     __mmask8 far = _mm512_mask_cmp_pd_mask(m, xd, _mm512_set1_pd(-8.0), _CMP_LE_OQ);
+#else
+    __mmask8 far = _mm512_mask_cmp_pd_mask(m, xd, _mm512_set1_pd(-8.0), _CMP_NGT_UQ); /* x ≤ -8 or NaN */
+#endif
     if (far) {
         float ol[8];
         _mm256_storeu_ps(ol, o);
