@@ -330,9 +330,6 @@ ACL_KERNEL_CLONES static void gelu_lut_block(const void *ctx, int64_t n, const f
 }
 
 #ifdef ACL_HAVE_AVX512_KERNELS
-/* gelu_lut_block for 16-bit gradOutput and gradInput of x's dtype, converting in registers:
- * the same table value, the same double product, the same §5a fix-up, rounded to f32 and then
- * to the 16-bit dtype exactly as the staged path (acl_store8_16 = acl_cvt_f32_to_*). */
 /* gelu_lut_block's fix-up for the lanes z of r = dy·g whose g underflowed (x < -38 or so): an
  * infinite dy times the g of a finite x < -1 is -dy, not NaN.  Rare: out of the loop. */
 ACL_AVX512_TARGET static __attribute__((noinline, cold)) __m512d
@@ -349,7 +346,10 @@ gelu_lut16_fix(const gelu_lut *c, const uint16_t *xb, __m512d dyd, __m512d r, __
     return _mm512_loadu_pd(rl);
 }
 
-/* 8 elements under mask m (acl_steps8_u16: whole vectors under 0xff) */
+/* gelu_lut_block for 16-bit gradOutput and gradInput of x's dtype, converting in registers:
+ * the same table value, the same double product, the same §5a fix-up, rounded to f32 and then
+ * to the 16-bit dtype exactly as the staged path (acl_store8_16 = acl_cvt_f32_to_*); 8 elements
+ * under mask m (acl_steps8_u16: whole vectors under 0xff). */
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
 gelu_lut16_step(const void *ctx, const uint16_t *dy, const uint16_t *xb, uint16_t *out, __mmask8 m, bool bf)
 {

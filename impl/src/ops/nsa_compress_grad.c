@@ -175,22 +175,36 @@ typedef struct {
 /* The per-position work of a task, one template for the AVX-512 and the portable helpers
  * (inlined into each with the helpers as constants: no call per row):
  *   row(v, r, n, out)   row r of a [rows, N, D] view at head n, as doubles;
- *   dot(D, g, x, acc)   acc[k & 15] += g[k]·x[k];
- *   igrow(...)          one inputGrad row, Σ_i w[i]·rows[i][k] from +0, i ascending, stored;
- *   tok(...)            all of that for one (token, head) in one pass, or false.
+ *   tok(...)            for one (token, head) in one pass: every weightGrad dot and, when fused,
+ *                       the inputGrad row, or false; then the portable nsa_dot16_portable and
+ *                       nsa_ig_row_portable do it.
  * The products are exact in double, so an FMA in one form is the add of the other. */
 typedef void (*nsa_row_fn)(const acl_view *v, int64_t row, int64_t n, int64_t N, int64_t D, double *out);
-typedef void (*nsa_dot_fn)(int64_t D, const double *g, const double *x, double *acc);
-typedef void (*nsa_ig_fn)(const acl_view *ig, int64_t at, int64_t D, int64_t nw, const double *const *rows,
-                          const double *w);
 /* tok(j, t, n, nw, rows, accs, w, fuse): the whole (token, head) at once — every dot and, when
  * fuse, the inputGrad row — or false (nothing done) when it does not apply. */
 typedef bool (*nsa_tok_fn)(const nsa_job *j, int64_t t, int64_t n, int64_t nw, const double *const *rows,
                            double *const *accs, const double *w, bool fuse);
 
+ACL_KERNEL_CLONES static void nsa_dot16_portable(int64_t D, const double *g, const double *x, double *acc)
+{
+    for (int64_t k = 0; k < D; k++) acc[k & 15] += g[k] * x[k];
+}
+
+/* one inputGrad row, Σ_i w[i]·rows[i][k] from +0, i ascending, stored */
+static void nsa_ig_row_portable(const acl_view *ig, int64_t at, int64_t D, int64_t nw, const double *const *rows,
+                                const double *w)
+{
+    float o[NSA_FAST_MAX_D];
+    for (int64_t k = 0; k < D; k++) {
+        double acc = 0.0;
+        for (int64_t i = 0; i < nw; i++) acc += w[i] * rows[i][k];
+        o[k] = (float)acc;
+    }
+    acl_view_store_f32(ig, at, D, o);
+}
+
 static inline __attribute__((always_inline)) void
-nsa_walk_pos(const nsa_walk *s, int64_t pos, int64_t lo_i, int64_t hi_i, nsa_row_fn row, nsa_dot_fn dot,
-             nsa_ig_fn igrow, nsa_tok_fn tok)
+nsa_walk_pos(const nsa_walk *s, int64_t pos, int64_t lo_i, int64_t hi_i, nsa_row_fn row, nsa_tok_fn tok)
 {
     const nsa_fast *f = s->f;
     const nsa_job *j = f->j;
@@ -220,31 +234,14 @@ nsa_walk_pos(const nsa_walk *s, int64_t pos, int64_t lo_i, int64_t hi_i, nsa_row
         }
         if (tok(j, t, n, nw, rows, accs, wt, s->fuse)) continue;
         row(&j->in, t, n, N, D, s->x);
-        for (int64_t i = 0; i < nw; i++) dot(D, rows[i], s->x, accs[i]);
-        if (s->fuse) igrow(&j->ig, (t * N + n) * D, D, nw, rows, wt);
+        for (int64_t i = 0; i < nw; i++) nsa_dot16_portable(D, rows[i], s->x, accs[i]);
+        if (s->fuse) nsa_ig_row_portable(&j->ig, (t * N + n) * D, D, nw, rows, wt);
     }
 }
 
 static void nsa_row_portable(const acl_view *v, int64_t row, int64_t n, int64_t N, int64_t D, double *out)
 {
     acl_view_load_f64(v, (row * N + n) * D, D, out);
-}
-
-ACL_KERNEL_CLONES static void nsa_dot16_portable(int64_t D, const double *g, const double *x, double *acc)
-{
-    for (int64_t k = 0; k < D; k++) acc[k & 15] += g[k] * x[k];
-}
-
-static void nsa_ig_row_portable(const acl_view *ig, int64_t at, int64_t D, int64_t nw, const double *const *rows,
-                                const double *w)
-{
-    float o[NSA_FAST_MAX_D];
-    for (int64_t k = 0; k < D; k++) {
-        double acc = 0.0;
-        for (int64_t i = 0; i < nw; i++) acc += w[i] * rows[i][k];
-        o[k] = (float)acc;
-    }
-    acl_view_store_f32(ig, at, D, o);
 }
 
 static bool nsa_tok_none(const nsa_job *j, int64_t t, int64_t n, int64_t nw, const double *const *rows,
@@ -256,7 +253,7 @@ static bool nsa_tok_none(const nsa_job *j, int64_t t, int64_t n, int64_t nw, con
 
 static void nsa_pos_portable(const nsa_walk *s, int64_t pos, int64_t lo_i, int64_t hi_i)
 {
-    nsa_walk_pos(s, pos, lo_i, hi_i, nsa_row_portable, nsa_dot16_portable, nsa_ig_row_portable, nsa_tok_none);
+    nsa_walk_pos(s, pos, lo_i, hi_i, nsa_row_portable, nsa_tok_none);
 }
 
 #ifdef ACL_HAVE_AVX512_KERNELS
@@ -337,7 +334,7 @@ ACL_AVX512_TARGET static bool nsa_tok_avx512(const nsa_job *j, int64_t t, int64_
 
 ACL_AVX512_TARGET static void nsa_pos_avx512(const nsa_walk *s, int64_t pos, int64_t lo_i, int64_t hi_i)
 {
-    nsa_walk_pos(s, pos, lo_i, hi_i, nsa_row_avx512, nsa_dot16_portable, nsa_ig_row_portable, nsa_tok_avx512);
+    nsa_walk_pos(s, pos, lo_i, hi_i, nsa_row_avx512, nsa_tok_avx512);
 }
 #endif
 
@@ -432,7 +429,7 @@ static int64_t nsa_batch_of(const int64_t *ends, int64_t B, int64_t t)
 
 /* inputGrad rows of tokens t in [begin, end), all heads, in memory order (t, then n), when the
  * weightGrad tasks split the weight rows (RB > 1): acc = Σ w·og over the covering windows
- * ascending, from +0, as nsa_ig_row (each product is exact, so this is its sum). */
+ * ascending, from +0, as nsa_ig_row_portable (each product is exact, so this is its sum). */
 static void nsa_input_grad_fast(void *p, int64_t begin, int64_t end)
 {
     const nsa_fast *f = p;

@@ -24,10 +24,9 @@ __attribute__((simd("notinbranch"))) double erfc(double);
 #define ACL_KERNEL_CLONES
 #endif
 
-/* The fixed combination of 32 interleaved partial sums (element j of a dot product went into
- * acc[j & 31], j ascending): lane-wise (acc[k] + acc[k+8]) + (acc[k+16] + acc[k+24]), then a
- * balanced 8-lane tree.  One order for the AVX-512 kernels (four zmm accumulators: four
- * independent FMA chains, not one latency-bound chain) and their portable twins alike. */
+/* The fixed combination of 16 interleaved partial sums (element j of a dot product went into
+ * acc[j & 15], j ascending): lane-wise acc[k] + acc[k+8], then a balanced 8-lane tree.  One
+ * order for the AVX-512 kernels (two zmm accumulators) and their portable twins alike. */
 static inline double acl_sum_tree16(const double acc[16])
 {
     double t[8];
@@ -35,11 +34,14 @@ static inline double acl_sum_tree16(const double acc[16])
     return ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
 }
 
+/* The same for 32 partial sums (acc[j & 31]; four zmm accumulators: four independent FMA chains,
+ * not one latency-bound chain): lane-wise (acc[k] + acc[k+8]) + (acc[k+16] + acc[k+24]), then
+ * the same 8-lane tree, i.e. acl_sum_tree16 of the 16 pair sums. */
 static inline double acl_sum_tree32(const double acc[32])
 {
-    double t[8];
-    for (int k = 0; k < 8; k++) t[k] = (acc[k] + acc[k + 8]) + (acc[k + 16] + acc[k + 24]);
-    return ((t[0] + t[1]) + (t[2] + t[3])) + ((t[4] + t[5]) + (t[6] + t[7]));
+    double t[16];
+    for (int k = 0; k < 8; k++) t[k] = acc[k] + acc[k + 8], t[k + 8] = acc[k + 16] + acc[k + 24];
+    return acl_sum_tree16(t);
 }
 
 #endif
