@@ -99,21 +99,32 @@ ACL_KERNEL_CLONES static void gelu_tanh_block(const void *ctx, int64_t n, const 
  * coefficients from a 200-bit evaluation: truncation < 3e-19 relative on the window) in
  * d = (x - R_HI) - R_LO (x - R_HI exact by Sterbenz, one rounding for R_LO): g = d·P(d) is within
  * ~2 double ULP relative of g (measured, 2000 random points) however close x is to r.  (The none
- * kernel has the root as an explicit factor instead: gelu_none_g8.) */
+ * kernel has the root as an explicit factor instead: gelu_none_g8.)
+ * The window is tested on the f32 x, before widening: x > hi - 2^-5 is x > wlo with wlo that bound
+ * rounded down to f32, and x < hi + 2^-5 is x < whi, rounded up (neither bound is an f32), so the
+ * lanes are the same as a double compare's.  An 8-lane f32 compare costs this CPU half of a
+ * double one (measured with bench/bench_ports.c): see gelu_none_step. */
 typedef struct {
     double hi, lo, c[10];
+    float wlo, whi;
 } gelu_root;
 
 static const gelu_root ROOT_TANH = {-0x1.81429f9e97e4dp-1, 0x1.4f523ed77dbdcp-55,
     {0x1.b8bacd2c96b91p-2, 0x1.8cd1a2b2fff33p-2, -0x1.029615edb077ap-6, -0x1.d2b77346470abp-4,
      -0x1.104a83edc0ddcp-6, 0x1.427996dc249cep-6, 0x1.58c9ed713486cp-8, -0x1.3d8d64170bb72p-9,
-     -0x1.e63f294331885p-11, 0x1.14bf895a69517p-12}};
+     -0x1.e63f294331885p-11, 0x1.14bf895a69517p-12},
+    -0x1.9142ap-1f /* RD(hi - 2^-5) */, -0x1.71429ep-1f /* RU(hi + 2^-5) */};
 
-/* the lanes of xd in the window of root rt, and there g = d·P(d) (other lanes of g kept) */
-ACL_AVX512_TARGET static inline __m512d gelu_near_root(const gelu_root *rt, __m512d xd, __m512d g)
+/* the lanes of x (xf as f32, xd widened) in the window of root rt, and there g = d·P(d) (other
+ * lanes of g kept) */
+ACL_AVX512_TARGET static inline __m512d gelu_near_root(const gelu_root *rt, __m256 xf, __m512d xd, __m512d g)
 {
-    __mmask8 w = _mm512_cmp_pd_mask(xd, _mm512_set1_pd(rt->hi - 0x1p-5), _CMP_GT_OQ);
-    w = _mm512_mask_cmp_pd_mask(w, xd, _mm512_set1_pd(rt->hi + 0x1p-5), _CMP_LT_OQ);
+    __mmask8 w = _mm256_cmp_ps_mask(xf, _mm256_set1_ps(rt->wlo), _CMP_GT_OQ);
+#if ACLCONFORM_MUTANT == 59 /* precision-branch: Gelu tanh f32: the root window's upper bound tested as x > whi (every x above the window takes the Taylor polynomial of the root) */
+    w = _mm256_mask_cmp_ps_mask(w, xf, _mm256_set1_ps(rt->whi), _CMP_GT_OQ);
+#else
+    w = _mm256_mask_cmp_ps_mask(w, xf, _mm256_set1_ps(rt->whi), _CMP_LT_OQ);
+#endif
     if (!w) return g;
     __m512d d = _mm512_sub_pd(_mm512_sub_pd(xd, _mm512_set1_pd(rt->hi)), _mm512_set1_pd(rt->lo));
     __m512d p = _mm512_set1_pd(rt->c[9]);
@@ -170,7 +181,7 @@ static const double GN_Q[5] = {-0x1.13dbb46504746p+9, 0x1.6319f2486a095p+9, -0x1
                                0x1.ad03f2f178a49p+6, -0x1.fc8bd3b32de29p+3}; /* and 1·d^5 */
 static const double GN_N0 = 0x1.545bf49ea6267p-48; /* T0_LO·GN_P[0] */
 
-ACL_AVX512_TARGET static inline __m512d gelu_none_g8(__m512d xd)
+ACL_AVX512_TARGET static inline __m512d gelu_none_g8(__m512d xd, __mmask8 pos)
 {
     const __m512d one = _mm512_set1_pd(1.0);
     /* t = min(|x|, 8⁻) in one VRANGEPD (the smaller magnitude, sign cleared); it turns NaN into
@@ -183,7 +194,7 @@ ACL_AVX512_TARGET static inline __m512d gelu_none_g8(__m512d xd)
     p = _mm512_fmadd_pd(p, d, _mm512_set1_pd(GN_N0)); /* (d + T0_LO)·P(d) */
     __m512d phi = acl_exp8_fast_nhalf(_mm512_mul_pd(t, t));
     __m512d P = _mm512_mul_pd(phi, _mm512_div_pd(p, q));
-    return _mm512_mask_sub_pd(P, _mm512_cmp_pd_mask(xd, _mm512_setzero_pd(), _CMP_GE_OQ), one, P);
+    return _mm512_mask_sub_pd(P, pos, one, P);
 }
 
 /* The lanes `far` of 8 (x ≤ -8 or NaN) by the scalar form.  Out of line and cold: inlined (with
@@ -205,13 +216,17 @@ ACL_AVX512_TARGET static inline void gelu_none_step(const void *ctx, const float
                                                    float *out, __mmask8 m)
 {
     (void)ctx;
-    __m512d xd = _mm512_cvtps_pd(acl_loadu8_ps(x, m));
+    /* the lane tests on the f32 x, before widening: same lanes, half the cost of a double compare
+     * on this CPU (bench/bench_ports.c; 3.43 -> 3.27 cycles per element in L1, 1 thread) */
+    __m256 xf = acl_loadu8_ps(x, m);
+    __m512d xd = _mm512_cvtps_pd(xf);
     __m512d g0 = _mm512_cvtps_pd(acl_loadu8_ps(dy, m));
-    __m256 o = _mm512_cvtpd_ps(_mm512_mul_pd(g0, gelu_none_g8(xd)));
+    __mmask8 pos = _mm256_cmp_ps_mask(xf, _mm256_setzero_ps(), _CMP_GE_OQ);
+    __m256 o = _mm512_cvtpd_ps(_mm512_mul_pd(g0, gelu_none_g8(xd, pos)));
 #if ACLCONFORM_MUTANT == 57 /* precision-branch: Gelu none f32: NaN lanes not redone by the scalar form (the VRANGEPD clamp made them 8: a finite result) */
-    __mmask8 far = _mm512_mask_cmp_pd_mask(m, xd, _mm512_set1_pd(-8.0), _CMP_LE_OQ);
+    __mmask8 far = _mm256_mask_cmp_ps_mask(m, xf, _mm256_set1_ps(-8.0f), _CMP_LE_OQ);
 #else
-    __mmask8 far = _mm512_mask_cmp_pd_mask(m, xd, _mm512_set1_pd(-8.0), _CMP_NGT_UQ); /* x ≤ -8 or NaN */
+    __mmask8 far = _mm256_mask_cmp_ps_mask(m, xf, _mm256_set1_ps(-8.0f), _CMP_NGT_UQ); /* x ≤ -8 or NaN */
 #endif
     if (__builtin_expect(far != 0, 0)) o = gelu_none_far(dy, x, o, far);
     _mm256_mask_storeu_ps(out, m, o);
@@ -232,7 +247,8 @@ ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n,
  * Every factor is within a few 2^-52 relative of its exact value, so g is within ~2^-49 of
  * (|half_1p| + |t2|): relative away from the root (the single rounding to f32 does not see it,
  * < 2^-20 ULP); near the root, where that absolute error would show, gelu_near_root.  w·e is forced to 0
- * where e is 0 (x = ±Inf: no Inf·0; for finite x it is 0 anyway). */
+ * where x = ±Inf (w infinite, e = 0: no Inf·0; for a finite x with e = 0, w·e is ±0 and g the same).
+ * The lane tests are on the f32 x (the sign of u is the sign of x), like gelu_none_step's. */
 ACL_AVX512_TARGET static inline void gelu_tanh_step(const void *ctx, const float *dy, const float *x,
                                                    float *out, __mmask8 m)
 {
@@ -240,17 +256,22 @@ ACL_AVX512_TARGET static inline void gelu_tanh_step(const void *ctx, const float
     const __m512d K2 = _mm512_set1_pd(2.0 * 0.79788456080286535588);
     const __m512d CK2 = _mm512_set1_pd(2.0 * 0.79788456080286535588 * 0.044715);
     const __m512d CK6 = _mm512_set1_pd(6.0 * 0.79788456080286535588 * 0.044715);
-    const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
-    __m512d xd = _mm512_cvtps_pd(acl_loadu8_ps(x, m));
+    const __m512d one = _mm512_set1_pd(1.0);
+    __m256 xf = acl_loadu8_ps(x, m);
+    __m512d xd = _mm512_cvtps_pd(xf);
     __m512d g0 = _mm512_cvtps_pd(acl_loadu8_ps(dy, m));
     __m512d x2 = _mm512_mul_pd(xd, xd);
     __m512d v = _mm512_mul_pd(xd, _mm512_fmadd_pd(CK2, x2, K2));
     __m512d w = _mm512_mul_pd(xd, _mm512_fmadd_pd(CK6, x2, K2));
     __m512d e = acl_exp8(_mm512_or_pd(v, _mm512_set1_pd(-0.0)));
     __m512d q = _mm512_div_pd(one, _mm512_add_pd(one, e));
-    __m512d sel = _mm512_mask_mov_pd(e, _mm512_cmp_pd_mask(v, zero, _CMP_GE_OQ), one);
-    __m512d we = _mm512_maskz_mul_pd(_mm512_cmp_pd_mask(e, zero, _CMP_NEQ_UQ), w, e);
-    __m512d g = gelu_near_root(&ROOT_TANH, xd, _mm512_mul_pd(q, _mm512_fmadd_pd(we, q, sel)));
+    __m512d sel = _mm512_mask_mov_pd(e, _mm256_cmp_ps_mask(xf, _mm256_setzero_ps(), _CMP_GE_OQ), one);
+#if ACLCONFORM_MUTANT == 58 /* special-value: Gelu tanh f32: w·e not forced to 0 for x = ±Inf (Inf·0: NaN) */
+    __m512d we = _mm512_mul_pd(w, e);
+#else
+    __m512d we = _mm512_maskz_mul_pd((__mmask8)~_mm256_fpclass_ps_mask(xf, 0x18), w, e); /* x not ±Inf */
+#endif
+    __m512d g = gelu_near_root(&ROOT_TANH, xf, xd, _mm512_mul_pd(q, _mm512_fmadd_pd(we, q, sel)));
 #if ACLCONFORM_MUTANT == 38 /* mode-confusion: tanh mode uses the erf derivative for |x| > 3 */
     {
         double gl[8], xl[8];
