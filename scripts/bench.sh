@@ -15,7 +15,7 @@ cd "$(dirname "$0")/.."
 torch=1
 if [ "${1:-}" = "--no-torch" ]; then torch=0; shift; fi
 scripts/setup.sh build -DCMAKE_BUILD_TYPE=Release
-cmake --build build --target bench_speed aclnn_impl_shared -j1 >/dev/null
+cmake --build build --target bench_speed bench_ports aclnn_impl_shared -j1 >/dev/null
 # bench_torch.py takes the same --n/--reps/--threads/--op/--dtype (bench_speed's --median/--tsv
 # are not passed on)
 targs=()
@@ -41,3 +41,15 @@ if ((torch)); then
 fi
 echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //'), bench_speed $*"
 build/bench/bench_speed "$@" "${peer[@]}"
+# What bounds the f32 rows (issue 14: "show the measurement that proves the limit"): the cost of
+# each instruction class on the multiply/FMA pipes (bench/bench_ports), and the hot loops of the
+# AVX-512 f32 kernels weighed with it (scripts/kernel_mix.py; x86-64 with objdump only).
+if [ -x build/bench/bench_ports ] && command -v objdump >/dev/null && [ "$(uname -m)" = x86_64 ]; then
+  ports=$(mktemp)
+  trap 'rm -f "${tmp:-}" "$ports"' EXIT
+  echo
+  build/bench/bench_ports
+  build/bench/bench_ports --tsv >"$ports"
+  python3 scripts/kernel_mix.py --ports "$ports" gelu_none_block_avx512 gelu_tanh_block_avx512 \
+    softplus_block_f32_avx512:16 softplus_block_f64_avx512 | grep -v '^  not counted' || true
+fi

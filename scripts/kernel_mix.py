@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""The multiply/FMA-pipe floor of a kernel's inner loop (issue 14's "measurement that proves the
+limit"): its instructions, disassembled from the built library, counted by class and weighted by
+what bench/bench_ports measured each class to cost in 512-bit FMA issue slots.
+
+    scripts/kernel_mix.py [--lib build/impl/libaclnn_impl.so] [--ports FILE] [--elems 8] FUNCTION[:ELEMS]...
+
+FUNCTION is a kernel's symbol (e.g. gelu_none_block_avx512); its hot loop is the backward jump
+(within the function, no return inside) whose body holds the most 512-bit instructions.  Loops
+nested in it (the per-lane scalar redo of rare lanes) and
+code that a forward jump right after a kortest skips (the paths only some lanes need: "if (!mask)
+skip", a je within three instructions of a kortest) are the rare paths: counted apart, not in the
+floor.  --ports is the output of
+`bench_ports --tsv` (run when not given: build/bench/bench_ports).  --elems is the number of
+elements one pass of the loop computes (8 for the f32 kernels: one 512-bit vector of doubles;
+FUNCTION:ELEMS overrides it for one kernel, e.g. softplus_block_f32_avx512:16).
+Prints the classes, their counts and slots, and two figures per element, in FMA slots (= cycles
+at one 512-bit FMA per cycle): the strict floor, the FMAs and multiplies alone (they cannot issue
+faster than one per cycle, whatever else overlaps), and the estimate, every class at its measured
+cost added up (the costs overlap in part, so a kernel can run a little below it).  Instructions
+of no measured class (loads, stores, register moves, broadcasts, mask and scalar ops) are listed
+but not counted.  Needs objdump (binutils)."""
+import argparse
+import re
+import subprocess
+import sys
+
+CLASSES = [  # (class, regex on "mnemonic operands"), first match wins
+    ("masksub", r"^v(add|sub)pd .*zmm.*\{%k[1-7]\}"),
+    ("fma", r"^vf(n?)m(add|sub)(132|213|231)pd .*zmm"),
+    ("mul", r"^vmulpd .*zmm"),
+    ("add", r"^v(add|sub)pd .*zmm"),
+    ("div", r"^vdivpd .*zmm"),
+    ("rcp14", r"^vrcp14pd .*zmm"),
+    ("range", r"^vrangepd .*zmm"),
+    ("shift", r"^vps[lr][la]q .*zmm"),
+    ("paddq", r"^vp(add|sub)q .*zmm"),
+    ("perm2", r"^vperm[it]2(q|pd) .*zmm"),
+    ("perm", r"^vperm(q|pd) .*zmm"),
+    ("cvtps2pd", r"^vcvtps2pd .*zmm"),
+    ("cvtpd2ps", r"^vcvtpd2ps .*zmm"),
+    ("cmppd", r"^vcmp\w*pd .*zmm.*%k"),
+    ("cmpps16", r"^vcmp\w*ps .*zmm.*%k"),
+    ("cmpps8", r"^vcmp\w*ps .*ymm.*%k"),
+    ("fpclass8", r"^vfpclassps .*ymm"),
+    ("scalef", r"^vscalefpd .*zmm"),
+    ("max", r"^v(max|min)pd .*zmm"),
+    ("logic", r"^v(or|and|andn|xor)pd .*zmm"),
+    ("blend", r"^vblendmpd .*zmm"),
+]
+
+
+def disasm(lib, func):
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", lib], check=True,
+                         capture_output=True, text=True).stdout
+    m = re.search(r"^[0-9a-f]+ <%s>:\n(.*?)(?:\n\n|\Z)" % re.escape(func), out, re.S | re.M)
+    if not m:
+        sys.exit("kernel_mix: no function %s in %s" % (func, lib))
+    insns = []
+    for line in m.group(1).splitlines():
+        p = re.match(r"\s*([0-9a-f]+):\s+(\S+)\s*(.*)", line)
+        if p:
+            insns.append((int(p.group(1), 16), p.group(2), p.group(3).split("#")[0].strip()))
+    return insns
+
+
+def inner_loop(insns):
+    loops = []
+    start = insns[0][0] if insns else 0
+    for i, (addr, mn, ops) in enumerate(insns):
+        t = re.match(r"([0-9a-f]+)\s", ops + " ")
+        if mn.startswith("j") and t:
+            target = int(t.group(1), 16)
+            if start <= target <= addr:
+                body = [x for x in insns if target <= x[0] <= addr]
+                if not any(x[1].startswith("ret") for x in body):  # not a tail's exit path
+                    loops.append((target, addr, body))
+    if not loops:
+        return None, []
+    best = max(loops, key=lambda lp: (sum("zmm" in x[2] for x in lp[2]), -len(lp[2])))
+    nested = [o for o in loops if o is not best and best[0] <= o[0] and o[1] < best[1]]
+    return best, nested
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--lib", default="build/impl/libaclnn_impl.so")
+    ap.add_argument("--ports", help="bench_ports --tsv output (default: run build/bench/bench_ports)")
+    ap.add_argument("--elems", type=int, default=8)
+    ap.add_argument("func", nargs="+")
+    a = ap.parse_args()
+    if a.elems < 1:
+        ap.error("--elems must be at least 1")
+    if a.ports:
+        try:
+            text = open(a.ports).read()
+        except OSError as e:
+            sys.exit("kernel_mix: --ports %s: %s" % (a.ports, e.strerror))
+    else:
+        text = subprocess.run(["build/bench/bench_ports", "--tsv"], check=True, capture_output=True,
+                              text=True).stdout
+    cost = {}
+    for n, line in enumerate(text.splitlines()[1:], 2):
+        f = line.split("\t")
+        try:
+            cost[f[0]] = float(f[2])
+        except (IndexError, ValueError):
+            sys.exit("kernel_mix: %s line %d: expected class<TAB>insn<TAB>fma_eq" % (a.ports or "bench_ports", n))
+    for spec in a.func:
+        func, _, el = spec.partition(":")
+        try:
+            elems = int(el) if el else a.elems
+        except ValueError:
+            sys.exit("kernel_mix: %s: ELEMS must be an integer" % spec)
+        if elems < 1:
+            sys.exit("kernel_mix: %s: ELEMS must be at least 1" % spec)
+        lp, nested = inner_loop(disasm(a.lib, func))
+        if lp is None:
+            print("%s: no loop found" % func)
+            continue
+        counts, other = {}, {}
+        rare = {x[0] for o in nested for x in o[2]}
+        body = lp[2]
+        for i in range(1, len(body)):
+            t = re.match(r"([0-9a-f]+)\s", body[i][2] + " ")
+            after_kortest = any(x[1].startswith("kortest") for x in body[max(0, i - 3):i])
+            if body[i][1] in ("je", "jz") and after_kortest and t:
+                target = int(t.group(1), 16)
+                if body[i][0] < target <= lp[1]:
+                    rare.update(x[0] for x in body if body[i][0] < x[0] < target)
+        for addr, mn, ops in body:
+            if addr in rare:
+                continue
+            s = "%s %s" % (mn, ops)
+            cls = next((c for c, rx in CLASSES if re.search(rx, s)), None)
+            if cls is None:
+                other[mn] = other.get(mn, 0) + 1
+            else:
+                counts[cls] = counts.get(cls, 0) + 1
+        total = 0.0
+        print("%s: hot loop %x-%x, %d instructions (%d on rare-lane paths, not counted), "
+              "%d elements per pass" % (func, lp[0], lp[1], len(body), len(rare), elems))
+        for cls, _ in CLASSES:
+            if cls in counts:
+                c = cost.get(cls)
+                if c is None:
+                    sys.exit("kernel_mix: no cost for class %s in the ports table" % cls)
+                c = c if c > 0 else 0.0  # a class that runs beside the FMAs costs them nothing
+                total += counts[cls] * c
+                print("  %-9s %3d x %5.2f = %6.2f" % (cls, counts[cls], c, counts[cls] * c))
+        print("  not counted: %s" % ", ".join("%s %d" % kv for kv in sorted(other.items())))
+        strict = counts.get("fma", 0) + counts.get("mul", 0)
+        print("  strict floor (FMA + MUL): %d slots per pass = %.3f cycles per element" % (strict, strict / elems))
+        print("  estimate (all classes):  %.2f slots per pass = %.3f cycles per element" % (total, total / elems))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""scripts/kernel_mix.py on the built library (issue 14's limit measurement): the Gelu none f32
+kernel's hot loop is found and holds the instructions its formula needs per 8 elements (one
+division, two widenings, one narrowing, at least 16 FMAs and multiplies), the rare-lane paths of
+the tanh kernel are set apart, and a malformed ports table or kernel name ends in a message and a
+non-zero exit.  Structural only: no timing is asserted.
+    test_kernel_mix.py SCRIPT LIB"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+script, lib = sys.argv[1], sys.argv[2]
+classes = ["fma", "mul", "add", "div", "rcp14", "range", "shift", "paddq", "perm", "perm2", "cvtps2pd",
+           "cvtpd2ps", "cmppd", "cmpps8", "cmpps16", "fpclass8", "masksub", "scalef", "max", "logic", "blend"]
+fails = []
+
+
+def run(*args):
+    return subprocess.run([sys.executable, script, "--lib", lib] + list(args), capture_output=True, text=True)
+
+
+with tempfile.TemporaryDirectory() as d:
+    ports = os.path.join(d, "ports.tsv")
+    with open(ports, "w") as f:
+        f.write("class\tinsn\tfma_eq\n" + "".join("%s\tx\t1.0\n" % c for c in classes))
+    r = run("--ports", ports, "gelu_none_block_avx512", "gelu_tanh_block_avx512")
+    if r.returncode != 0:
+        fails.append("exit %d: %s" % (r.returncode, r.stderr.strip()))
+    out = r.stdout
+    none = out.split("gelu_tanh_block_avx512:")[0]
+    count = lambda cls, text: int((re.search(r"^\s+%s\s+(\d+) x" % cls, text, re.M) or [0, 0])[1])
+    for cls, want in (("div", 1), ("cvtps2pd", 2), ("cvtpd2ps", 1)):
+        if count(cls, none) != want:
+            fails.append("gelu none: %d %s per pass, expected %d\n%s" % (count(cls, none), cls, want, none))
+    if count("fma", none) + count("mul", none) < 16:
+        fails.append("gelu none: fewer than 16 FMA + MUL per pass\n" + none)
+    tanh = out.split("gelu_tanh_block_avx512:")[-1]
+    m = re.search(r"\((\d+) on rare-lane paths", tanh)
+    if not m or int(m.group(1)) == 0:
+        fails.append("gelu tanh: the root window's polynomial is not set apart as a rare-lane path\n" + tanh)
+    bad = os.path.join(d, "bad.tsv")
+    with open(bad, "w") as f:
+        f.write("class\tinsn\tfma_eq\nfma\tx\tone\n")
+    r = run("--ports", bad, "gelu_none_block_avx512")
+    if r.returncode == 0 or "bad.tsv line 2" not in r.stderr:
+        fails.append("malformed ports table: exit %d, stderr %r" % (r.returncode, r.stderr))
+    r = run("--ports", ports, "no_such_kernel")
+    if r.returncode == 0 or "no function no_such_kernel" not in r.stderr:
+        fails.append("unknown kernel: exit %d, stderr %r" % (r.returncode, r.stderr))
+    r = run("--ports", ports, "gelu_none_block_avx512:0")
+    if r.returncode == 0 or "ELEMS" not in r.stderr:
+        fails.append("ELEMS 0: exit %d, stderr %r" % (r.returncode, r.stderr))
+
+for f in fails:
+    print("FAIL", f)
+print("%d failures" % len(fails))
+sys.exit(1 if fails else 0)
