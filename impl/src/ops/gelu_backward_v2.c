@@ -334,18 +334,24 @@ static const double *gelu_table(int mode, int bf)
     return g_lut[mode][bf];
 }
 
+/* gelu_apply's fix-up condition, given g = 0: dy is infinite and x (bits h) is a finite x < -1;
+ * then dy·g is -dy, not NaN.  Branch-free, for the vectorised loop. */
+static inline bool gelu_lut_fixes(const gelu_lut *c, uint32_t h, double dy)
+{
+    uint32_t m = h & 0x7fffu;
+    return (fabs(dy) == INFINITY) & (h > 0x7fffu) & (m > c->one) & (m < c->inf);
+}
+
 ACL_KERNEL_CLONES static void gelu_lut_block(const void *ctx, int64_t n, const float *dy,
                                              const uint16_t *xb, float *out)
 {
     const gelu_lut *c = ctx;
     const double *tab = c->g;
-    const uint32_t one = c->one, inf = c->inf;
     for (int64_t i = 0; i < n; i++) {
-        uint32_t h = xb[i], m = h & 0x7fffu;
+        uint32_t h = xb[i];
         double g = tab[h];
         double r = (double)dy[i] * g;
-        /* gelu_apply's fix: g underflowed for a finite x < -1 and dy is infinite */
-        bool fix = (g == 0.0) & (fabsf(dy[i]) == INFINITY) & (h > 0x7fffu) & (m > one) & (m < inf);
+        bool fix = (g == 0.0) & gelu_lut_fixes(c, h, dy[i]);
         out[i] = (float)(fix ? -(double)dy[i] : r);
     }
 }
@@ -359,11 +365,8 @@ gelu_lut16_fix(const gelu_lut *c, const uint16_t *xb, __m512d dyd, __m512d r, __
     double rl[8], dl[8];
     _mm512_storeu_pd(rl, r);
     _mm512_storeu_pd(dl, dyd);
-    for (int l = 0; l < 8; l++) {
-        if (!(z >> l & 1)) continue;
-        uint32_t h = xb[l], mm = h & 0x7fffu;
-        if (fabs(dl[l]) == INFINITY && h > 0x7fffu && mm > c->one && mm < c->inf) rl[l] = -dl[l];
-    }
+    for (int l = 0; l < 8; l++)
+        if ((z >> l & 1) && gelu_lut_fixes(c, xb[l], dl[l])) rl[l] = -dl[l];
     return _mm512_loadu_pd(rl);
 }
 
