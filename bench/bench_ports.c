@@ -10,7 +10,11 @@
  * more FMA).  scripts/kernel_mix.py multiplies the instruction counts of a kernel's inner loop by
  * these costs: the FMA-pipe floor of that kernel, in cycles per element.
  *
- *   bench_ports [--tsv]      (one core; a benchmark, not a test: nothing fails on timings)
+ *   bench_ports [--tsv | --tsv-file FILE]   (one core; a benchmark, not a test: nothing fails on
+ *                                           timings)
+ * --tsv prints the table as class<TAB>insn<TAB>fma_eq instead; --tsv-file prints the readable table
+ * and writes that TSV to FILE, from the same measurement (scripts/bench.sh hands it to
+ * kernel_mix.py, so the costs it prints are the costs it uses).
  *
  * The loops are register-only (no memory traffic); each timed block is the best of 5 runs of
  * 10^7 iterations.  The clock is not read from the system: it is estimated as the FMA issue rate
@@ -164,9 +168,10 @@ static double best_ns(mix_fn f, double *sink)
 
 int main(int argc, char **argv)
 {
-    int tsv = argc > 1 && !strcmp(argv[1], "--tsv");
-    if (argc > 2 || (argc == 2 && !tsv)) {
-        fprintf(stderr, "usage: bench_ports [--tsv]\n");
+    int tsv = argc == 2 && !strcmp(argv[1], "--tsv");
+    const char *tsv_file = argc == 3 && !strcmp(argv[1], "--tsv-file") ? argv[2] : NULL;
+    if (argc > 1 && !tsv && !tsv_file) {
+        fprintf(stderr, "usage: bench_ports [--tsv | --tsv-file FILE]\n");
         return 2;
     }
     __builtin_cpu_init();
@@ -178,31 +183,42 @@ int main(int argc, char **argv)
     static const struct {
         const char *name, *insn, *used_for;
         mix_fn f;
-        int n; /* instructions of the class per block of 5 (or 9) FMAs */
+        int n, fmas; /* instructions of the class, and FMAs, per timed block */
     } rows[] = {
-        {"fma", "vfmadd*pd zmm", "polynomials (Horner steps)", mix_fma, 5},
-        {"mul", "vmulpd zmm", "products", mix_mul, 5},
-        {"add", "vaddpd/vsubpd zmm", "reductions, 1 - P", mix_add, 5},
-        {"div", "vdivpd zmm (1 per 9 FMAs)", "P/Q of a rational, 1/(1 + e)", mix_div1, 1},
-        {"div_sat", "vdivpd zmm (saturated divider)", "(the divider's own rate)", mix_div, 5},
-        {"rcp14", "vrcp14pd zmm", "(a division's alternative)", mix_rcp, 5},
-        {"range", "vrangepd zmm", "clamps min(|x|, c)", mix_range, 5},
-        {"shift", "vpsllq zmm", "exponent bits 2^n", mix_shift, 5},
-        {"paddq", "vpaddq zmm", "exponent add", mix_paddq, 5},
-        {"perm", "vpermpd zmm (1 table)", "8-entry table", mix_perm, 5},
-        {"perm2", "vpermt2pd/vpermi2q zmm (2 tables)", "16-entry table", mix_perm2, 5},
-        {"cvtps2pd", "vcvtps2pd ymm->zmm", "f32 inputs widened", mix_cvtps2pd, 5},
-        {"cvtpd2ps", "vcvtpd2ps zmm->ymm", "f32 output rounded", mix_cvtpd2ps, 5},
-        {"cmppd", "vcmppd zmm->k", "lane tests on 8 doubles", mix_cmppd, 5},
-        {"cmpps8", "vcmpps ymm->k", "the same test on the 8 f32 inputs", mix_cmpps8, 5},
-        {"cmpps16", "vcmpps zmm->k", "a test of 16 f32 lanes", mix_cmpps16, 5},
-        {"fpclass8", "vfpclassps ymm->k", "Inf/NaN lanes of 8 f32 inputs", mix_fpclass8, 5},
-        {"masksub", "vsubpd zmm{k}", "select 1 - P under a mask", mix_masksub, 5},
-        {"scalef", "vscalefpd zmm", "x·2^k", mix_scalef, 5},
-        {"max", "vmaxpd/vminpd zmm", "clamps", mix_max, 5},
-        {"logic", "vorpd/vandpd/vxorpd zmm", "sign bits", mix_logic, 5},
-        {"blend", "vblendmpd zmm", "selects", mix_blend, 5},
+        {"fma", "vfmadd*pd zmm", "polynomials (Horner steps)", mix_fma, 5, 5},
+        {"mul", "vmulpd zmm", "products", mix_mul, 5, 5},
+        {"add", "vaddpd/vsubpd zmm", "reductions, 1 - P", mix_add, 5, 5},
+        {"div", "vdivpd zmm (1 per 9 FMAs)", "P/Q of a rational, 1/(1 + e)", mix_div1, 1, 9},
+        {"div_sat", "vdivpd zmm (saturated divider)", "(the divider's own rate)", mix_div, 5, 5},
+        {"rcp14", "vrcp14pd zmm", "(a division's alternative)", mix_rcp, 5, 5},
+        {"range", "vrangepd zmm", "clamps min(|x|, c)", mix_range, 5, 5},
+        {"shift", "vpsllq zmm", "exponent bits 2^n", mix_shift, 5, 5},
+        {"paddq", "vpaddq zmm", "exponent add", mix_paddq, 5, 5},
+        {"perm", "vpermpd zmm (1 table)", "8-entry table", mix_perm, 5, 5},
+        {"perm2", "vpermt2pd/vpermi2q zmm (2 tables)", "16-entry table", mix_perm2, 5, 5},
+        {"cvtps2pd", "vcvtps2pd ymm->zmm", "f32 inputs widened", mix_cvtps2pd, 5, 5},
+        {"cvtpd2ps", "vcvtpd2ps zmm->ymm", "f32 output rounded", mix_cvtpd2ps, 5, 5},
+        {"cmppd", "vcmppd zmm->k", "lane tests on 8 doubles", mix_cmppd, 5, 10},
+        {"cmpps8", "vcmpps ymm->k", "the same test on the 8 f32 inputs", mix_cmpps8, 5, 10},
+        {"cmpps16", "vcmpps zmm->k", "a test of 16 f32 lanes", mix_cmpps16, 5, 10},
+        {"fpclass8", "vfpclassps ymm->k", "Inf/NaN lanes of 8 f32 inputs", mix_fpclass8, 5, 10},
+        {"masksub", "vsubpd zmm{k}", "select 1 - P under a mask", mix_masksub, 5, 5},
+        {"scalef", "vscalefpd zmm", "x·2^k", mix_scalef, 5, 5},
+        {"max", "vmaxpd/vminpd zmm", "clamps", mix_max, 5, 5},
+        {"logic", "vorpd/vandpd/vxorpd zmm", "sign bits", mix_logic, 5, 5},
+        {"blend", "vblendmpd zmm", "selects", mix_blend, 5, 5},
     };
+    /* the TSV goes to a temporary file renamed over FILE at the end: never half-written */
+    char tmp_name[4096];
+    FILE *tf = NULL;
+    if (tsv_file) {
+        if (snprintf(tmp_name, sizeof tmp_name, "%s.tmp", tsv_file) >= (int)sizeof tmp_name ||
+            !(tf = fopen(tmp_name, "w"))) {
+            fprintf(stderr, "bench_ports: --tsv-file %s: cannot write\n", tsv_file);
+            return 2;
+        }
+        fprintf(tf, "class\tinsn\tfma_eq\n");
+    }
     double sink = 0;
     double t_none = best_ns(mix_none, &sink);       /* 5 FMAs */
     double t_fma10 = best_ns(mix_fma, &sink);       /* 10 FMAs */
@@ -216,13 +232,17 @@ int main(int argc, char **argv)
     }
     for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
         double t = rows[i].f == mix_fma ? t_fma10 : best_ns(rows[i].f, &sink);
-        int fmas = rows[i].f == mix_div1 ? 9 : rows[i].f == mix_cmppd || rows[i].f == mix_cmpps8 || rows[i].f == mix_cmpps16 ||
-                   rows[i].f == mix_fpclass8 ? 10 : 5;
         /* extra slots per instruction beside the FMAs */
-        double eq = (t - fmas * slot) / rows[i].n / slot;
+        double eq = (t - rows[i].fmas * slot) / rows[i].n / slot;
         if (tsv) printf("%s\t%s\t%.2f\n", rows[i].name, rows[i].insn, eq);
         else printf("%-9s %-34s %7.2f  %s\n", rows[i].name, rows[i].insn, eq, rows[i].used_for);
+        if (tf) fprintf(tf, "%s\t%s\t%.2f\n", rows[i].name, rows[i].insn, eq);
     }
     if (!tsv) printf("# (checksum %g)\n", sink);
+    if (tf && (fclose(tf) != 0 || rename(tmp_name, tsv_file) != 0)) {
+        fprintf(stderr, "bench_ports: --tsv-file %s: cannot write\n", tsv_file);
+        remove(tmp_name);
+        return 2;
+    }
     return 0;
 }

@@ -50,9 +50,8 @@ CLASSES = [  # (class, regex on "mnemonic operands"), first match wins
 ]
 
 
-def disasm(lib, func):
-    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", lib], check=True,
-                         capture_output=True, text=True).stdout
+def disasm(out, lib, func):
+    """func's instructions (address, mnemonic, operands) in objdump's output `out` of lib"""
     m = re.search(r"^[0-9a-f]+ <%s>:\n(.*?)(?:\n\n|\Z)" % re.escape(func), out, re.S | re.M)
     if not m:
         sys.exit("kernel_mix: no function %s in %s" % (func, lib))
@@ -64,13 +63,19 @@ def disasm(lib, func):
     return insns
 
 
-def inner_loop(insns):
+def jump_target(mn, ops):
+    """the address a direct jump goes to, or None"""
+    t = re.match(r"([0-9a-f]+)\s", ops + " ")
+    return int(t.group(1), 16) if mn.startswith("j") and t else None
+
+
+def hot_loop(insns):
+    """the loop with the most 512-bit instructions, and the loops nested in it"""
     loops = []
     start = insns[0][0] if insns else 0
-    for i, (addr, mn, ops) in enumerate(insns):
-        t = re.match(r"([0-9a-f]+)\s", ops + " ")
-        if mn.startswith("j") and t:
-            target = int(t.group(1), 16)
+    for addr, mn, ops in insns:
+        target = jump_target(mn, ops)
+        if target is not None:
             if start <= target <= addr:
                 body = [x for x in insns if target <= x[0] <= addr]
                 if not any(x[1].startswith("ret") for x in body):  # not a tail's exit path
@@ -106,6 +111,8 @@ def main():
             cost[f[0]] = float(f[2])
         except (IndexError, ValueError):
             sys.exit("kernel_mix: %s line %d: expected class<TAB>insn<TAB>fma_eq" % (a.ports or "bench_ports", n))
+    listing = subprocess.run(["objdump", "-d", "--no-show-raw-insn", a.lib], check=True,
+                             capture_output=True, text=True).stdout
     for spec in a.func:
         func, _, el = spec.partition(":")
         try:
@@ -114,7 +121,7 @@ def main():
             sys.exit("kernel_mix: %s: ELEMS must be an integer" % spec)
         if elems < 1:
             sys.exit("kernel_mix: %s: ELEMS must be at least 1" % spec)
-        lp, nested = inner_loop(disasm(a.lib, func))
+        lp, nested = hot_loop(disasm(listing, a.lib, func))
         if lp is None:
             print("%s: no loop found" % func)
             continue
@@ -122,10 +129,9 @@ def main():
         rare = {x[0] for o in nested for x in o[2]}
         body = lp[2]
         for i in range(1, len(body)):
-            t = re.match(r"([0-9a-f]+)\s", body[i][2] + " ")
+            target = jump_target(body[i][1], body[i][2])
             after_kortest = any(x[1].startswith("kortest") for x in body[max(0, i - 3):i])
-            if body[i][1] in ("je", "jz") and after_kortest and t:
-                target = int(t.group(1), 16)
+            if body[i][1] in ("je", "jz") and after_kortest and target is not None:
                 if body[i][0] < target <= lp[1]:
                     rare.update(x[0] for x in body if body[i][0] < x[0] < target)
         for addr, mn, ops in body:
