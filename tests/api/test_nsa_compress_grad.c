@@ -225,7 +225,11 @@ static const vshape shapes[] = {
     {150, 3, 16, 48, 16, 2, {70, 150}},          /* three overlapping windows per token */
     {96, 1, 288, 64, 32, 0, {0}},                /* D beyond one 256 chunk */
     {72, 1, 1040, 32, 16, 2, {40, 72}},          /* D > 1024: the gather path */
-    {120, 1, 48, 64, 16, 3, {50, 50, 120}},      /* one head: weight rows split over threads */
+    {120, 1, 48, 64, 16, 3, {50, 50, 120}},      /* one head, one segment: one task whatever the threads */
+    /* weightGrad in segments of tokens (K = T / 256 for l ≤ 64): 2 segments, a 1-token batch;
+     * with 3 threads, 2 head groups per segment */
+    {600, 3, 16, 48, 16, 3, {250, 251, 600}},
+    {1100, 1, 32, 32, 16, 2, {530, 1100}},       /* 4 segments, the first boundary inside a window */
 };
 
 static void gradients_match_reference(void **state)
@@ -239,20 +243,23 @@ static void gradients_match_reference(void **state)
     assert_int_equal(fails, 0);
 }
 
-/* The bits of both outputs for threads 1, 2, 3 and three layouts equal those of one thread on
- * contiguous tensors: shape 2 (three heads: each thread owns whole heads and writes their
- * inputGrad rows in the weightGrad walk) and shape 5 (one head: the threads split the weight
- * rows and inputGrad runs as its own pass). */
+/* The bits of both outputs for threads 1, 2, 3 and three layouts, and of the gather path
+ * (ACLCONFORM_NSA_GATHER), equal those of one thread on contiguous tensors: shape 2 (three heads,
+ * one segment: with 2 and 3 threads the heads are split), shape 5 (one head, one segment), shape
+ * 6 (two segments; 3 threads split the heads of each) and shape 7 (four segments, one head). */
 static void check_identical_bits(const vshape *sh)
 {
     size_t nig = (size_t)(sh->T * sh->N * sh->D), nwg = (size_t)(sh->l * sh->N);
     uint64_t *ig0 = malloc(nig * 8), *wg0 = malloc(nwg * 8), *ig1 = malloc(nig * 8), *wg1 = malloc(nwg * 8);
     aclconformSetNumThreads(1);
     assert_int_equal(run_case(sh, ACL_FLOAT16, TT_CONTIG, 5, ig0, wg0), 0);
-    for (int threads = 1; threads <= 3; threads++) {
+    for (int run = 1; run <= 4; run++) {
+        int threads = run <= 3 ? run : 2;
         aclconformSetNumThreads(threads);
-        int lay = threads == 1 ? TT_PADDED : threads == 2 ? TT_CONTIG : TT_COLMAJOR;
+        if (run == 4) setenv("ACLCONFORM_NSA_GATHER", "1", 1);
+        int lay = run == 1 ? TT_PADDED : run == 3 ? TT_COLMAJOR : TT_CONTIG;
         assert_int_equal(run_case(sh, ACL_FLOAT16, lay, 5, ig1, wg1), 0);
+        unsetenv("ACLCONFORM_NSA_GATHER");
         assert_memory_equal(ig0, ig1, nig * 8);
         assert_memory_equal(wg0, wg1, nwg * 8);
     }
@@ -265,6 +272,41 @@ static void views_and_threads_give_identical_bits(void **state)
     (void)state;
     check_identical_bits(&shapes[2]);
     check_identical_bits(&shapes[5]);
+    check_identical_bits(&shapes[6]);
+    check_identical_bits(&shapes[7]);
+}
+
+/* The documented order of weightGrad's sums (segments of T / 256 tokens, each from +0, added
+ * in segment order) decides a sum that cancels: T = 1100 gives segments [0, 275), [275, 550), ..;
+ * weightGrad[0] = og[17]·in[272] + og[18]·in[288] + og[19]·in[304] = 2^100 + (-2^100) + 1 in
+ * lane 0, whose first term lies in segment 0 and the others in segment 1: by segments
+ * 2^100 + (-2^100 + 1) = 0 in double; one running sum would give 1.  Both paths and 1 and 2
+ * threads must give 0. */
+static void weight_grad_sums_by_segments(void **state)
+{
+    (void)state;
+    int64_t dog[3] = {67, 1, 16}, din[3] = {1100, 1, 16}, dw[2] = {32, 1};
+    for (int run = 0; run < 3; run++) {
+        tt og = tt_new(ACL_BF16, 3, dog, TT_CONTIG), in = tt_new(ACL_BF16, 3, din, TT_CONTIG),
+           w = tt_new(ACL_BF16, 2, dw, TT_CONTIG), ig = tt_new(ACL_BF16, 3, din, TT_CONTIG),
+           wg = tt_new(ACL_BF16, 2, dw, TT_CONTIG);
+        for (int64_t i = 0; i < og.t->numel; i++) tt_set(&og, i, i == 17 * 16 || i == 18 * 16 || i == 19 * 16);
+        for (int64_t i = 0; i < in.t->numel; i++)
+            tt_set(&in, i, i == 272 * 16 ? 0x1p100 : i == 288 * 16 ? -0x1p100 : i == 304 * 16 ? 1.0 : 0.0);
+        for (int64_t i = 0; i < w.t->numel; i++) tt_set(&w, i, 0.25);
+        aclconformSetNumThreads(run == 1 ? 2 : 1);
+        if (run == 2) setenv("ACLCONFORM_NSA_GATHER", "1", 1);
+        uint64_t ws;
+        aclOpExecutor *ex;
+        assert_int_equal(aclnnNsaCompressGradGetWorkspaceSize(og.t, in.t, w.t, NULL, 32, 16, 0, NULL, ig.t, wg.t, &ws, &ex),
+                         ACLNN_SUCCESS);
+        assert_int_equal(aclnnNsaCompressGrad(NULL, ws, ex, NULL), ACLNN_SUCCESS);
+        unsetenv("ACLCONFORM_NSA_GATHER");
+        assert_true(tt_get(&wg, 0) == 0.0);
+        assert_true(tt_get(&wg, 16) == -0x1p100); /* -2^100 + 1 in one segment */
+        tt_free(&og); tt_free(&in); tt_free(&w); tt_free(&ig); tt_free(&wg);
+    }
+    aclconformSetNumThreads(0);
 }
 
 int main(void)
@@ -274,6 +316,7 @@ int main(void)
         cmocka_unit_test(empty_act_seq_len_is_invalid),
         cmocka_unit_test(gradients_match_reference),
         cmocka_unit_test(views_and_threads_give_identical_bits),
+        cmocka_unit_test(weight_grad_sums_by_segments),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

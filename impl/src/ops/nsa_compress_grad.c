@@ -3,10 +3,12 @@
  *   inputGrad[t,n,k] = Σ_{(c,r): start(c)+r = t} weight[r,n] · outputGrad[c,n,k]
  * with windows c = (batch b, i-th block), start(c) = a[b-1] + i·d, i < nblk(S_b).
  *
- * Both gradients are gathers, not scatters: every output element is one sum computed by one
- * thread in a fixed order (weightGrad: 16 interleaved partial sums, element k into lane k & 15,
- * c ascending then k ascending, combined by acl_sum_tree16; inputGrad: windows ascending), so
- * the bits do not depend on the thread count.  Products of two 16-bit values are exact in
+ * Both gradients are gathers, not scatters: every output element is one sum in a fixed order,
+ * so the bits do not depend on the thread count.  inputGrad: windows ascending, from +0.
+ * weightGrad: the tokens are cut into K segments, K a function of the shape alone
+ * (nsa_segments); per segment 16 interleaved partial sums (element k into lane k & 15, c
+ * ascending then k ascending, from +0), the segments' lanes added in segment order, then
+ * combined by acl_sum_tree16.  Products of two 16-bit values are exact in
  * double and the sums accumulate in double, so each output is one rounding (to f32, then the 16-bit store: ≤ 0.5 + 2^-13 ULP) of a
  * value with relative error ≤ n·2^-53 of its conditioning sum.  Rows along D are processed in
  * chunks of NSA_CHUNK (workspace 0).  Most shapes take the streaming path below (same sums in the
@@ -44,21 +46,44 @@ ACL_KERNEL_CLONES static void nsa_dot16_f32(int64_t n, const float *g, const flo
     for (int64_t k = 0; k < n; k++) acc[k & 15] += (double)g[k] * (double)x[k];
 }
 
-/* weightGrad[r, n] for q = r·N + n in [begin, end). */
+/* The weightGrad segments: K = T / (max(256, 4·l) tokens), at most NSA_SEG_MAX and at most what
+ * NSA_SEG_BYTES of partial sums hold, at least 1.  Segment q holds tokens [q·T/K, (q+1)·T/K).
+ * A function of the shape alone: it fixes the order of the sums, which must not depend on the
+ * thread count (the threads split segments and heads, never a sum). */
+#define NSA_SEG_MAX 64
+#define NSA_SEG_BYTES (64 << 20)
+static int64_t nsa_segments(int64_t T, int64_t l, int64_t N)
+{
+    int64_t tokens = l * 4 > 256 ? l * 4 : 256, K = T / tokens;
+    int64_t cap = NSA_SEG_BYTES / (l * N * NSA_LANES * (int64_t)sizeof(double));
+    if (K > NSA_SEG_MAX) K = NSA_SEG_MAX;
+    if (K > cap) K = cap;
+    return K > 1 ? K : 1;
+}
+
+static inline int64_t nsa_seg_lo(int64_t q, int64_t T, int64_t K) { return q * T / K; }
+
+/* weightGrad[r, n] for q = r·N + n in [begin, end): per segment of tokens the 16 lanes from +0,
+ * added into the total at each segment's end (the streaming path's order). */
 static void nsa_weight_grad(void *p, int64_t begin, int64_t end)
 {
     const nsa_job *j = p;
     const nsa_args *a = j->a;
-    const int64_t *ends = a->seq;
+    const int64_t *ends = a->seq, K = nsa_segments(j->T, a->l, j->N);
     float g[NSA_CHUNK], x[NSA_CHUNK];
     for (int64_t q = begin; q < end; q++) {
         int64_t r = q / j->N, n = q % j->N;
-        double acc[NSA_LANES] = {0};
-        int64_t c = 0, prev = 0;
+        double acc[NSA_LANES] = {0}, tot[NSA_LANES] = {0};
+        int64_t c = 0, prev = 0, seg = 0;
         for (int64_t b = 0; b < a->B; b++) {
             int64_t nb = nsa_nblk(ends[b] - prev, a->l, a->d);
             for (int64_t i = 0; i < nb; i++, c++) {
                 int64_t t = prev + i * a->d + r;
+                for (; t >= nsa_seg_lo(seg + 1, j->T, K); seg++)
+                    for (int k = 0; k < NSA_LANES; k++) {
+                        tot[k] += acc[k];
+                        acc[k] = 0.0;
+                    }
 #if ACLCONFORM_MUTANT == 47 /* chunk-boundary: gather weightGrad (fallback path, D or l > 1024 or scratch > 256 MiB): partial last D chunk dropped */
                 for (int64_t k0 = 0; k0 + NSA_CHUNK <= j->D || k0 == 0; k0 += NSA_CHUNK) {
                     int64_t len = j->D - k0 < NSA_CHUNK ? j->D - k0 : NSA_CHUNK;
@@ -74,7 +99,8 @@ static void nsa_weight_grad(void *p, int64_t begin, int64_t end)
             }
             prev = ends[b];
         }
-        float v = (float)acl_sum_tree16(acc);
+        for (int k = 0; k < NSA_LANES; k++) tot[k] += acc[k];
+        float v = (float)acl_sum_tree16(tot);
         acl_view_store_f32(&j->wg, q, 1, &v);
     }
 }
@@ -119,19 +145,22 @@ static void nsa_input_grad(void *p, int64_t begin, int64_t end)
 
 /* ---- streaming path (D ≤ NSA_FAST_MAX_D and the scratch fits NSA_FAST_MAX_BYTES) ----
  * The gather above converts every outputGrad row l times and walks input by (r, c), far from
- * memory order.  Here a task (a group of heads × a block of weight rows) walks tokens in memory
- * order (t, then its heads): each input row is converted to double once, the outputGrad rows of
- * the live windows (at most ceil(l/d) at a time) stay converted to double in a ring per head
- * (tagged by window), and weightGrad[r, n] accumulates in 16 lanes (element k into lane k & 15,
- * windows ascending — t = start(c) + r ascends with c — then k ascending: the gather's order,
- * combined by acl_sum_tree16; two accumulators, not one latency-bound chain, and half the L1
- * footprint of 32 lanes, which measured 8 % slower).  When a task owns every weight row of its
- * heads (RB = 1: at least as many heads as threads) it also writes the inputGrad rows of its
- * heads in the same walk, from the same converted rows: Σ over the covering windows ascending
- * of w·og, from +0, as nsa_input_grad; otherwise nsa_input_grad_fast runs after it.  With
- * AVX-512 and contiguous tensors one pass per (token, head) does it all (nsa_tok_avx512), with
- * the input and inputGrad rows prefetched NSA_PF_BYTES ahead.  Every output is one sum in a
- * fixed order, so the bits do not depend on the partition or the thread count. */
+ * memory order.  Here a task (a segment of tokens × a group of heads, nsa_segments) walks its
+ * tokens in memory order (t, then its heads): each input row is converted to double once, the
+ * outputGrad rows of the live windows (at most ceil(l/d) at a time) stay converted to double in
+ * a ring per head (tagged by window), and weightGrad[r, n] accumulates in the segment's 16 lanes
+ * (element k into lane k & 15, windows ascending — t = start(c) + r ascends with c — then k
+ * ascending: the gather's order; two accumulators, not one latency-bound chain, and half the L1
+ * footprint of 32 lanes, which measured 8 % slower).  The same walk writes the inputGrad rows
+ * of its tokens and heads from the same converted rows: Σ over the covering windows ascending
+ * of w·og, from +0, as nsa_input_grad.  With AVX-512 and contiguous tensors one pass per
+ * (token, head) does it all (nsa_tok_avx512), with the input and inputGrad rows prefetched
+ * NSA_PF_BYTES ahead.  A thread takes whole segments, every head when there are at least as
+ * many segments as threads: one contiguous stream of input and one of inputGrad per thread.
+ * (Until round 12 the threads split the heads of every token: two threads reading and writing
+ * alternate halves of each token's rows ran the bench row at 5.9 ms, by segments 3.5 ms.)
+ * Every output is one sum in a fixed order, so the bits do not depend on the partition or the
+ * thread count. */
 #define NSA_FAST_MAX_D 1024
 #define NSA_FAST_MAX_BYTES (256 << 20)
 #define NSA_PF_BYTES 2048
@@ -139,11 +168,12 @@ static void nsa_input_grad(void *p, int64_t begin, int64_t end)
 typedef struct {
     const nsa_job *j;
     const double *w;    /* weight, l × N, as double */
-    double *scratch;    /* per task (stride doubles): ring HG·W·D, x row D, accumulators RL·HG·16 */
-    int64_t *tags;      /* per task: HG·W window tags of the ring slots */
-    int64_t G, RB;      /* tasks: G groups of heads × RB blocks of rows */
-    int64_t HG, RL, W;  /* heads per group, rows per block, ring slots per head (ceil(l/d) + 1) */
-    int64_t stride;
+    double *part;       /* the segments' weightGrad lanes, [K][l][N][16] */
+    double *scratch;    /* per worker (stride doubles): ring HG·W·D, x row D */
+    int64_t *tags;      /* per worker (HG·W): the window in each ring slot */
+    int64_t K, G;       /* tasks g·K + q: head group g, segment q */
+    int64_t HG, W;      /* heads per group, ring slots per head (ceil(l/d) + 1) */
+    int64_t stride, workers;
 } nsa_fast;
 
 static int64_t nsa_div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
@@ -163,10 +193,9 @@ static inline void nsa_covering(int64_t pos, int64_t l, int64_t d, int64_t nb, i
 /* One task's state while it walks a batch. */
 typedef struct {
     const nsa_fast *f;
-    double *ring, *x, *acc; /* task scratch: ring rows, the input row, the accumulators */
+    double *ring, *x, *acc; /* worker scratch: ring rows, the input row; the segment's lanes at head n0 */
     int64_t *tag;
-    int64_t n0, H, r0, prev, cb; /* heads [n0, n0 + H), first row, batch start, first window */
-    bool fuse;
+    int64_t n0, H, prev, cb; /* heads [n0, n0 + H), batch start, first window */
     const char *pf_in;  /* contiguous input (bytes) to prefetch from, or NULL */
     char *pf_ig;        /* contiguous inputGrad (bytes) to prefetch for writing, or NULL */
     int64_t pf_rows;    /* prefetch distance in tokens */
@@ -175,15 +204,15 @@ typedef struct {
 /* The per-position work of a task, one template for the AVX-512 and the portable helpers
  * (inlined into each with the helpers as constants: no call per row):
  *   row(v, r, n, out)   row r of a [rows, N, D] view at head n, as doubles;
- *   tok(...)            for one (token, head) in one pass: every weightGrad dot and, when fused,
- *                       the inputGrad row, or false; then the portable nsa_dot16_portable and
+ *   tok(...)            for one (token, head) in one pass: every weightGrad dot and the
+ *                       inputGrad row, or false; then the portable nsa_dot16_portable and
  *                       nsa_ig_row_portable do it.
  * The products are exact in double, so an FMA in one form is the add of the other. */
 typedef void (*nsa_row_fn)(const acl_view *v, int64_t row, int64_t n, int64_t N, int64_t D, double *out);
-/* tok(j, t, n, nw, rows, accs, w, fuse): the whole (token, head) at once — every dot and, when
- * fuse, the inputGrad row — or false (nothing done) when it does not apply. */
+/* tok(j, t, n, nw, rows, accs, w): the whole (token, head) at once — every dot and the inputGrad
+ * row — or false (nothing done) when it does not apply. */
 typedef bool (*nsa_tok_fn)(const nsa_job *j, int64_t t, int64_t n, int64_t nw, const double *const *rows,
-                           double *const *accs, const double *w, bool fuse);
+                           double *const *accs, const double *w);
 
 ACL_KERNEL_CLONES static void nsa_dot16_portable(int64_t D, const double *g, const double *x, double *acc)
 {
@@ -229,13 +258,13 @@ nsa_walk_pos(const nsa_walk *s, int64_t pos, int64_t lo_i, int64_t hi_i, nsa_row
                 s->tag[slot] = c;
             }
             rows[i - lo_i] = gr;
-            accs[i - lo_i] = s->acc + ((pos - i * d - s->r0) * H + h) * NSA_LANES;
+            accs[i - lo_i] = s->acc + ((pos - i * d) * N + h) * NSA_LANES;
             wt[i - lo_i] = f->w[(pos - i * d) * N + n];
         }
-        if (tok(j, t, n, nw, rows, accs, wt, s->fuse)) continue;
+        if (tok(j, t, n, nw, rows, accs, wt)) continue;
         row(&j->in, t, n, N, D, s->x);
         for (int64_t i = 0; i < nw; i++) nsa_dot16_portable(D, rows[i], s->x, accs[i]);
-        if (s->fuse) nsa_ig_row_portable(&j->ig, (t * N + n) * D, D, nw, rows, wt);
+        nsa_ig_row_portable(&j->ig, (t * N + n) * D, D, nw, rows, wt);
     }
 }
 
@@ -245,9 +274,9 @@ static void nsa_row_portable(const acl_view *v, int64_t row, int64_t n, int64_t 
 }
 
 static bool nsa_tok_none(const nsa_job *j, int64_t t, int64_t n, int64_t nw, const double *const *rows,
-                         double *const *accs, const double *w, bool fuse)
+                         double *const *accs, const double *w)
 {
-    (void)j; (void)t; (void)n; (void)nw; (void)rows; (void)accs; (void)w; (void)fuse;
+    (void)j; (void)t; (void)n; (void)nw; (void)rows; (void)accs; (void)w;
     return false;
 }
 
@@ -270,15 +299,15 @@ ACL_AVX512_TARGET static inline void nsa_row_avx512(const acl_view *v, int64_t r
     acl_row16_to_f64(p, D, out, v->dtype == ACL_BF16);
 }
 
-/* One (token, head) from contiguous 16-bit input (and inputGrad when IG): the input row is
- * converted in registers, 16 elements a step, and used by every covering window; per window the
- * two weightGrad accumulators (lanes k & 15, as nsa_dot16_portable) and the inputGrad sum
+/* One (token, head) from contiguous 16-bit input and inputGrad: the input row is converted in
+ * registers, 16 elements a step, and used by every covering window; per window the two
+ * weightGrad accumulators (lanes k & 15, as nsa_dot16_portable) and the inputGrad sum
  * (Σ_i w_i·g_i from +0, windows ascending, as nsa_ig_row_portable) stay in registers across the
- * row: no converted input row is stored and reloaded.  NW and IG are constants once inlined.
+ * row: no converted input row is stored and reloaded.  NW is a constant once inlined.
  * Strided input or inputGrad (tok returns false) take the portable helpers: the same bits. */
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
 nsa_tok_rows(int64_t D, int64_t nw, const uint16_t *x16, const double *const *rows, double *const *accs,
-             const double *w, uint16_t *out, bool bf, bool ig)
+             const double *w, uint16_t *out, bool bf)
 {
     __m512d a[2 * (NSA_FAST_MAX_D / 16 + 1)], wv[NSA_FAST_MAX_D / 16 + 1];
     for (int64_t i = 0; i < nw; i++) {
@@ -294,14 +323,11 @@ nsa_tok_rows(int64_t D, int64_t nw, const uint16_t *x16, const double *const *ro
             __m512d g0 = _mm512_loadu_pd(rows[i] + k), g1 = _mm512_loadu_pd(rows[i] + k + 8);
             a[2 * i] = _mm512_fmadd_pd(g0, x0, a[2 * i]);
             a[2 * i + 1] = _mm512_fmadd_pd(g1, x1, a[2 * i + 1]);
-            if (ig) {
-                o0 = _mm512_fmadd_pd(wv[i], g0, o0);
-                o1 = _mm512_fmadd_pd(wv[i], g1, o1);
-            }
+            o0 = _mm512_fmadd_pd(wv[i], g0, o0);
+            o1 = _mm512_fmadd_pd(wv[i], g1, o1);
         }
-        if (ig)
-            acl_store16_16(out + k, 0xffff,
-                           _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(o0)), _mm512_cvtpd_ps(o1), 1), bf);
+        acl_store16_16(out + k, 0xffff,
+                       _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(o0)), _mm512_cvtpd_ps(o1), 1), bf);
     }
     for (int64_t i = 0; i < nw; i++) {
         _mm512_storeu_pd(accs[i], a[2 * i]);
@@ -310,17 +336,14 @@ nsa_tok_rows(int64_t D, int64_t nw, const uint16_t *x16, const double *const *ro
 }
 
 ACL_AVX512_TARGET static bool nsa_tok_avx512(const nsa_job *j, int64_t t, int64_t n, int64_t nw,
-                                             const double *const *rows, double *const *accs, const double *w,
-                                             bool fuse)
+                                             const double *const *rows, double *const *accs, const double *w)
 {
-    if (!j->in.contiguous || (fuse && !j->ig.contiguous)) return false;
+    if (!j->in.contiguous || !j->ig.contiguous) return false;
     const int64_t N = j->N, D = j->D;
     const bool bf = j->in.dtype == ACL_BF16;
     const uint16_t *x16 = (const uint16_t *)(const void *)j->in.data + j->in.offset + (t * N + n) * D;
-    uint16_t *out = fuse ? (uint16_t *)(void *)j->ig.data + j->ig.offset + (t * N + n) * D : NULL;
-#define NSA_TOK(NW)                                                                                  \
-    (fuse ? nsa_tok_rows(D, NW, x16, rows, accs, w, out, bf, true)                                   \
-          : nsa_tok_rows(D, NW, x16, rows, accs, w, out, bf, false))
+    uint16_t *out = (uint16_t *)(void *)j->ig.data + j->ig.offset + (t * N + n) * D;
+#define NSA_TOK(NW) nsa_tok_rows(D, NW, x16, rows, accs, w, out, bf)
     switch (nw) { /* l/d = 2, 3, 4: 1..4 covering windows get their own loop */
     case 1: NSA_TOK(1); break;
     case 2: NSA_TOK(2); break;
@@ -346,112 +369,78 @@ static void nsa_ig_zero(const acl_view *ig, int64_t t0, int64_t t1, int64_t n0, 
         for (int64_t n = n0; n < n1; n++) acl_view_store_f32(ig, (t * N + n) * D, D, zero);
 }
 
-/* Task q = g·RB + rb: weightGrad rows [r0, r1) × heads [n0, n1) (and, when RB = 1, the
- * inputGrad rows of those heads). */
-static void nsa_fast_task(void *p, int64_t begin, int64_t end)
+/* Task g·K + q: the tokens of segment q × heads [g·HG, (g + 1)·HG): their weightGrad lanes in
+ * segment q's part and their inputGrad rows. */
+static void nsa_fast_task(const nsa_fast *f, int64_t task, double *ring, int64_t *tag)
 {
-    const nsa_fast *f = p;
     const nsa_job *j = f->j;
     const nsa_args *a = j->a;
     const int64_t *ends = a->seq, *cbase = a->seq + a->B;
-    const int64_t l = a->l, d = a->d, D = j->D, N = j->N, W = f->W, HG = f->HG, RL = f->RL;
+    const int64_t l = a->l, d = a->d, D = j->D, N = j->N, W = f->W, HG = f->HG;
     void (*at_pos)(const nsa_walk *, int64_t, int64_t, int64_t) = nsa_pos_portable;
 #ifdef ACL_HAVE_AVX512_KERNELS
     if (acl_have_avx512()) at_pos = nsa_pos_avx512;
 #endif
-    for (int64_t q = begin; q < end; q++) {
-        int64_t g = q / f->RB, rb = q % f->RB;
-        int64_t n0 = g * HG, n1 = n0 + HG < N ? n0 + HG : N;
-        int64_t r0 = rb * RL, r1 = r0 + RL < l ? r0 + RL : l;
-        if (n0 >= n1 || r0 >= r1) continue;
-        /* the input rows stream from memory; the hardware prefetcher alone left the row
-         * conversion waiting on them (half of the walk's samples) */
-        const char *pf_in = j->in.contiguous ? j->in.data + j->in.offset * 2 : NULL;
-        nsa_walk s = {.f = f, .ring = f->scratch + q * f->stride, .tag = f->tags + q * HG * W,
-                      .n0 = n0, .H = n1 - n0, .r0 = r0, .fuse = f->RB == 1, .pf_in = pf_in,
-                      .pf_rows = nsa_div_up(NSA_PF_BYTES, (n1 - n0) * D * 2)};
-        s.x = s.ring + HG * W * D;
-        s.acc = s.x + D;
-        s.pf_ig = pf_in && s.fuse && j->ig.contiguous ? j->ig.data + j->ig.offset * 2 : NULL;
-        for (int64_t k = 0; k < (r1 - r0) * s.H * NSA_LANES; k++) s.acc[k] = 0.0;
-        for (int64_t k = 0; k < s.H * W; k++) s.tag[k] = -1;
-        for (int64_t b = 0; b < a->B; b++) {
-            int64_t nb = nsa_nblk(ends[b] - s.prev, l, d), covered = nb > 0 ? (nb - 1) * d + l : 0;
-            s.cb = cbase[b];
+    int64_t g = task / f->K, q = task % f->K;
+    int64_t n0 = g * HG, n1 = n0 + HG < N ? n0 + HG : N;
+    if (n0 >= n1) return;
+#if ACLCONFORM_MUTANT == 44 /* segment-boundary: the first token of every weightGrad segment after the first is skipped */
+    int64_t t0 = nsa_seg_lo(q, j->T, f->K) + (q > 0), t1 = nsa_seg_lo(q + 1, j->T, f->K);
+#else
+    int64_t t0 = nsa_seg_lo(q, j->T, f->K), t1 = nsa_seg_lo(q + 1, j->T, f->K);
+#endif
+    /* the input rows stream from memory; the hardware prefetcher alone left the row conversion
+     * waiting on them (half of the walk's samples, round 6) */
+    const char *pf_in = j->in.contiguous ? j->in.data + j->in.offset * 2 : NULL;
+    nsa_walk s = {.f = f, .ring = ring, .x = ring + HG * W * D, .tag = tag, .n0 = n0, .H = n1 - n0,
+                  .acc = f->part + ((q * l) * N + n0) * NSA_LANES, .pf_in = pf_in,
+                  .pf_ig = pf_in && j->ig.contiguous ? j->ig.data + j->ig.offset * 2 : NULL,
+                  .pf_rows = nsa_div_up(NSA_PF_BYTES, (n1 - n0) * D * 2)};
+    for (int64_t r = 0; r < l; r++)
+        for (int64_t k = 0; k < s.H * NSA_LANES; k++) s.acc[r * N * NSA_LANES + k] = 0.0;
+    for (int64_t k = 0; k < s.H * W; k++) s.tag[k] = -1;
+    for (int64_t b = 0; b < a->B && s.prev < t1; b++) {
+        int64_t nb = nsa_nblk(ends[b] - s.prev, l, d), covered = nb > 0 ? (nb - 1) * d + l : 0;
+        int64_t p0 = t0 > s.prev ? t0 - s.prev : 0, p1 = (ends[b] < t1 ? ends[b] : t1) - s.prev;
+        s.cb = cbase[b];
 #if ACLCONFORM_MUTANT == 43 /* window-tail: fast weightGrad: last window of each batch not walked (pos < (nb-1)*d + l - 1) */
-            for (int64_t pos = 0; pos < covered - 1; pos++) {
+        for (int64_t pos = p0; pos < p1 && pos < covered - 1; pos++) {
 #else
-            for (int64_t pos = 0; pos < covered; pos++) {
+        for (int64_t pos = p0; pos < p1 && pos < covered; pos++) {
 #endif
-                int64_t i_lo, i_hi;
-                nsa_covering(pos, l, d, nb, &i_lo, &i_hi);
-                /* windows i whose row r = pos - i·d falls in [r0, r1) */
-                int64_t lo_i = pos - r1 + 1 > 0 ? nsa_div_up(pos - r1 + 1, d) : 0;
-                int64_t hi_i = pos - r0 >= 0 ? (pos - r0) / d : -1;
-                if (lo_i < i_lo) lo_i = i_lo;
-                if (hi_i > i_hi) hi_i = i_hi;
-                if (lo_i <= hi_i) at_pos(&s, pos, lo_i, hi_i);
-            }
-            if (s.fuse) nsa_ig_zero(&j->ig, s.prev + covered, ends[b], n0, n1, N, D);
-            s.prev = ends[b];
+            int64_t lo_i, hi_i;
+            nsa_covering(pos, l, d, nb, &lo_i, &hi_i);
+            if (lo_i <= hi_i) at_pos(&s, pos, lo_i, hi_i);
         }
-        for (int64_t r = r0; r < r1; r++)
-            for (int64_t h = 0; h < s.H; h++) {
-                float v = (float)acl_sum_tree16(s.acc + ((r - r0) * s.H + h) * NSA_LANES);
-                acl_view_store_f32(&j->wg, r * N + n0 + h, 1, &v);
-            }
+        int64_t z0 = s.prev + (covered > p0 ? covered : p0);
+        if (z0 < s.prev + p1) nsa_ig_zero(&j->ig, z0, s.prev + p1, n0, n1, N, D);
+        s.prev = ends[b];
     }
 }
 
-/* acc[k] += w·g[k] over one row (vectorised: the clones give it AVX2 / AVX-512). */
-ACL_KERNEL_CLONES static void nsa_axpy(int64_t n, double w, const double *g, double *acc)
+/* Worker w of f->workers: tasks [w·tasks/workers, (w + 1)·tasks/workers) with its own scratch. */
+static void nsa_fast_worker(void *p, int64_t begin, int64_t end)
 {
-    for (int64_t k = 0; k < n; k++) acc[k] += w * g[k];
+    const nsa_fast *f = p;
+    int64_t tasks = f->G * f->K;
+    for (int64_t w = begin; w < end; w++)
+        for (int64_t t = w * tasks / f->workers; t < (w + 1) * tasks / f->workers; t++)
+            nsa_fast_task(f, t, f->scratch + w * f->stride, f->tags + w * f->HG * f->W);
 }
 
-static int64_t nsa_batch_of(const int64_t *ends, int64_t B, int64_t t)
-{
-    int64_t lo = 0, hi = B - 1;
-    while (lo < hi) {
-        int64_t mid = lo + (hi - lo) / 2;
-#if ACLCONFORM_MUTANT == 44 /* batch-boundary: fast inputGrad: token at a batch end assigned to that batch (ends[mid] >= t) */
-        if (ends[mid] >= t) hi = mid;
-        else lo = mid + 1;
-    }
-    return lo;
-#else
-        if (ends[mid] > t) hi = mid;
-        else lo = mid + 1;
-    }
-    return lo;
-#endif
-}
-
-/* inputGrad rows of tokens t in [begin, end), all heads, in memory order (t, then n), when the
- * weightGrad tasks split the weight rows (RB > 1): acc = Σ w·og over the covering windows
- * ascending, from +0, as nsa_ig_row_portable (each product is exact, so this is its sum). */
-static void nsa_input_grad_fast(void *p, int64_t begin, int64_t end)
+/* weightGrad[r, n] for e = r·N + n in [begin, end): the segments' lanes added in order, then the tree. */
+static void nsa_fast_combine(void *p, int64_t begin, int64_t end)
 {
     const nsa_fast *f = p;
     const nsa_job *j = f->j;
-    const nsa_args *a = j->a;
-    const int64_t *ends = a->seq, *cbase = a->seq + a->B;
-    const int64_t l = a->l, d = a->d, D = j->D, N = j->N;
-    double g[NSA_FAST_MAX_D], acc[NSA_FAST_MAX_D];
-    float o[NSA_FAST_MAX_D];
-    for (int64_t t = begin; t < end; t++) {
-        int64_t b = nsa_batch_of(ends, a->B, t), first = b > 0 ? ends[b - 1] : 0;
-        int64_t pos = t - first, nb = nsa_nblk(ends[b] - first, l, d), i_lo, i_hi;
-        nsa_covering(pos, l, d, nb, &i_lo, &i_hi);
-        for (int64_t n = 0; n < N; n++) {
-            for (int64_t k = 0; k < D; k++) acc[k] = 0.0;
-            for (int64_t i = i_lo; i <= i_hi; i++) {
-                nsa_row_portable(&j->og, cbase[b] + i, n, N, D, g);
-                nsa_axpy(D, f->w[(pos - i * d) * N + n], g, acc);
-            }
-            for (int64_t k = 0; k < D; k++) o[k] = (float)acc[k];
-            acl_view_store_f32(&j->ig, (t * N + n) * D, D, o);
-        }
+    const int64_t ln = j->a->l * j->N;
+    for (int64_t e = begin; e < end; e++) {
+        double lanes[NSA_LANES];
+        for (int k = 0; k < NSA_LANES; k++) lanes[k] = f->part[e * NSA_LANES + k];
+        for (int64_t q = 1; q < f->K; q++)
+            for (int k = 0; k < NSA_LANES; k++) lanes[k] += f->part[(q * ln + e) * NSA_LANES + k];
+        float v = (float)acl_sum_tree16(lanes);
+        acl_view_store_f32(&j->wg, e, 1, &v);
     }
 }
 
@@ -459,37 +448,38 @@ static void nsa_input_grad_fast(void *p, int64_t begin, int64_t end)
 static bool nsa_by_rows(const nsa_job *j)
 {
     const nsa_args *a = j->a;
-    int64_t W = nsa_div_up(a->l, a->d) + 1, N = j->N, D = j->D;
-    if (D > NSA_FAST_MAX_D || a->l > NSA_FAST_MAX_D) return false;
-    /* tasks: G head groups (≥ 1 per thread where there are enough heads), then blocks of rows;
-     * the partition only decides who computes an output, never how */
+    int64_t W = nsa_div_up(a->l, a->d) + 1, N = j->N, D = j->D, l = a->l;
+    if (D > NSA_FAST_MAX_D || l > NSA_FAST_MAX_D) return false;
+    /* tasks: K segments (nsa_segments: the shape alone decides) × G head groups, G > 1 only when
+     * there are fewer segments than threads; the partition only decides who computes an output,
+     * never how */
     int threads = aclconformGetNumThreads();
-    int64_t G = N < threads ? N : threads;
-    int64_t RB = nsa_div_up(threads, G);
+    int64_t K = nsa_segments(j->T, l, N), G = nsa_div_up(threads, K);
+    if (G > N) G = N;
 #if ACLCONFORM_MUTANT == 48 /* thread-partition: fast path: head groups sized by floor(N/G), the last heads of an uneven split never computed */
     int64_t HG = N / G > 0 ? N / G : 1;
 #else
     int64_t HG = nsa_div_up(N, G);
 #endif
-    int64_t RL = nsa_div_up(a->l, RB);
-    int64_t stride = HG * W * D + D + RL * HG * NSA_LANES, tasks = G * RB;
-    if ((double)tasks * (double)(stride + HG * W) * 8.0 + (double)(a->l * N) * 8.0 > NSA_FAST_MAX_BYTES) return false;
-    double *w = malloc((size_t)(a->l * N) * sizeof *w), *scratch = malloc((size_t)(tasks * stride) * sizeof *scratch);
-    int64_t *tags = malloc((size_t)(tasks * HG * W) * sizeof *tags);
-    if (!w || !scratch || !tags) {
-        free(w);
-        free(scratch);
-        free(tags);
+    int64_t workers = G * K < threads ? G * K : threads, stride = HG * W * D + D;
+    if ((double)workers * (double)(stride + HG * W) * 8.0 + (double)(K + 1) * (double)(l * N) * NSA_LANES * 8.0 >
+        NSA_FAST_MAX_BYTES)
         return false;
+    double *w = malloc((size_t)(l * N) * sizeof *w), *part = malloc((size_t)(K * l * N * NSA_LANES) * sizeof *part);
+    double *scratch = malloc((size_t)(workers * stride) * sizeof *scratch);
+    int64_t *tags = malloc((size_t)(workers * HG * W) * sizeof *tags);
+    bool ok = w && part && scratch && tags;
+    if (ok) {
+        acl_view_load_f64(&j->w, 0, l * N, w);
+        nsa_fast f = {j, w, part, scratch, tags, K, G, HG, W, stride, workers};
+        acl_parallel_for(workers, 1, nsa_fast_worker, &f);
+        acl_parallel_for(l * N, 64, nsa_fast_combine, &f);
     }
-    acl_view_load_f64(&j->w, 0, a->l * N, w);
-    nsa_fast f = {j, w, scratch, tags, G, RB, HG, RL, W, stride};
-    acl_parallel_for(tasks, 1, nsa_fast_task, &f);
-    if (RB > 1) acl_parallel_for(j->T, 16, nsa_input_grad_fast, &f);
     free(w);
+    free(part);
     free(scratch);
     free(tags);
-    return true;
+    return ok;
 }
 
 static aclnnStatus nsa_kernel(void *p, void *ws, uint64_t ws_size)
@@ -505,7 +495,9 @@ static aclnnStatus nsa_kernel(void *p, void *ws, uint64_t ws_size)
     j.T = j.a->input.dims[0];
     j.N = j.a->input.dims[1];
     j.D = j.a->input.dims[2];
-    if (nsa_by_rows(&j)) return ACLNN_SUCCESS;
+    /* ACLCONFORM_NSA_GATHER (diagnostic, tests): the gather path for every shape; the bits are
+     * the streaming path's (tests/api/test_nsa_compress_grad.c compares them) */
+    if (!getenv("ACLCONFORM_NSA_GATHER") && nsa_by_rows(&j)) return ACLNN_SUCCESS;
     acl_parallel_for(j.a->l * j.N, 1, nsa_weight_grad, &j);
     acl_parallel_for(j.T, 1, nsa_input_grad, &j);
     return ACLNN_SUCCESS;
