@@ -1,12 +1,13 @@
 #!/usr/bin/env bash
 # ThreadSanitizer run of the threaded tests (ctest label `tsan`): the built-in implementation
 # called from several threads while the thread count changes, the executor registry under racing
-# run/destroy, and the oracle's per-thread MPFR caches.
+# run/destroy, the oracle's per-thread MPFR caches, and NsaCompressGrad at 1, 2 and 3 threads.
 #   scripts/tsan.sh [BUILD_DIR]        (default build-tsan; JOBS=N for the build, default nproc)
 # Compiler: gcc with -fsanitize=thread (CC=clang to try clang, installed with apt-get if missing;
 # clang 14 cannot build impl/src/runtime/conv.c, whose __builtin_cpu_supports("f16c") it rejects).
 # ACLCONFORM_HAVE_LIBMVEC=OFF: no target_clones kernels — their ifunc resolvers run while the
-# dynamic loader relocates, before the TSan runtime is up, and crash in its instrumentation.
+# dynamic loader relocates, before the TSan runtime is up, and crash in its instrumentation (the
+# bf16 conversions in conv.c drop their clones under __SANITIZE_THREAD__ for the same reason).
 # OpenMP: LLVM's runtime (libomp-dev), linked in place of libgomp through its GOMP-compatible
 # libgomp.so, with the Archer tool (libarcher.so) telling TSan about OpenMP's own barriers and
 # locks — libgomp is not instrumented and would report them as races.  Exit status: ctest's
@@ -37,7 +38,8 @@ if [ ! -f "$BUILD_DIR/CMakeCache.txt" ]; then
     -DACLCONFORM_HAVE_LIBMVEC=OFF >/dev/null
 fi
 # Only what the tsan-labelled tests need (the whole tree builds too, just slower).
-cmake --build "$BUILD_DIR" -j"$JOBS" --target api_test_threads api_test_executor_registry oracle_test_threads
+cmake --build "$BUILD_DIR" -j"$JOBS" --target api_test_threads api_test_executor_registry oracle_test_threads \
+  api_test_nsa_compress_grad
 
 if [ -e "$OMPLIB/libarcher.so" ]; then
   export OMP_TOOL_LIBRARIES="$OMPLIB/libarcher.so"
@@ -49,4 +51,5 @@ fi
 export TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 ignore_noninstrumented_modules=1 ${TSAN_OPTIONS:-}"
 export OMP_NUM_THREADS="${OMP_NUM_THREADS:-4}"
 cd "$BUILD_DIR"
-ctest -L tsan -R 'api_test_threads|api_test_executor_registry|oracle_test_threads' --output-on-failure
+ctest -L tsan -R 'api_test_threads|api_test_executor_registry|oracle_test_threads|api_test_nsa_compress_grad' \
+  --output-on-failure

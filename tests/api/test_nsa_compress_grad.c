@@ -1,4 +1,4 @@
-/* ctest-labels: api
+/* ctest-labels: api tsan
  * aclnnNsaCompressGrad (ops.md §3): validation rules and order (dtypes, shapes, block sizes,
  * actSeqLen, actSeqLenType, layout, empty tensors); both gradients against a long double
  * scatter over the windows written here (the implementation gathers), scored in scaled ULP of

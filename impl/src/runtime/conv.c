@@ -76,8 +76,10 @@ void acl_cvt_f32_to_f16(const float *src, uint16_t *dst, size_t n)
 
 /* bf16: plain integer loops, written with selects so that they vectorise; the clones give them
  * AVX2 / AVX-512 on CPUs that have them.  (AVX512_BF16's vcvtneps2bf16 is not used: it flushes
- * subnormal inputs to zero.) */
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+ * subnormal inputs to zero.)  Not under ThreadSanitizer: a clone's resolver runs while the
+ * dynamic linker relocates, before TSan's runtime is set up, and crashed every test at load
+ * (scripts/tsan.sh; the plain builds keep the clones). */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__SANITIZE_THREAD__)
 #define ACL_CONV_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define ACL_CONV_CLONES

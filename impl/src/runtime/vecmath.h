@@ -16,7 +16,9 @@
 
 #include <math.h>
 
-#if defined(ACL_USE_LIBMVEC) && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__)
+/* (Not under ThreadSanitizer: see ACL_CONV_CLONES in conv.c.) */
+#if defined(ACL_USE_LIBMVEC) && defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && \
+    !defined(__SANITIZE_THREAD__)
 __attribute__((simd("notinbranch"))) double exp(double);
 __attribute__((simd("notinbranch"))) double erfc(double);
 #define ACL_KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
