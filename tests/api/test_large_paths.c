@@ -6,7 +6,8 @@
  * bits of the same elements computed by calls of 4096 elements (below every threshold).  16-bit
  * SoftplusBackward converts in registers when all three tensors are contiguous and goes through
  * f32 staging buffers otherwise: the same call on strided views (every other element of buffers
- * twice as long) must give the same bits too. */
+ * twice as long) must give the same bits too.  So must calls whose tensors start at other places
+ * within a 64-byte line (the driver starts its blocks on the output's lines). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -121,11 +122,35 @@ static void check(which op, aclDataType dt, size_t es)
                                     (int)op, (int)dt, t, (long long)first);
         assert_int_equal(first, -1);
     }
+    /* The same call on copies displaced from a 64-byte line, the inputs by other amounts than the
+     * output: the driver starts its blocks on the output's lines (round 13), so the blocks now
+     * begin at other elements, and no bit may change. */
+    aclconformSetNumThreads(2);
+    int64_t line = 64 / (int64_t)es;
+    size_t bytes = ((size_t)(N + line) * es + 63) / 64 * 64;
+    char *g2 = aligned_alloc(64, bytes), *x2 = aligned_alloc(64, bytes), *out2 = aligned_alloc(64, bytes);
+    assert_true(g2 && x2 && out2);
+    for (int64_t d = 1; d < line; d += 3) {
+        int64_t dg = d * 5 % line, dx = d * 7 % line;
+        memcpy(g2 + dg * (int64_t)es, g, N * es);
+        memcpy(x2 + dx * (int64_t)es, x, N * es);
+        memset(out2, 0x5a, bytes);
+        call(op, dt, N, g2 + dg * (int64_t)es, x2 + dx * (int64_t)es, out2 + d * (int64_t)es);
+        int64_t first = -1;
+        for (int64_t i = 0; i < N && first < 0; i++)
+            if (memcmp(out2 + (d + i) * (int64_t)es, ref + i * (int64_t)es, es)) first = i;
+        if (first >= 0) print_error("op %d dtype %d: output %lld elements past a line: element %lld differs\n",
+                                    (int)op, (int)dt, (long long)d, (long long)first);
+        assert_int_equal(first, -1);
+    }
     aclconformSetNumThreads(0);
     free(g);
     free(x);
     free(ref);
     free(out);
+    free(g2);
+    free(x2);
+    free(out2);
 }
 
 static void gelu_f32_large_equals_chunked(void **state)
@@ -133,6 +158,14 @@ static void gelu_f32_large_equals_chunked(void **state)
     (void)state;
     check(GELU_NONE, ACL_FLOAT, 4);
     check(GELU_TANH, ACL_FLOAT, 4);
+}
+
+/* the 16-bit Gelu table path (all-16-bit driver) */
+static void gelu16_large_equals_chunked(void **state)
+{
+    (void)state;
+    check(GELU_NONE, ACL_BF16, 2);
+    check(GELU_TANH, ACL_FLOAT16, 2);
 }
 
 static void softplus_large_equals_chunked(void **state)
@@ -188,6 +221,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gelu_f32_large_equals_chunked),
+        cmocka_unit_test(gelu16_large_equals_chunked),
         cmocka_unit_test(softplus_large_equals_chunked),
         cmocka_unit_test(softplus16_strided_equals_contiguous),
         cmocka_unit_test(logit_large_equals_chunked),
