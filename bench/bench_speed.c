@@ -20,8 +20,11 @@
  * element, not by bandwidth.
  *
  *   usage: bench_speed [--n ELEMENTS] [--reps R] [--threads T] [--op NAME] [--dtype D] [--median]
- *                      [--tsv] [--peer FILE]
+ *                      [--tsv] [--peer FILE] [--offset B]
  *   defaults: --n 16777216 (16 Mi) --reps 5 --threads 2
+ * --offset B puts every operator array B bytes (0..4095) past the start of a page instead of where
+ * malloc puts it (glibc: 16 bytes past a page for large arrays); the triad's arrays stay malloc's.
+ * --offset 0 against the default shows what alignment is worth to a row (round 13).
  * --tsv prints tab-separated rows (op, variant, dtype, n, op_ms, triad_ms, bytes[, the three peer
  * columns], cache_ms) for scripts.
  * --peer FILE adds the columns torch_ms, same_ms and xtorch from the lines "op variant dtype n ms
@@ -61,7 +64,9 @@ static float frand(float lo, float hi)
     return lo + (hi - lo) * (float)(g_seed >> 40) * 0x1p-24f;
 }
 
-typedef struct { aclTensor *t; void *mem; size_t bytes; } btensor;
+typedef struct { aclTensor *t; void *mem, *base; size_t bytes; } btensor;
+
+static long g_offset = -1; /* --offset: bytes past a page, or -1: where malloc puts it */
 
 static btensor mk(aclDataType dt, int nd, const int64_t *dims, float lo, float hi)
 {
@@ -70,7 +75,12 @@ static btensor mk(aclDataType dt, int nd, const int64_t *dims, float lo, float h
     for (int k = 0; k < nd; k++) n *= dims[k];
     size_t es = acl_dtype_size(dt);
     b.bytes = (size_t)n * es;
-    b.mem = malloc(b.bytes ? b.bytes : 1);
+    if (g_offset < 0) b.base = b.mem = malloc(b.bytes ? b.bytes : 1);
+    else {
+        b.base = aligned_alloc(4096, (b.bytes + (size_t)g_offset + 4096) / 4096 * 4096);
+        b.mem = b.base ? (char *)b.base + g_offset : NULL;
+    }
+    if (!b.mem) { fprintf(stderr, "bench_speed: out of memory (%zu bytes)\n", b.bytes); exit(1); }
     for (int64_t i = 0; i < n; i++) {
         float f = frand(lo, hi);
         char *p = (char *)b.mem + (size_t)i * es;
@@ -244,7 +254,7 @@ static void teardown(bcase *c)
 {
     for (int i = 0; i < c->nt; i++) {
         aclDestroyTensor(c->t[i].t);
-        free(c->t[i].mem);
+        free(c->t[i].base);
     }
 }
 
@@ -322,7 +332,12 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--tsv")) tsv = 1;
         else if (!strcmp(argv[i], "--median")) use_median = 1;
         else if (!strcmp(argv[i], "--peer") && i + 1 < argc) load_peer(argv[++i]);
-        else { fprintf(stderr, "usage: bench_speed [--n N] [--reps R] [--threads T] [--op NAME] [--dtype D] [--median] [--tsv] [--peer FILE]\n"); return 2; }
+        else if (!strcmp(argv[i], "--offset") && i + 1 < argc) {
+            char *end;
+            g_offset = strtol(argv[++i], &end, 0);
+            if (*end || g_offset < 0 || g_offset > 4095) { fprintf(stderr, "bench_speed: --offset wants 0..4095 bytes\n"); return 2; }
+        }
+        else { fprintf(stderr, "usage: bench_speed [--n N] [--reps R] [--threads T] [--op NAME] [--dtype D] [--median] [--tsv] [--peer FILE] [--offset B]\n"); return 2; }
     }
     if (reps < 1 || reps > 99 || n < 4096) { fprintf(stderr, "bench_speed: bad --reps or --n\n"); return 2; }
     aclconformSetNumThreads(threads);
