@@ -94,6 +94,14 @@ static void call(which op, aclDataType dt, int64_t n, const void *g, const void 
     call_strided(op, dt, n, 1, g, x, out);
 }
 
+/* The first of N elements of es bytes where got and want differ, or -1. */
+static int64_t first_difference(const char *got, const char *want, size_t es)
+{
+    for (int64_t i = 0; i < N; i++)
+        if (memcmp(got + i * (int64_t)es, want + i * (int64_t)es, es)) return i;
+    return -1;
+}
+
 static void check(which op, aclDataType dt, size_t es)
 {
     char *g = malloc(N * es), *x = malloc(N * es), *ref = malloc(N * es), *out = malloc(N * es);
@@ -115,9 +123,7 @@ static void check(which op, aclDataType dt, size_t es)
         aclconformSetNumThreads(t);
         memset(out, 0x5a, N * es);
         call(op, dt, N, g, x, out);
-        int64_t first = -1;
-        for (int64_t i = 0; i < N && first < 0; i++)
-            if (memcmp(out + i * (int64_t)es, ref + i * (int64_t)es, es)) first = i;
+        int64_t first = first_difference(out, ref, es);
         if (first >= 0) print_error("op %d dtype %d threads %d: element %lld differs from the chunked call\n",
                                     (int)op, (int)dt, t, (long long)first);
         assert_int_equal(first, -1);
@@ -136,9 +142,7 @@ static void check(which op, aclDataType dt, size_t es)
         memcpy(x2 + dx * (int64_t)es, x, N * es);
         memset(out2, 0x5a, bytes);
         call(op, dt, N, g2 + dg * (int64_t)es, x2 + dx * (int64_t)es, out2 + d * (int64_t)es);
-        int64_t first = -1;
-        for (int64_t i = 0; i < N && first < 0; i++)
-            if (memcmp(out2 + (d + i) * (int64_t)es, ref + i * (int64_t)es, es)) first = i;
+        int64_t first = first_difference(out2 + d * (int64_t)es, ref, es);
         if (first >= 0) print_error("op %d dtype %d: output %lld elements past a line: element %lld differs\n",
                                     (int)op, (int)dt, (long long)d, (long long)first);
         assert_int_equal(first, -1);

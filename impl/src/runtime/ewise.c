@@ -14,8 +14,8 @@
  * sub-blocks never change what an element computes.
  *
  * Alignment (issue 14, round 13): the block grid is shifted so that every block but the first
- * starts on a 64-byte line of the output (of the first in-place input when the output is
- * staged): block k covers [k·B − shift, (k+1)·B − shift) ∩ [0, numel).  glibc's malloc puts large
+ * starts on a 64-byte line of the output (of the first input when the output is not contiguous
+ * and that input is): block k covers [k·B − shift, (k+1)·B − shift) ∩ [0, numel).  glibc's malloc puts large
  * arrays 16 bytes past a page, so without the shift every 64-byte vector of an f32 or f64 kernel
  * straddles two lines; measured on 16 Mi elements, 2 threads, the same library on malloc'ed and
  * on 64-byte-aligned buffers alternating in one process: SoftplusBackward f32 7.96 against 6.67
@@ -176,7 +176,8 @@ static void run_f64(void *p, int64_t begin, int64_t end)
     }
 }
 
-/* Set the job's grid offset from its output (or, staged, its first in-place input) and run it. */
+/* Set the job's grid offset from its output (or, when only it is contiguous, the first input)
+ * and run it. */
 static void run_job(ewise_job *j, void (*body)(void *, int64_t, int64_t))
 {
     j->shift = line_shift(j->out->contiguous || !j->a->contiguous ? j->out : j->a);
