@@ -120,11 +120,12 @@ typedef struct {
 } bcase;
 
 /* table_floor rows: the work no 16-bit table kernel (Gelu with f16/bf16 tensors; Softplus had
- * one until round 8) can avoid, on the Gelu rows' inputs: per element the 16-bit loads of gradOutput and x, one
- * 8-byte load of table[x] (65536 entries, a random-access working set of ~50 KiB for x in
- * [-6, 6]), a double product rounded to the 16-bit dtype and the store, by the same AVX-512
- * helpers the kernels use; no fix-ups.  Its triad% is the ceiling of the table method here. */
-static double g_floor_tab[65536];
+ * one until round 8) can avoid, on the Gelu rows' inputs: per element the 16-bit loads of
+ * gradOutput and x, one 4-byte load of table[x] (65536 f32 entries, a random-access working set
+ * of ~25 KiB for x in [-6, 6]), an f32 product rounded to the 16-bit dtype and the store, by the
+ * same AVX-512 helpers the kernels use; no fix-ups.  Its triad% is the ceiling of the table
+ * method here. */
+static float g_floor_tab[65536];
 
 typedef struct {
     const uint16_t *dy, *x;
@@ -135,21 +136,22 @@ typedef struct {
 
 #ifdef ACL_HAVE_AVX512_KERNELS
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
-floor_step(const floor_job *j, int64_t i, __mmask8 m, bool bf)
+floor_step(const floor_job *j, int64_t i, int64_t left, bool bf)
 {
-    __m512d v = _mm512_mul_pd(_mm512_cvtps_pd(acl_load8_16(j->dy + i, m, bf)), acl_table8(g_floor_tab, j->x + i, m));
-    acl_store8_16(j->o + i, m, _mm512_cvtpd_ps(v), bf);
+    __mmask16 m = acl_mask16(left);
+    __m512 v = _mm512_mul_ps(acl_load16_16(j->dy + i, m, bf), acl_table16(g_floor_tab, j->x + i, m));
+    acl_store16_16(j->o + i, m, v, bf);
 }
 
-/* whole 8-lane steps under the constant mask, as the kernels' acl_steps8_u16 */
+/* whole 16-lane steps under the constant mask, as the kernels' ACL_STEPS_LEFT */
 ACL_AVX512_TARGET static void floor_avx512(const floor_job *j, int64_t lo, int64_t hi)
 {
     int64_t i = lo;
     if (j->bf)
-        for (; i + 8 <= hi; i += 8) floor_step(j, i, 0xff, true);
+        for (; i + 16 <= hi; i += 16) floor_step(j, i, 16, true);
     else
-        for (; i + 8 <= hi; i += 8) floor_step(j, i, 0xff, false);
-    if (i < hi) floor_step(j, i, acl_mask8(hi - i), j->bf);
+        for (; i + 16 <= hi; i += 16) floor_step(j, i, 16, false);
+    if (i < hi) floor_step(j, i, hi - i, j->bf);
 }
 #endif
 
@@ -165,15 +167,15 @@ static void floor_range(void *p, int64_t b, int64_t e)
 #endif
     for (int64_t i = lo; i < hi; i++) {
         float d = j->bf ? acl_bf16_to_f32(j->dy[i]) : acl_f16_to_f32(j->dy[i]);
-        float v = (float)((double)d * g_floor_tab[j->x[i]]);
+        float v = d * g_floor_tab[j->x[i]];
         j->o[i] = j->bf ? acl_f32_to_bf16(v) : acl_f32_to_f16(v);
     }
 }
 
 static void run_floor(const bcase *c)
 {
-    if (g_floor_tab[0] == 0.0)
-        for (int h = 0; h < 65536; h++) g_floor_tab[h] = 1.0 + h * 0x1p-17;
+    if (g_floor_tab[0] == 0.0f)
+        for (int h = 0; h < 65536; h++) g_floor_tab[h] = 1.0f + (float)h * 0x1p-17f;
     floor_job j = {c->t[0].mem, c->t[1].mem, c->t[2].mem, c->n, c->dt == ACL_BF16};
     acl_parallel_for((c->n + 1023) / 1024, 16, floor_range, &j);
 }

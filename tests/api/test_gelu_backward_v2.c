@@ -322,6 +322,50 @@ static void subnormal_results_are_kept(void **state)
     }
 }
 
+/* Every 16-bit x pattern, both modes, with gradients at the ends of the range: the largest finite
+ * one (where g below 2^-126, which the kernel's f32 table cannot hold, still gives a normal
+ * result: x near -13), a negative one, 1, the smallest subnormal and +Inf (§5a: ±Inf by the sign
+ * of g for every finite x).  Within 0.51 ULP of the long double formula, and a strided x (staged
+ * through f32) must give the contiguous run's bits. */
+static void every_16bit_x_at_extreme_gradients(void **state)
+{
+    (void)state;
+    const aclDataType dts[] = {ACL_FLOAT16, ACL_BF16};
+    for (int d = 0; d < 2; d++)
+        for (int mode = 0; mode < 2; mode++) {
+            aclDataType dt = dts[d];
+            double big = dt == ACL_BF16 ? 0x1.fep127 : 65504.0, tiny = dt == ACL_BF16 ? 0x1p-133 : 0x1p-24;
+            const double gs[] = {big, -big / 3, 1.0, tiny, INFINITY};
+            int64_t dims[2] = {5, 65536};
+            tt g = tt_new(dt, 2, dims, TT_CONTIG), x = tt_new(dt, 2, dims, TT_CONTIG), o = tt_new(dt, 2, dims, TT_CONTIG),
+               xs2 = tt_new(dt, 2, dims, TT_PADDED), o2 = tt_new(dt, 2, dims, TT_CONTIG);
+            for (int64_t i = 0; i < 5 * 65536; i++) {
+                tt_set(&g, i, gs[i / 65536]);
+                *(uint16_t *)tt_ptr(&x, i) = (uint16_t)(i % 65536);
+                *(uint16_t *)tt_ptr(&xs2, i) = (uint16_t)(i % 65536);
+            }
+            assert_int_equal(run_gelu(&g, &x, &o, mode ? "tanh" : "none"), ACLNN_SUCCESS);
+            assert_int_equal(run_gelu(&g, &xs2, &o2, mode ? "tanh" : "none"), ACLNN_SUCCESS);
+            int fails = 0;
+            for (int64_t i = 0; i < 5 * 65536 && fails < 10; i++) {
+                long double xv = tt_get(&x, i), gv = tt_get(&g, i), r;
+                if (isnan(xv)) continue;
+                long double gx = ref_g(xv, mode);
+                if (isinf(gv) && !isinf(xv)) r = (gx > 0 ? 1 : -1) * gv; /* g ≠ 0 for finite x; below the root g < 0 */
+                else r = gv * gx;
+                double got = tt_get(&o, i), e = ulp_err(dt, got, r);
+                bool same = tt_bits(&o, i) == tt_bits(&o2, i) || (isnan(got) && isnan(tt_get(&o2, i)));
+                if (!(e <= 0.51) || !same) {
+                    fprintf(stderr, "gelu %s %s x=%a dy=%a got=%a strided=%a ref=%La ulp=%g\n", mode ? "tanh" : "none",
+                            dt_name(dt), (double)xv, (double)gv, got, tt_get(&o2, i), r, e);
+                    fails++;
+                }
+            }
+            assert_int_equal(fails, 0);
+            tt_free(&g); tt_free(&x); tt_free(&o); tt_free(&xs2); tt_free(&o2);
+        }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,6 +376,7 @@ int main(void)
         cmocka_unit_test(broadcast_and_mixed_dtypes),
         cmocka_unit_test(views_and_threads_give_identical_bits),
         cmocka_unit_test(subnormal_results_are_kept),
+        cmocka_unit_test(every_16bit_x_at_extreme_gradients),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -298,9 +298,12 @@ ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n,
 typedef struct {
     const double *g;    /* g of every bit pattern */
     uint32_t one, inf;  /* |x| bits of 1.0 and +Inf in the dtype */
+    const float *g32;   /* g rounded to f32, 0 where |g| < 2^-126; NULL for an f32 gradInput */
+    bool bf;            /* x is bf16 (else f16) */
 } gelu_lut;
 
 static double g_lut[2][2][65536]; /* [mode][0 = f16, 1 = bf16] */
+static float g_lut32[2][2][65536];
 static pthread_once_t g_lut_once[2][2] = {{PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT},
                                           {PTHREAD_ONCE_INIT, PTHREAD_ONCE_INIT}};
 
@@ -320,6 +323,10 @@ static void gelu_lut_build(int mode, int bf)
     for (uint32_t h = 0; h < 65536; h++)
         x[h] = bf ? acl_bf16_to_f32((uint16_t)h) : acl_f16_to_f32((uint16_t)h);
     gelu_fill(mode, x, g_lut[mode][bf]);
+    for (int h = 0; h < 65536; h++) {
+        double g = g_lut[mode][bf][h];
+        g_lut32[mode][bf][h] = isnan(g) || fabs(g) >= 0x1p-126 ? (float)g : 0.0f;
+    }
     pthread_mutex_unlock(&mu);
 }
 static void lut_n16(void) { gelu_lut_build(GELU_NONE, 0); }
@@ -342,72 +349,92 @@ static inline bool gelu_lut_fixes(const gelu_lut *c, uint32_t h, double dy)
     return (fabs(dy) == INFINITY) & (h > 0x7fffu) & (m > c->one) & (m < c->inf);
 }
 
+/* One element of the table kernels: dy·g with the §5a fix-up, the product in double and rounded
+ * once to f32, or, for a 16-bit gradInput (f32: the table of g in f32), dy·g32 in f32 wherever
+ * g32 is not 0 (see gelu_lut32 for why that is within 0.5 + 2^-12 ULP of the 16-bit result). */
+static inline float gelu_lut_one(const gelu_lut *c, bool f32, uint32_t h, float dy)
+{
+    double g = c->g[h];
+    bool fix = (g == 0.0) & gelu_lut_fixes(c, h, dy);
+    float r = (float)(fix ? -(double)dy : (double)dy * g);
+    if (!f32) return r;
+    float g32 = c->g32[h];
+    return g32 != 0.0f ? dy * g32 : r;
+}
+
 ACL_KERNEL_CLONES static void gelu_lut_block(const void *ctx, int64_t n, const float *dy,
                                              const uint16_t *xb, float *out)
 {
     const gelu_lut *c = ctx;
-    const double *tab = c->g;
-    for (int64_t i = 0; i < n; i++) {
-        uint32_t h = xb[i];
-        double g = tab[h];
-        double r = (double)dy[i] * g;
-        bool fix = (g == 0.0) & gelu_lut_fixes(c, h, dy[i]);
-        out[i] = (float)(fix ? -(double)dy[i] : r);
-    }
+    if (c->g32)
+        for (int64_t i = 0; i < n; i++) out[i] = gelu_lut_one(c, true, xb[i], dy[i]);
+    else
+        for (int64_t i = 0; i < n; i++) out[i] = gelu_lut_one(c, false, xb[i], dy[i]);
+}
+
+/* The same for an x that is not contiguous, staged as f32 by the f32 driver: its values are
+ * exactly those of the 16-bit dtype, so converting back gives the bits, and every layout of a
+ * 16-bit x reads the same table (the same bits as the contiguous run, by construction). */
+static void gelu_lut_staged_block(const void *ctx, int64_t n, const float *dy, const float *x, float *out)
+{
+    const gelu_lut *c = ctx;
+    uint16_t xb[ACL_EWISE_BLOCK];
+    if (c->bf) acl_cvt_f32_to_bf16(x, xb, (size_t)n);
+    else acl_cvt_f32_to_f16(x, xb, (size_t)n);
+    gelu_lut_block(ctx, n, dy, xb, out);
 }
 
 #ifdef ACL_HAVE_AVX512_KERNELS
-/* gelu_lut_block's fix-up for the lanes z of r = dy·g whose g underflowed (x < -38 or so): an
- * infinite dy times the g of a finite x < -1 is -dy, not NaN.  Rare: out of the loop. */
-ACL_AVX512_TARGET static __attribute__((noinline, cold)) __m512d
-gelu_lut16_fix(const gelu_lut *c, const uint16_t *xb, __m512d dyd, __m512d r, __mmask8 z)
+/* gelu_lut_one for the lanes z of r whose g32 is 0 (|g| < 2^-126, x below about -13, or x = -Inf):
+ * the double product and the fix-up.  Rare: out of the loop. */
+ACL_AVX512_TARGET static __attribute__((noinline, cold)) __m512 gelu_lut16_slow(const gelu_lut *c, const uint16_t *xb,
+                                                                                __m512 dy, __m512 r, __mmask16 z)
 {
-    double rl[8], dl[8];
-    _mm512_storeu_pd(rl, r);
-    _mm512_storeu_pd(dl, dyd);
-    for (int l = 0; l < 8; l++)
-        if ((z >> l & 1) && gelu_lut_fixes(c, xb[l], dl[l])) rl[l] = -dl[l];
-    return _mm512_loadu_pd(rl);
+    float rl[16], dl[16];
+    _mm512_storeu_ps(rl, r);
+    _mm512_storeu_ps(dl, dy);
+    for (int l = 0; l < 16; l++)
+        if (z >> l & 1) rl[l] = gelu_lut_one(c, false, xb[l], dl[l]);
+    return _mm512_loadu_ps(rl);
 }
 
-/* gelu_lut_block for 16-bit gradOutput and gradInput of x's dtype, converting in registers:
- * the same table value, the same double product, the same §5a fix-up, rounded to f32 and then
- * to the 16-bit dtype exactly as the staged path (acl_store8_16 = acl_cvt_f32_to_*); 8 elements
- * under mask m (acl_steps8_u16: whole vectors under 0xff). */
+/* gelu_lut_block for 16-bit gradOutput and gradInput of x's dtype, converting in registers, 16
+ * elements (left ≥ 16) or the tail: dy·g32 in f32, the slow lanes as gelu_lut_one, rounded to
+ * the 16-bit dtype exactly as the staged path (acl_store16_16 = acl_cvt_f32_to_*). */
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
-gelu_lut16_step(const void *ctx, const uint16_t *dy, const uint16_t *xb, uint16_t *out, __mmask8 m, bool bf)
+gelu_lut16_step(const void *ctx, const uint16_t *dy, const uint16_t *xb, uint16_t *out, int64_t left, bool bf)
 {
     const gelu_lut *c = ctx;
-    __m512d dyd = _mm512_cvtps_pd(acl_load8_16(dy, m, bf));
-    __m512d g = acl_table8(c->g, xb, m);
-    __m512d r = _mm512_mul_pd(dyd, g);
-    __mmask8 z = _mm512_mask_cmp_pd_mask(m, g, _mm512_setzero_pd(), _CMP_EQ_OQ);
-    if (z) r = gelu_lut16_fix(c, xb, dyd, r, z);
-    acl_store8_16(out, m, _mm512_cvtpd_ps(r), bf);
+    __mmask16 m = acl_mask16(left);
+    __m512 g = acl_table16(c->g32, xb, m), d = acl_load16_16(dy, m, bf);
+    __m512 r = _mm512_mul_ps(d, g);
+    __mmask16 z = _mm512_mask_cmp_ps_mask(m, g, _mm512_setzero_ps(), _CMP_EQ_OQ);
+    if (z) r = gelu_lut16_slow(c, xb, d, r, z);
+    acl_store16_16(out, m, r, bf);
 }
 
 ACL_AVX512_TARGET static inline void gelu_lut16_step_f16(const void *ctx, const uint16_t *dy, const uint16_t *xb,
-                                                         uint16_t *out, __mmask8 m)
+                                                         uint16_t *out, int64_t left)
 {
-    gelu_lut16_step(ctx, dy, xb, out, m, false);
+    gelu_lut16_step(ctx, dy, xb, out, left, false);
 }
 
 ACL_AVX512_TARGET static inline void gelu_lut16_step_bf16(const void *ctx, const uint16_t *dy, const uint16_t *xb,
-                                                          uint16_t *out, __mmask8 m)
+                                                          uint16_t *out, int64_t left)
 {
-    gelu_lut16_step(ctx, dy, xb, out, m, true);
+    gelu_lut16_step(ctx, dy, xb, out, left, true);
 }
 
 ACL_AVX512_TARGET static void gelu_lut16_f16(const void *ctx, int64_t n, const uint16_t *dy,
                                              const uint16_t *xb, uint16_t *out)
 {
-    acl_steps8_u16(ctx, n, dy, xb, out, gelu_lut16_step_f16);
+    ACL_STEPS_LEFT(16, gelu_lut16_step_f16, ctx, n, dy, xb, out);
 }
 
 ACL_AVX512_TARGET static void gelu_lut16_bf16(const void *ctx, int64_t n, const uint16_t *dy,
                                               const uint16_t *xb, uint16_t *out)
 {
-    acl_steps8_u16(ctx, n, dy, xb, out, gelu_lut16_step_bf16);
+    ACL_STEPS_LEFT(16, gelu_lut16_step_bf16, ctx, n, dy, xb, out);
 }
 #endif
 
@@ -421,9 +448,14 @@ static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
     acl_view_init(&vo, o);
     acl_view_broadcast(&vdy, &a->gradOutput, (int)o->ndim, o->dims);
     acl_view_broadcast(&vx, &a->self, (int)o->ndim, o->dims);
-    if (acl_ewise_raw16_ok(&vx)) {
-        int bf = vx.dtype == ACL_BF16;
-        gelu_lut c = {gelu_table(a->mode, bf), bf ? 0x3f80u : 0x3c00u, bf ? 0x7f80u : 0x7c00u};
+    if (vx.dtype == ACL_FLOAT16 || vx.dtype == ACL_BF16) {
+        bool bf = vx.dtype == ACL_BF16;
+        gelu_lut c = {gelu_table(a->mode, bf), bf ? 0x3f80u : 0x3c00u, bf ? 0x7f80u : 0x7c00u,
+                      vo.dtype == ACL_FLOAT ? NULL : g_lut32[a->mode][bf], bf};
+        if (!acl_ewise_raw16_ok(&vx)) {
+            acl_ewise2_f32(&vdy, &vx, &vo, gelu_lut_staged_block, &c);
+            return ACLNN_SUCCESS;
+        }
 #ifdef ACL_HAVE_AVX512_KERNELS
         if (acl_ewise_all16_ok(&vdy, &vx, &vo) && acl_have_avx512()) {
             acl_ewise2_u16(&vdy, &vx, &vo, bf ? gelu_lut16_bf16 : gelu_lut16_f16, &c);

@@ -18,7 +18,7 @@ bool acl_have_avx512(void)
         v = !getenv("ACLCONFORM_NO_AVX512") && __builtin_cpu_supports("avx512f") &&
             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
             __builtin_cpu_supports("avx512bw") &&
-            __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c");
+            __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi");
         atomic_store_explicit(&cached, v, memory_order_relaxed);
     }
     return v;
