@@ -1,7 +1,8 @@
 /* aclnnGeluBackwardV2 (ops.md §4): gradInput = gradOutput · g(x), g the GELU derivative.
  *
- * The derivative and the product are evaluated in double and rounded once to f32 (then, for a
- * 16-bit output, once more by the store: ≤ 0.5 + 2^-13 ULP).  Double is what makes the tails
+ * For an f32 x the derivative and the product are evaluated in double and rounded once to f32
+ * (then, for a 16-bit output, once more by the store).  A 16-bit x reads g from a table instead
+ * (see gelu_lut below).  Double is what makes the tails
  * safe without case analysis: x·x is exact for any f32 x, exp(-x²/2) stays normal down to
  * x ≈ -37.6 (below that gradOutput·g is 0 in f32 for every finite gradOutput), and
  * Phi(x) = erfc(-x/√2)/2 never cancels for x ≪ 0.  Near the root x ≈ -0.75179 the sum
@@ -293,8 +294,15 @@ ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n,
 #endif
 
 /* 16-bit x: g(x) depends on x alone, and x takes at most 65536 values, so g is tabulated once per
- * process for every bit pattern (by the same double evaluation as above) and the kernel is a
- * table load, a double product and the §5a fix-up: the same bits as evaluating g per element. */
+ * process for every bit pattern (by the double evaluation above), in double and rounded to f32.
+ * An f32 gradInput takes the double product and the §5a fix-up (gelu_lut_one).  A 16-bit
+ * gradInput multiplies in f32, dy·g32, wherever g32 is not 0: dy has at most 11 significant bits
+ * and g32 is within 2^-24 relative of g, so rounding dy·g32 to f32 and then to the dtype is
+ * within 0.5 + 2^-12 ULP of dy·g (bf16: 0.5 + 2^-15), 16 lanes per AVX-512 step instead of 8
+ * in double.  g32 is 0 where |g| < 2^-126 (x below about -13, x = -Inf), which f32 cannot hold
+ * to full precision while dy·g can still be normal (dy up to 2^128 in bf16); those lanes, rare,
+ * take the double product.  Measured, 16 Mi bf16 elements, 2 threads: 3.6-3.9 ms against
+ * 4.1-4.6 ms for the double table (round 13), in cache 2.2 against 2.9 ms. */
 typedef struct {
     const double *g;    /* g of every bit pattern */
     uint32_t one, inf;  /* |x| bits of 1.0 and +Inf in the dtype */
