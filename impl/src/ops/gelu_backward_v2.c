@@ -466,7 +466,8 @@ static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
         }
 #ifdef ACL_HAVE_AVX512_KERNELS
         if (acl_ewise_all16_ok(&vdy, &vx, &vo) && acl_have_avx512()) {
-            acl_ewise2_u16(&vdy, &vx, &vo, bf ? gelu_lut16_bf16 : gelu_lut16_f16, &c);
+            if (bf) acl_ewise2_u16(&vdy, &vx, &vo, gelu_lut16_bf16, &c);
+            else acl_ewise2_u16_l2(&vdy, &vx, &vo, gelu_lut16_f16, &c); /* its table outgrows L1: see ewise.c */
             return ACLNN_SUCCESS;
         }
 #endif

@@ -20,7 +20,15 @@
  * straddles two lines; measured on 16 Mi elements, 2 threads, the same library on malloc'ed and
  * on 64-byte-aligned buffers alternating in one process: SoftplusBackward f32 7.96 against 6.67
  * ms, bf16 4.03 against 3.43, GeluBackwardV2 none bf16 5.69 against 5.19.  The kernels run their
- * tails under masks with the same instructions, so where the blocks start never changes a bit. */
+ * tails under masks with the same instructions, so where the blocks start never changes a bit.
+ *
+ * L2 prefetch (issue 14, round 14): acl_ewise2_u16_l2 prefetches the two inputs into L2 only
+ * (PREFETCHT1) ACL_PREFETCH_L2_BYTES ahead, for GeluBackwardV2 f16, whose f32 table is read at
+ * random over ~30 KiB for x in [-6, 6] (bf16: ~3 KiB): there the hardware's own stream fills of
+ * L1 evict table lines.  Measured on 16 Mi elements, 2 threads, alternating in one process: Gelu
+ * none f16 3.47-3.63 ms against 4.05-4.29 without (NTA hints the same; T0 hints, the f32 driver's,
+ * no gain); Gelu bf16, SoftplusBackward and LogitGrad f16/bf16 gained nothing or lost 3-10 %, so
+ * they keep acl_ewise2_u16. */
 #include "ewise.h"
 
 typedef struct {
@@ -30,7 +38,7 @@ typedef struct {
     acl_ewise_f32_u16_fn u16;
     acl_ewise_u16_fn raw;
     const void *ctx;
-    bool prefetch; /* large output: sub-blocks with prefetch (see the top of this file) */
+    bool prefetch; /* sub-blocks with prefetch: f32/f64 a large output, into L1; u16 into L2 (see the top of this file) */
     int64_t shift; /* the block grid's offset, in elements (see the top of this file) */
 } ewise_job;
 
@@ -69,9 +77,14 @@ static float *direct_f32(const acl_view *v)
 #define ACL_PREFETCH_BYTES 2048
 #define ACL_PREFETCH_MIN_BYTES ((int64_t)2 << 20)
 
-static void prefetch_span(const char *p, size_t bytes)
+#define ACL_PREFETCH_L2_BYTES 8192
+
+/* into L1 (l2 false) or L2 only (PREFETCHT1) */
+static void prefetch_span(const char *p, size_t bytes, bool l2)
 {
-    for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 0, 3);
+    for (size_t o = 0; o < bytes; o += 64)
+        if (l2) __builtin_prefetch(p + o, 0, 2);
+        else __builtin_prefetch(p + o, 0, 3);
 }
 
 /* The in-place inputs ia, ib (NULL: staged, not prefetched) of elements [s, s + n) of a total of
@@ -81,8 +94,8 @@ static void prefetch_ahead(const char *ia, const char *ib, size_t esize, int64_t
 {
     int64_t ahead = ACL_PREFETCH_BYTES / (int64_t)esize;
     if (s + k + ahead + m > total) return;
-    if (ia) prefetch_span(ia + (size_t)(s + k + ahead) * esize, (size_t)m * esize);
-    if (ib) prefetch_span(ib + (size_t)(s + k + ahead) * esize, (size_t)m * esize);
+    if (ia) prefetch_span(ia + (size_t)(s + k + ahead) * esize, (size_t)m * esize, false);
+    if (ib) prefetch_span(ib + (size_t)(s + k + ahead) * esize, (size_t)m * esize, false);
 }
 
 static void run_f32(void *p, int64_t begin, int64_t end)
@@ -142,9 +155,21 @@ static void run_u16(void *p, int64_t begin, int64_t end)
     const uint16_t *b = (const uint16_t *)(const void *)j->b->data + j->b->offset;
 #endif
     uint16_t *o = (uint16_t *)(void *)j->out->data + j->out->offset;
+    int64_t total = j->out->numel, ahead = ACL_PREFETCH_L2_BYTES / 2, sub = ACL_EWISE_SUB_BYTES / 2;
     for (int64_t blk = begin; blk < end; blk++) {
         int64_t n, s = block_range(j, blk, &n);
-        j->raw(j->ctx, n, a + s, b + s, o + s);
+        if (!j->prefetch) {
+            j->raw(j->ctx, n, a + s, b + s, o + s);
+            continue;
+        }
+        for (int64_t k = 0; k < n; k += sub) {
+            int64_t m = n - k < sub ? n - k : sub;
+            if (s + k + ahead + m <= total) {
+                prefetch_span((const char *)(a + s + k + ahead), (size_t)m * 2, true);
+                prefetch_span((const char *)(b + s + k + ahead), (size_t)m * 2, true);
+            }
+            j->raw(j->ctx, m, a + s + k, b + s + k, o + s + k);
+        }
     }
 }
 
@@ -215,5 +240,12 @@ void acl_ewise2_u16(const acl_view *a, const acl_view *b, const acl_view *out, a
                     const void *ctx)
 {
     ewise_job j = {a, b, out, NULL, NULL, NULL, fn, ctx, false, 0};
+    run_job(&j, run_u16);
+}
+
+void acl_ewise2_u16_l2(const acl_view *a, const acl_view *b, const acl_view *out, acl_ewise_u16_fn fn,
+                       const void *ctx)
+{
+    ewise_job j = {a, b, out, NULL, NULL, NULL, fn, ctx, true, 0};
     run_job(&j, run_u16);
 }

@@ -46,5 +46,9 @@ static inline bool acl_ewise_all16_ok(const acl_view *a, const acl_view *b, cons
 }
 void acl_ewise2_u16(const acl_view *a, const acl_view *b, const acl_view *out, acl_ewise_u16_fn fn,
                     const void *ctx);
+/* The same with a and b prefetched into L2 (not L1) ahead of the kernel: for a kernel whose own
+ * random reads (a table larger than L1) need L1 to themselves (see ewise.c). */
+void acl_ewise2_u16_l2(const acl_view *a, const acl_view *b, const acl_view *out, acl_ewise_u16_fn fn,
+                       const void *ctx);
 
 #endif
