@@ -123,8 +123,8 @@ typedef struct {
  * one until round 8) can avoid, on the Gelu rows' inputs: per element the 16-bit loads of
  * gradOutput and x, one 4-byte load of table[x] (65536 f32 entries, a random-access working set
  * of ~25 KiB for x in [-6, 6]), an f32 product rounded to the 16-bit dtype and the store, by the
- * same AVX-512 helpers the kernels use; no fix-ups.  Its triad% is the ceiling of the table
- * method here. */
+ * same AVX-512 helpers the kernels use (and, for f16, the kernel's L2 prefetch); no fix-ups.
+ * Its triad% is the ceiling of the table method here. */
 static float g_floor_tab[65536];
 
 typedef struct {
@@ -143,14 +143,23 @@ floor_step(const floor_job *j, int64_t i, int64_t left, bool bf)
     acl_store16_16(j->o + i, m, v, bf);
 }
 
-/* whole 16-lane steps under the constant mask, as the kernels' ACL_STEPS_LEFT */
+/* whole 16-lane steps under the constant mask, as the kernels' ACL_STEPS_LEFT; f16 with both
+ * inputs prefetched into L2 8 KiB ahead every 256 elements, as Gelu f16's driver
+ * (acl_ewise2_u16_l2) */
 ACL_AVX512_TARGET static void floor_avx512(const floor_job *j, int64_t lo, int64_t hi)
 {
     int64_t i = lo;
     if (j->bf)
         for (; i + 16 <= hi; i += 16) floor_step(j, i, 16, true);
     else
-        for (; i + 16 <= hi; i += 16) floor_step(j, i, 16, false);
+        for (; i + 16 <= hi; i += 16) {
+            if (i % 256 == 0 && i + 4096 + 256 <= j->n)
+                for (int64_t q = 0; q < 256; q += 32) {
+                    _mm_prefetch((const char *)(j->dy + i + 4096 + q), _MM_HINT_T1);
+                    _mm_prefetch((const char *)(j->x + i + 4096 + q), _MM_HINT_T1);
+                }
+            floor_step(j, i, 16, false);
+        }
     if (i < hi) floor_step(j, i, hi - i, j->bf);
 }
 #endif
