@@ -357,9 +357,9 @@ static inline bool gelu_lut_fixes(const gelu_lut *c, uint32_t h, double dy)
     return (fabs(dy) == INFINITY) & (h > 0x7fffu) & (m > c->one) & (m < c->inf);
 }
 
-/* One element of the table kernels: dy·g with the §5a fix-up, the product in double and rounded
- * once to f32, or, for a 16-bit gradInput (f32: the table of g in f32), dy·g32 in f32 wherever
- * g32 is not 0 (see gelu_lut32 for why that is within 0.5 + 2^-12 ULP of the 16-bit result). */
+/* One element of the table kernels: dy·g with the §5a fix-up, the product in double rounded once
+ * to f32; or, when f32 is set (a 16-bit gradInput), dy·g32 in f32 wherever g32 is not 0 (why
+ * that is within 0.5 + 2^-12 ULP of the 16-bit result: above gelu_lut). */
 static inline float gelu_lut_one(const gelu_lut *c, bool f32, uint32_t h, float dy)
 {
     double g = c->g[h];

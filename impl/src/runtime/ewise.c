@@ -26,8 +26,8 @@
  * (PREFETCHT1) ACL_PREFETCH_L2_BYTES ahead, for GeluBackwardV2 f16, whose f32 table is read at
  * random over ~30 KiB for x in [-6, 6] (bf16: ~3 KiB): there the hardware's own stream fills of
  * L1 evict table lines.  Measured on 16 Mi elements, 2 threads, alternating in one process: Gelu
- * none f16 3.47-3.63 ms against 4.05-4.29 without (NTA hints the same; T0 hints, the f32 driver's,
- * no gain); Gelu bf16, SoftplusBackward and LogitGrad f16/bf16 gained nothing or lost 3-10 %, so
+ * none f16 3.56-3.67 ms against 4.12-4.39 without, tanh f16 3.45-3.65 against 4.19-4.31 (NTA
+ * hints the same; T0 hints, the f32 driver's, no gain); Gelu bf16, SoftplusBackward and LogitGrad f16/bf16 gained nothing or lost 3-10 %, so
  * they keep acl_ewise2_u16. */
 #include "ewise.h"
 
