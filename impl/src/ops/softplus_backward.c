@@ -96,6 +96,16 @@ ACL_KERNEL_CLONES static void softplus_block_f32(const void *p, int64_t n, const
  * two vectors of 8 doubles that go through each operation together (two dependency chains in
  * flight), the tail under masks: the same instructions for every element. */
 #define SPF_EACH _Pragma("GCC unroll 2") for (int k = 0; k < 2; k++)
+/* softplus_step_f32's lanes `low` by the scalar form, out of line and cold (as softplus_f64_slow) */
+static __attribute__((noinline, cold)) void softplus_f32_low(const softplus_ctx *c, const float *dy, const float *x,
+                                                             float *out, __mmask16 low)
+{
+    for (; low; low &= (__mmask16)(low - 1)) {
+        int l = __builtin_ctz(low);
+        out[l] = (float)softplus_sigmoid_times(dy[l], (double)c->beta32 * x[l]);
+    }
+}
+
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
 softplus_step_f32(const softplus_ctx *c, const float *dy, const float *x, float *out, int64_t left)
 {
@@ -128,10 +138,7 @@ softplus_step_f32(const softplus_ctx *c, const float *dy, const float *x, float 
     low = 0;
 #endif
     _mm512_mask_storeu_ps(out, m, o);
-    for (; low; low &= (__mmask16)(low - 1)) {
-        int l = __builtin_ctz(low);
-        out[l] = (float)softplus_sigmoid_times(dy[l], (double)c->beta32 * x[l]);
-    }
+    if (__builtin_expect(low != 0, 0)) softplus_f32_low(c, dy, x, out, low);
 }
 
 ACL_AVX512_TARGET static void softplus_block_f32_avx512(const void *p, int64_t n, const float *dy,
@@ -213,6 +220,27 @@ static void softplus_block_f64(const void *p, int64_t n, const double *dy,
 }
 
 #ifdef ACL_HAVE_AVX512_KERNELS
+/* softplus_block_f64_avx512's lanes `slow` of the 8 at i (zh ≤ -700 or NaN) by the scalar form.
+ * Out of line and cold: inlined, its libm calls (which may clobber every vector register) kept
+ * the loop's constants out of registers, 0.3-0.9 cycles per element in L1 though no lane took it
+ * (as gelu_none_far). */
+static __attribute__((noinline, cold)) void softplus_f64_slow(const softplus_ctx *c, int64_t i, const double *dy,
+                                                              const double *x, double *out, __mmask8 slow)
+{
+    const bool beta_finite = isfinite(c->beta64);
+    for (; slow; slow &= (__mmask8)(slow - 1)) {
+        int l = __builtin_ctz(slow);
+        double zs = c->beta64 * x[i + l], zls = 0.0, zhs = zs;
+        if (isinf(zs) && beta_finite && isfinite(x[i + l])) zhs = copysign(DBL_MAX, zs);
+#if ACLCONFORM_MUTANT == 27 /* (mutant 27, continued) */
+        else if (isfinite(zs)) zls = 0.0 * fma(c->beta64, x[i + l], -zs);
+#else
+        else if (isfinite(zs)) zls = fma(c->beta64, x[i + l], -zs);
+#endif
+        out[i + l] = softplus_sigmoid_times_f64(dy[i + l], zhs, zls);
+    }
+}
+
 /* softplus_block_f64 with AVX-512, 8 elements per step: the same operations in the same order
  * (z, zh/zl, the threshold branch, softplus_sigmoid_times_f64's zh > -700 branch), with E from
  * acl_exp8_dd as E + El (< 0.18·2^-53 relative, simd512.h) instead of glibc's exp (< 1.04·2^-53),
@@ -272,17 +300,8 @@ ACL_AVX512_TARGET static void softplus_block_f64_avx512(const void *p, int64_t n
         if (__builtin_expect(odd != 0, 0)) res = _mm512_mask_div_pd(res, odd, g, sm);
         res = _mm512_mask_mov_pd(res, lin, g);
         _mm512_mask_storeu_pd(out + i, m, res);
-        for (__mmask8 slow = (__mmask8)(~fast & ~lin & m); slow; slow &= (__mmask8)(slow - 1)) {
-            int l = __builtin_ctz(slow);
-            double zs = c->beta64 * x[i + l], zls = 0.0, zhs = zs;
-            if (isinf(zs) && beta_finite && isfinite(x[i + l])) zhs = copysign(DBL_MAX, zs);
-#if ACLCONFORM_MUTANT == 27 /* (mutant 27, continued) */
-            else if (isfinite(zs)) zls = 0.0 * fma(c->beta64, x[i + l], -zs);
-#else
-            else if (isfinite(zs)) zls = fma(c->beta64, x[i + l], -zs);
-#endif
-            out[i + l] = softplus_sigmoid_times_f64(dy[i + l], zhs, zls);
-        }
+        __mmask8 slow = (__mmask8)(~fast & ~lin & m);
+        if (__builtin_expect(slow != 0, 0)) softplus_f64_slow(c, i, dy, x, out, slow);
     }
 }
 #endif
