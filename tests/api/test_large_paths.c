@@ -32,12 +32,15 @@ typedef enum { GELU_NONE, GELU_TANH, SOFTPLUS, LOGIT } which;
 
 static uint32_t lcg(uint32_t *s) { return *s = *s * 1664525u + 1013904223u; }
 
-/* element i of input k (0: the gradient, 1: x) as a double, with specials every 997th element */
+/* element i of input k (0: the gradient, 1: x) as a double, with specials every 997th element
+ * in each input alone and, every 997th element too, in both at once, over all pairs of specials
+ * (a NaN gradient with a NaN x: which NaN comes out must not depend on where the element sits) */
 static double value(which op, int k, int64_t i, uint32_t *s)
 {
-    static const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e30, -1e30, 1.0, -0.75179, 20.0};
+    static const double special[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, 1e30, -1e30, 1.0, -0.75179, 20.0, -NAN};
     double u = (double)(lcg(s) >> 8) * 0x1p-24;
-    if (i % 997 == (k ? 11 : 500)) return special[(i / 997) % 10];
+    if (i % 997 == (k ? 11 : 500)) return special[(i / 997) % 11];
+    if (i % 997 == 700) return special[(i / 997 + (k ? i / 10967 : 0)) % 11];
     if (k == 0) return u * 6 - 3;
     /* SoftplusBackward (beta 1.5): z from -195 to 45, through every branch of the 16-bit path */
     return op == LOGIT ? u * 1.2 - 0.1 : op == SOFTPLUS ? u * 160 - 130 : u * 24 - 12;
@@ -157,6 +160,49 @@ static void check(which op, aclDataType dt, size_t es)
     free(out2);
 }
 
+/* Every element a pair of specials (a NaN of either sign, ±Inf, ±0, huge, a root, ...) in a
+ * short call placed at every element offset within a 64-byte line, inputs and output displaced
+ * differently: the block grid follows the output's address, so each element runs in other
+ * positions of the kernels' steps (whole vectors, tails, paired steps), and which NaN comes out
+ * of a NaN gradient times a NaN x must not depend on that. */
+static void specials_do_not_depend_on_placement(void **state)
+{
+    (void)state;
+    static const double sp[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e30, -1e30, -0.75179, 0.5, -50.0, 2.0};
+    enum { M = 3001, NS = sizeof sp / sizeof sp[0] };
+    const struct { which op; aclDataType dt; size_t es; } cases[] = {
+        {GELU_NONE, ACL_FLOAT, 4}, {GELU_TANH, ACL_FLOAT, 4}, {SOFTPLUS, ACL_FLOAT, 4}, {SOFTPLUS, ACL_DOUBLE, 8},
+        {LOGIT, ACL_FLOAT, 4}, {GELU_NONE, ACL_BF16, 2}, {GELU_TANH, ACL_FLOAT16, 2}, {SOFTPLUS, ACL_FLOAT16, 2},
+        {LOGIT, ACL_BF16, 2}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        size_t es = cases[c].es, bytes = (M + 64) * es;
+        char *g = aligned_alloc(64, bytes), *x = aligned_alloc(64, bytes), *o = aligned_alloc(64, bytes),
+             *ref = malloc(M * es);
+        assert_true(g && x && o && ref);
+        int64_t line = 64 / (int64_t)es;
+        for (int64_t d = 0; d < line; d++) {
+            int64_t dg = d * 5 % line, dx = d * 7 % line;
+            for (int64_t i = 0; i < M; i++) {
+                store(cases[c].dt, g + (dg + i) * (int64_t)es, 0, sp[i % NS]);
+                store(cases[c].dt, x + (dx + i) * (int64_t)es, 0, sp[i / NS % NS]);
+            }
+            call(cases[c].op, cases[c].dt, M, g + dg * (int64_t)es, x + dx * (int64_t)es, o + d * (int64_t)es);
+            if (d == 0) {
+                memcpy(ref, o, M * es);
+                continue;
+            }
+            for (int64_t i = 0; i < M; i++)
+                if (memcmp(o + (d + i) * (int64_t)es, ref + i * (int64_t)es, es))
+                    fail_msg("op %d dtype %d: output %lld elements past a line: element %lld (gradient %g, x %g) differs",
+                             (int)cases[c].op, (int)cases[c].dt, (long long)d, (long long)i, sp[i % NS], sp[i / NS % NS]);
+        }
+        free(g);
+        free(x);
+        free(o);
+        free(ref);
+    }
+}
+
 static void gelu_f32_large_equals_chunked(void **state)
 {
     (void)state;
@@ -225,6 +271,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(gelu_f32_large_equals_chunked),
+        cmocka_unit_test(specials_do_not_depend_on_placement),
         cmocka_unit_test(gelu16_large_equals_chunked),
         cmocka_unit_test(softplus_large_equals_chunked),
         cmocka_unit_test(softplus16_strided_equals_contiguous),
