@@ -175,7 +175,7 @@ static void specials_do_not_depend_on_placement(void **state)
         {LOGIT, ACL_FLOAT, 4}, {GELU_NONE, ACL_BF16, 2}, {GELU_TANH, ACL_FLOAT16, 2}, {SOFTPLUS, ACL_FLOAT16, 2},
         {LOGIT, ACL_BF16, 2}};
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        size_t es = cases[c].es, bytes = (M + 64) * es;
+        size_t es = cases[c].es, bytes = ((M + 64) * es + 63) / 64 * 64; /* aligned_alloc: a multiple of 64 */
         char *g = aligned_alloc(64, bytes), *x = aligned_alloc(64, bytes), *o = aligned_alloc(64, bytes),
              *ref = malloc(M * es);
         assert_true(g && x && o && ref);
