@@ -88,14 +88,15 @@ static void prefetch_span(const char *p, size_t bytes, bool l2)
 }
 
 /* The in-place inputs ia, ib (NULL: staged, not prefetched) of elements [s, s + n) of a total of
- * `total`: prefetch the span ACL_PREFETCH_BYTES ahead of sub-block [s + k, s + k + m). */
+ * `total`: prefetch the span ahead of sub-block [s + k, s + k + m), ACL_PREFETCH_BYTES into L1,
+ * or (l2) ACL_PREFETCH_L2_BYTES into L2 only. */
 static void prefetch_ahead(const char *ia, const char *ib, size_t esize, int64_t s, int64_t k, int64_t m,
-                           int64_t total)
+                           int64_t total, bool l2)
 {
-    int64_t ahead = ACL_PREFETCH_BYTES / (int64_t)esize;
+    int64_t ahead = (l2 ? ACL_PREFETCH_L2_BYTES : ACL_PREFETCH_BYTES) / (int64_t)esize;
     if (s + k + ahead + m > total) return;
-    if (ia) prefetch_span(ia + (size_t)(s + k + ahead) * esize, (size_t)m * esize, false);
-    if (ib) prefetch_span(ib + (size_t)(s + k + ahead) * esize, (size_t)m * esize, false);
+    if (ia) prefetch_span(ia + (size_t)(s + k + ahead) * esize, (size_t)m * esize, l2);
+    if (ib) prefetch_span(ib + (size_t)(s + k + ahead) * esize, (size_t)m * esize, l2);
 }
 
 static void run_f32(void *p, int64_t begin, int64_t end)
@@ -118,7 +119,7 @@ static void run_f32(void *p, int64_t begin, int64_t end)
         int64_t sub = j->prefetch ? ACL_EWISE_SUB_BYTES / (int64_t)sizeof(float) : n;
         for (int64_t k = 0; k < n; k += sub) {
             int64_t m = n - k < sub ? n - k : sub;
-            if (j->prefetch) prefetch_ahead((const char *)da, (const char *)db, sizeof(float), s, k, m, total);
+            if (j->prefetch) prefetch_ahead((const char *)da, (const char *)db, sizeof(float), s, k, m, total, false);
             j->f32(j->ctx, m, pa + k, pb + k, po + k);
         }
         if (!dout) acl_view_store_f32(j->out, s, n, o);
@@ -155,19 +156,13 @@ static void run_u16(void *p, int64_t begin, int64_t end)
     const uint16_t *b = (const uint16_t *)(const void *)j->b->data + j->b->offset;
 #endif
     uint16_t *o = (uint16_t *)(void *)j->out->data + j->out->offset;
-    int64_t total = j->out->numel, ahead = ACL_PREFETCH_L2_BYTES / 2, sub = ACL_EWISE_SUB_BYTES / 2;
+    int64_t total = j->out->numel;
     for (int64_t blk = begin; blk < end; blk++) {
         int64_t n, s = block_range(j, blk, &n);
-        if (!j->prefetch) {
-            j->raw(j->ctx, n, a + s, b + s, o + s);
-            continue;
-        }
+        int64_t sub = j->prefetch ? ACL_EWISE_SUB_BYTES / (int64_t)sizeof(uint16_t) : n;
         for (int64_t k = 0; k < n; k += sub) {
             int64_t m = n - k < sub ? n - k : sub;
-            if (s + k + ahead + m <= total) {
-                prefetch_span((const char *)(a + s + k + ahead), (size_t)m * 2, true);
-                prefetch_span((const char *)(b + s + k + ahead), (size_t)m * 2, true);
-            }
+            if (j->prefetch) prefetch_ahead((const char *)a, (const char *)b, sizeof(uint16_t), s, k, m, total, true);
             j->raw(j->ctx, m, a + s + k, b + s + k, o + s + k);
         }
     }
@@ -194,7 +189,7 @@ static void run_f64(void *p, int64_t begin, int64_t end)
         int64_t sub = j->prefetch ? ACL_EWISE_SUB_BYTES / (int64_t)sizeof(double) : n;
         for (int64_t k = 0; k < n; k += sub) {
             int64_t m = n - k < sub ? n - k : sub;
-            if (j->prefetch) prefetch_ahead((const char *)da, (const char *)db, sizeof(double), s, k, m, total);
+            if (j->prefetch) prefetch_ahead((const char *)da, (const char *)db, sizeof(double), s, k, m, total, false);
             j->f64(j->ctx, m, pa + k, pb + k, po + k);
         }
         if (!dout) acl_view_store_f64(j->out, s, n, o);
