@@ -253,7 +253,8 @@ ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n,
  * steps 4.26).  Gelu none's kernel, at its port estimate, gained nothing from the same.
  * NaN rule: with two copies of the step, a NaN result must not depend on which copy an element
  * meets (the block grid follows the output's address): a NaN x makes g x's quiet NaN, and the
- * product takes the gradient's NaN first (gelu_product8).  Same quantities as gelu_g_tanh, regrouped to save operations:
+ * product takes the gradient's NaN first (gelu_product8).
+ * Same quantities as gelu_g_tanh, regrouped to save operations:
  *   v = 2u = x·(2k + 2kc·x²),  e = e^{-|v|} (acl_exp8, < 2^-50 relative),  q = 1/(1 + e)
  *                                                    (one correctly rounded division),
  *   w = x·(2k + 6kc·x²)        (= 0.5·x·k·(1 + 3c·x²)·4)
@@ -339,7 +340,6 @@ ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n,
  * 4.1-4.6 ms for the double table (round 13), in cache 2.2 against 2.9 ms. */
 typedef struct {
     const double *g;    /* g of every bit pattern */
-    uint32_t one, inf;  /* |x| bits of 1.0 and +Inf in the dtype */
     const float *g32;   /* g rounded to f32, 0 where |g| < 2^-126; NULL for an f32 gradInput */
     bool bf;            /* x is bf16 (else f16) */
 } gelu_lut;
@@ -387,8 +387,8 @@ static const double *gelu_table(int mode, int bf)
  * then dy·g is -dy, not NaN.  Branch-free, for the vectorised loop. */
 static inline bool gelu_lut_fixes(const gelu_lut *c, uint32_t h, double dy)
 {
-    uint32_t m = h & 0x7fffu;
-    return (fabs(dy) == INFINITY) & (h > 0x7fffu) & (m > c->one) & (m < c->inf);
+    uint32_t m = h & 0x7fffu, one = c->bf ? 0x3f80u : 0x3c00u, inf = c->bf ? 0x7f80u : 0x7c00u; /* |x| bits */
+    return (fabs(dy) == INFINITY) & (h > 0x7fffu) & (m > one) & (m < inf);
 }
 
 /* One element of the table kernels: dy·g with the §5a fix-up, the product in double rounded once
@@ -396,12 +396,10 @@ static inline bool gelu_lut_fixes(const gelu_lut *c, uint32_t h, double dy)
  * that is within 0.5 + 2^-12 ULP of the 16-bit result: above gelu_lut). */
 static inline float gelu_lut_one(const gelu_lut *c, bool f32, uint32_t h, float dy)
 {
+    if (f32 && c->g32[h] != 0.0f) return dy * c->g32[h];
     double g = c->g[h];
     bool fix = (g == 0.0) & gelu_lut_fixes(c, h, dy);
-    float r = (float)(fix ? -(double)dy : (double)dy * g);
-    if (!f32) return r;
-    float g32 = c->g32[h];
-    return g32 != 0.0f ? dy * g32 : r;
+    return (float)(fix ? -(double)dy : (double)dy * g);
 }
 
 ACL_KERNEL_CLONES static void gelu_lut_block(const void *ctx, int64_t n, const float *dy,
@@ -492,8 +490,7 @@ static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
     acl_view_broadcast(&vx, &a->self, (int)o->ndim, o->dims);
     if (vx.dtype == ACL_FLOAT16 || vx.dtype == ACL_BF16) {
         bool bf = vx.dtype == ACL_BF16;
-        gelu_lut c = {gelu_table(a->mode, bf), bf ? 0x3f80u : 0x3c00u, bf ? 0x7f80u : 0x7c00u,
-                      vo.dtype == ACL_FLOAT ? NULL : g_lut32[a->mode][bf], bf};
+        gelu_lut c = {gelu_table(a->mode, bf), vo.dtype == ACL_FLOAT ? NULL : g_lut32[a->mode][bf], bf};
         if (!acl_ewise_raw16_ok(&vx)) {
             acl_ewise2_f32(&vdy, &vx, &vo, gelu_lut_staged_block, &c);
             return ACLNN_SUCCESS;
