@@ -68,20 +68,21 @@ typedef struct { aclTensor *t; void *mem, *base; size_t bytes; } btensor;
 
 static long g_offset = -1; /* --offset: bytes past a page, or -1: where malloc puts it */
 
-static btensor mk(aclDataType dt, int nd, const int64_t *dims, float lo, float hi)
+/* A view of nd dims with these element strides into a storage of storage_n elements, every
+ * storage element drawn from [lo, hi) */
+static btensor mk_view(aclDataType dt, int nd, const int64_t *dims, const int64_t *st, int64_t storage_n, float lo,
+                       float hi)
 {
     btensor b;
-    int64_t n = 1;
-    for (int k = 0; k < nd; k++) n *= dims[k];
     size_t es = acl_dtype_size(dt);
-    b.bytes = (size_t)n * es;
+    b.bytes = (size_t)storage_n * es;
     if (g_offset < 0) b.base = b.mem = malloc(b.bytes ? b.bytes : 1);
     else {
         b.base = aligned_alloc(4096, (b.bytes + (size_t)g_offset + 4096) / 4096 * 4096);
         b.mem = b.base ? (char *)b.base + g_offset : NULL;
     }
     if (!b.mem) { fprintf(stderr, "bench_speed: out of memory (%zu bytes)\n", b.bytes); exit(1); }
-    for (int64_t i = 0; i < n; i++) {
+    for (int64_t i = 0; i < storage_n; i++) {
         float f = frand(lo, hi);
         char *p = (char *)b.mem + (size_t)i * es;
         switch (dt) {
@@ -93,11 +94,17 @@ static btensor mk(aclDataType dt, int nd, const int64_t *dims, float lo, float h
         default: break;
         }
     }
-    int64_t st[4];
-    int64_t run = 1;
-    for (int k = nd - 1; k >= 0; k--) { st[k] = run; run *= dims[k]; }
-    b.t = aclCreateTensor(dims, (uint64_t)nd, dt, st, 0, ACL_FORMAT_ND, dims, (uint64_t)nd, b.mem);
+    int64_t sd[1] = {storage_n};
+    b.t = aclCreateTensor(dims, (uint64_t)nd, dt, st, 0, ACL_FORMAT_ND, sd, 1, b.mem);
     return b;
+}
+
+/* a contiguous tensor */
+static btensor mk(aclDataType dt, int nd, const int64_t *dims, float lo, float hi)
+{
+    int64_t st[4], run = 1;
+    for (int k = nd - 1; k >= 0; k--) { st[k] = run; run *= dims[k]; }
+    return mk_view(dt, nd, dims, st, run, lo, hi);
 }
 
 /* ---- triad ---- */
@@ -110,10 +117,23 @@ static void triad_range(void *p, int64_t lo, int64_t hi)
     for (int64_t i = lo << 12; i < hi << 12; i++) a[i] = b[i] + j->s * c[i];
 }
 
+/* Input layouts of the layout rows (printed after the main table; the issue asks for the
+ * non-contiguous and broadcast paths to be reported separately).  The output is contiguous in
+ * every layout; n elements either way:
+ *   strided  gradOutput and x are every other element of a storage twice as long (x[::2])
+ *   transp   both are [1024, n/1024] views of a contiguous [n/1024, 1024] (x.t()): neighbours of
+ *            the output are 1024 elements apart in the inputs
+ *   bcast    (Gelu: the one operator whose shapes broadcast) x is [n/1024] broadcast against a
+ *            [1024, n/1024] gradOutput */
+enum { LAY_CONTIG, LAY_STRIDED, LAY_TRANSP, LAY_BCAST };
+static const char *const LAY_NAME[] = {"", "strided", "transp", "bcast"};
+enum { LAY_ROWS = 1024 };
+
 typedef struct {
     const char *op, *variant;
     aclDataType dt;
     int64_t n, s2;
+    int layout;
     btensor t[6];
     int nt;
     size_t bytes;
@@ -229,15 +249,33 @@ static void setup(bcase *c)
 {
     int64_t d1[1] = {c->n};
     c->nt = 0;
-    if (!strcmp(c->op, "gelu_backward_v2") || !strcmp(c->op, "softplus_backward") || !strcmp(c->op, "table_floor")) {
-        c->t[0] = mk(c->dt, 1, d1, -3, 3);
-        c->t[1] = mk(c->dt, 1, d1, -6, 6);
-        c->t[2] = mk(c->dt, 1, d1, 0, 0);
-        c->nt = 3;
-    } else if (!strcmp(c->op, "logit_grad")) {
-        c->t[0] = mk(c->dt, 1, d1, 0, 1);
-        c->t[1] = mk(c->dt, 1, d1, -3, 3);
-        c->t[2] = mk(c->dt, 1, d1, 0, 0);
+    bool gelu_like = !strcmp(c->op, "gelu_backward_v2") || !strcmp(c->op, "softplus_backward") ||
+                     !strcmp(c->op, "table_floor");
+    if (gelu_like || !strcmp(c->op, "logit_grad")) {
+        /* the two inputs' value ranges (LogitGrad's first input is x) */
+        float lo0 = gelu_like ? -3 : 0, hi0 = gelu_like ? 3 : 1, lo1 = gelu_like ? -6 : -3, hi1 = gelu_like ? 6 : 3;
+        int64_t C = c->n / LAY_ROWS, d2[2] = {LAY_ROWS, C}, s1[1] = {2}, sT[2] = {1, LAY_ROWS};
+        switch (c->layout) {
+        case LAY_STRIDED:
+            c->t[0] = mk_view(c->dt, 1, d1, s1, 2 * c->n - 1, lo0, hi0);
+            c->t[1] = mk_view(c->dt, 1, d1, s1, 2 * c->n - 1, lo1, hi1);
+            c->t[2] = mk(c->dt, 1, d1, 0, 0);
+            break;
+        case LAY_TRANSP:
+            c->t[0] = mk_view(c->dt, 2, d2, sT, c->n, lo0, hi0);
+            c->t[1] = mk_view(c->dt, 2, d2, sT, c->n, lo1, hi1);
+            c->t[2] = mk(c->dt, 2, d2, 0, 0);
+            break;
+        case LAY_BCAST: /* x (t[1]) is one row, broadcast over the 1024 rows of gradOutput */
+            c->t[0] = mk(c->dt, 2, d2, lo0, hi0);
+            c->t[1] = mk(c->dt, 1, &C, lo1, hi1);
+            c->t[2] = mk(c->dt, 2, d2, 0, 0);
+            break;
+        default:
+            c->t[0] = mk(c->dt, 1, d1, lo0, hi0);
+            c->t[1] = mk(c->dt, 1, d1, lo1, hi1);
+            c->t[2] = mk(c->dt, 1, d1, 0, 0);
+        }
         c->nt = 3;
     } else if (!strcmp(c->op, "scaled_masked_softmax_backward")) {
         /* [1, 8, rows/8, S2] with a [1, 1, rows/8, S2] mask broadcast over the 8 heads */
@@ -275,8 +313,8 @@ static const char *dtn(aclDataType dt)
 }
 
 /* --peer: PyTorch's time per row (bench/bench_torch.py) */
-typedef struct { char op[40], variant[16], dtype[8]; long long n; double ms, ours_ms; } peer_row;
-static peer_row g_peer[64];
+typedef struct { char op[40], variant[24], dtype[8]; long long n; double ms, ours_ms; } peer_row;
+static peer_row g_peer[128];
 static int g_npeer;
 
 static void load_peer(const char *path)
@@ -284,10 +322,10 @@ static void load_peer(const char *path)
     FILE *f = fopen(path, "r");
     if (!f) { fprintf(stderr, "bench_speed: cannot read %s\n", path); exit(2); }
     char line[512];
-    while (g_npeer < 64 && fgets(line, sizeof line, f)) {
+    while (g_npeer < (int)(sizeof g_peer / sizeof g_peer[0]) && fgets(line, sizeof line, f)) {
         peer_row *r = &g_peer[g_npeer];
         r->ours_ms = -1;
-        if (sscanf(line, "%39[^\t]\t%15[^\t]\t%7[^\t]\t%lld\t%lf", r->op, r->variant, r->dtype, &r->n, &r->ms) == 5) {
+        if (sscanf(line, "%39[^\t]\t%23[^\t]\t%7[^\t]\t%lld\t%lf", r->op, r->variant, r->dtype, &r->n, &r->ms) == 5) {
             /* the optional 7th field (after the note) */
             const char *t = line;
             for (int k = 0; k < 6 && t; k++) {
@@ -329,10 +367,84 @@ static double best(const double *v, int n)
     return b;
 }
 
+/* The layout rows: each elementwise row with its inputs as views (LAY_NAME), timed alternating
+ * with the same row on contiguous inputs in this process; xcontig = contiguous time / layout
+ * time (below 1: the layout is that much slower).  The peer columns match bench_torch.py's rows
+ * of the same views; their variant is the layout (",layout" after a variant). */
+static void layout_rows(int64_t n, int reps, int use_median, int tsv, const char *only, const char *only_dt)
+{
+    static const struct { const char *op, *variant; aclDataType dts[4]; int ndt; } lops[] = {
+        {"gelu_backward_v2", "none", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
+        {"gelu_backward_v2", "tanh", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
+        {"softplus_backward", "-", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}, 4},
+        {"logit_grad", "-", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
+    };
+    if (n % LAY_ROWS) {
+        fprintf(stderr, "bench_speed: the layout rows need --n a multiple of %d (skipped)\n", LAY_ROWS);
+        return;
+    }
+    bool header = false;
+    for (size_t o = 0; o < sizeof lops / sizeof lops[0]; o++) {
+        if (only && strcmp(only, lops[o].op)) continue;
+        for (int d = 0; d < lops[o].ndt; d++) {
+            if (only_dt && strcmp(only_dt, dtn(lops[o].dts[d]))) continue;
+            for (int lay = LAY_STRIDED; lay <= LAY_BCAST; lay++) {
+                if (lay == LAY_BCAST && strcmp(lops[o].op, "gelu_backward_v2")) continue;
+                if (!header && !tsv)
+                    printf("\n# layout rows: the inputs as views (%s), the output contiguous; contig_ms: the same row "
+                           "on contiguous inputs, alternating\n%-31s %-14s %-5s %9s %8s %9s %8s%s\n",
+                           "strided: x[::2]; transp: x.t() of [n/1024, 1024]; bcast: x [n/1024] against [1024, n/1024]",
+                           "operator", "variant", "dtype", "elements", "op_ms", "contig_ms", "xcontig",
+                           g_npeer ? "  torch_ms  same_ms  xtorch" : "");
+                header = true;
+                bcase c, c0;
+                memset(&c, 0, sizeof c);
+                c.op = lops[o].op;
+                c.variant = !strcmp(lops[o].variant, "-") ? "" : lops[o].variant;
+                c.dt = lops[o].dts[d];
+                c.n = n;
+                c0 = c;
+                c.layout = lay;
+                setup(&c);
+                setup(&c0);
+                double tl[100], tc[100];
+                for (int r = 0; r <= reps; r++) {
+                    double t0 = now();
+                    aclnnStatus st = run_case(&c);
+                    double t1 = now();
+                    if (st == 0) st = run_case(&c0);
+                    double t2 = now();
+                    if (st != 0) { fprintf(stderr, "%s %s %s failed: %d\n", c.op, dtn(c.dt), LAY_NAME[lay], (int)st); exit(1); }
+                    if (r > 0) { tl[r - 1] = t1 - t0; tc[r - 1] = t2 - t1; }
+                }
+                double ml = (use_median ? median(tl, reps) : best(tl, reps)) * 1e3;
+                double mc = (use_median ? median(tc, reps) : best(tc, reps)) * 1e3;
+                char var[32];
+                if (!strcmp(lops[o].variant, "-")) snprintf(var, sizeof var, "%s", LAY_NAME[lay]);
+                else snprintf(var, sizeof var, "%s,%s", lops[o].variant, LAY_NAME[lay]);
+                const peer_row *pr = peer_find(c.op, var, dtn(c.dt), (long long)n);
+                char peer[96] = "";
+                if (pr && pr->ours_ms > 0)
+                    snprintf(peer, sizeof peer, tsv ? "\t%.3f\t%.3f\t%.3f" : " %9.2f %8.2f %6.2fx", pr->ms, pr->ours_ms,
+                             pr->ms / pr->ours_ms);
+                else if (g_npeer) snprintf(peer, sizeof peer, tsv ? "\t-\t-\t-" : " %9s %8s %7s", "-", "-", "-");
+                if (tsv)
+                    printf("%s\t%s\t%s\t%lld\t%.3f\t%.3f\tlayout%s\n", c.op, var, dtn(c.dt), (long long)n, ml, mc, peer);
+                else
+                    printf("%-31s %-14s %-5s %9lld %8.2f %9.2f %7.2fx%s\n", c.op, var, dtn(c.dt), (long long)n, ml, mc,
+                           mc / ml, peer);
+                fflush(stdout);
+                teardown(&c);
+                teardown(&c0);
+            }
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     int64_t n = 1 << 24;
-    int reps = 5, threads = 2, tsv = 0, use_median = 0;
+    int reps = 5, threads = 2, tsv = 0, use_median = 0, layouts = 1;
     const char *only = NULL, *only_dt = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--n") && i + 1 < argc) n = strtoll(argv[++i], NULL, 0);
@@ -342,13 +454,14 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--dtype") && i + 1 < argc) only_dt = argv[++i];
         else if (!strcmp(argv[i], "--tsv")) tsv = 1;
         else if (!strcmp(argv[i], "--median")) use_median = 1;
+        else if (!strcmp(argv[i], "--no-layouts")) layouts = 0;
         else if (!strcmp(argv[i], "--peer") && i + 1 < argc) load_peer(argv[++i]);
         else if (!strcmp(argv[i], "--offset") && i + 1 < argc) {
             char *end;
             g_offset = strtol(argv[++i], &end, 0);
             if (*end || g_offset < 0 || g_offset > 4095) { fprintf(stderr, "bench_speed: --offset wants 0..4095 bytes\n"); return 2; }
         }
-        else { fprintf(stderr, "usage: bench_speed [--n N] [--reps R] [--threads T] [--op NAME] [--dtype D] [--median] [--tsv] [--peer FILE] [--offset B]\n"); return 2; }
+        else { fprintf(stderr, "usage: bench_speed [--n N] [--reps R] [--threads T] [--op NAME] [--dtype D] [--median] [--tsv] [--peer FILE] [--offset B] [--no-layouts]\n"); return 2; }
     }
     if (reps < 1 || reps > 99 || n < 4096) { fprintf(stderr, "bench_speed: bad --reps or --n\n"); return 2; }
     aclconformSetNumThreads(threads);
@@ -431,6 +544,7 @@ int main(int argc, char **argv)
             teardown(&c);
         }
     }
+    if (layouts) layout_rows(n, reps, use_median, tsv, only, only_dt);
     aclconformSetNumThreads(0);
     return 0;
 }

@@ -32,23 +32,42 @@ ROWS = [("gelu_backward_v2", "none", ["f32", "f16", "bf16"]),
         ("nsa_compress_grad", "TND", ["f16", "bf16"])]
 
 
+# bench_speed's layout rows: the elementwise rows with their inputs as views, the output
+# contiguous (strided: x[::2]; transp: x.t() of [n/1024, 1024]; bcast: Gelu's x [n/1024] broadcast
+# against [1024, n/1024]); the variant column is the layout (",layout" after a variant)
+LAYOUT_ROWS = [(op, variant, dts) for op, variant, dts in ROWS[:4]]
+LAYOUTS = ["strided", "transp", "bcast"]
+LAY_ROWS = 1024
+
+
 def uni(shape, lo, hi, dt, gen):
     return (torch.rand(shape, generator=gen, dtype=torch.float32) * (hi - lo) + lo).to(dt)
 
 
-def setup(op, variant, dt, n, gen):
+def inputs2(lo0, hi0, lo1, hi1, dt, n, gen, layout):
+    """The two inputs of an elementwise row as views in this layout, and its contiguous output."""
+    rows, cols = LAY_ROWS, n // LAY_ROWS
+    if layout == "strided":
+        return uni([2 * n], lo0, hi0, dt, gen)[::2], uni([2 * n], lo1, hi1, dt, gen)[::2], torch.empty(n, dtype=dt)
+    if layout == "transp":
+        return (uni([cols, rows], lo0, hi0, dt, gen).t(), uni([cols, rows], lo1, hi1, dt, gen).t(),
+                torch.empty([rows, cols], dtype=dt))
+    if layout == "bcast":
+        return uni([rows, cols], lo0, hi0, dt, gen), uni([cols], lo1, hi1, dt, gen), torch.empty([rows, cols], dtype=dt)
+    return uni([n], lo0, hi0, dt, gen), uni([n], lo1, hi1, dt, gen), torch.empty(n, dtype=dt)
+
+
+def setup(op, variant, dt, n, gen, layout=None):
     """A closure running the row once, and a note."""
     if op in ("gelu_backward_v2", "softplus_backward"):
-        g, x = uni([n], -3, 3, dt, gen), uni([n], -6, 6, dt, gen)
-        out = torch.empty(n, dtype=dt)
+        g, x, out = inputs2(-3, 3, -6, 6, dt, n, gen, layout)
         if op == "gelu_backward_v2":
             f = torch.ops.aten.gelu_backward.grad_input
             return lambda gg, xx, oo: f(gg, xx, approximate=variant, grad_input=oo), (g, x, out)
         f = torch.ops.aten.softplus_backward.grad_input
         return lambda gg, xx, oo: f(gg, xx, 1.0, 20.0, grad_input=oo), (g, x, out)
     if op == "logit_grad":
-        x, g = uni([n], 0, 1, dt, gen), uni([n], -3, 3, dt, gen)
-        out = torch.empty(n, dtype=dt)
+        x, g, out = inputs2(0, 1, -3, 3, dt, n, gen, layout)
         f = torch.ops.aten.logit_backward.grad_input
         return lambda gg, xx, oo: f(gg, xx, 1e-6, grad_input=oo), (g, x, out)
     if op == "scaled_masked_softmax_backward":
@@ -100,6 +119,41 @@ def f32_fallback(run, args):
     return r, args
 
 
+def contiguous_fallback(run):
+    """The same row with its inputs first made contiguous at the output's shape, inside the timed
+    region (what a user of PyTorch does when a kernel refuses a view)."""
+    def r(*a):
+        run(*[t.expand(a[-1].shape).contiguous() for t in a[:-1]], a[-1])
+    return r
+
+
+def fallback(run, args, layout, err):
+    """run as a user of PyTorch would once it raised err: in float32 when PyTorch has no kernel
+    in the dtype, with contiguous inputs when it refuses a view (a layout row), or both; and the
+    note saying so.  Raises when neither helps."""
+    notes, tried = [], set()
+    cur = run
+    while True:
+        msg = str(err).splitlines()[0]
+        if "not implemented" in msg and "f32" not in tried:
+            tried.add("f32")
+            notes.append("f32 fallback: " + msg)
+        elif layout and "contig" not in tried:
+            tried.add("contig")
+            notes.append("contiguous fallback: " + msg)
+        else:
+            raise err
+        # the contiguous copies inside (of the f32 copies, when both)
+        cur = contiguous_fallback(run) if "contig" in tried else run
+        if "f32" in tried:
+            cur = f32_fallback(cur, args)[0]
+        try:
+            cur(*args)
+            return cur, "; ".join(notes)
+        except RuntimeError as e:
+            err = e
+
+
 ACL_DT = {torch.float32: 0, torch.float16: 1, torch.float64: 11, torch.bool: 12, torch.bfloat16: 27}
 
 
@@ -141,11 +195,14 @@ class Ours:
         self.handles = []
 
     def tensor(self, t):
-        """An aclTensor viewing the contiguous torch tensor t (kept alive by the caller)."""
+        """An aclTensor viewing the torch tensor t, a view with t's strides into a storage that
+        ends at t's last element (t kept alive by the caller)."""
         nd = t.dim()
         dims = (ctypes.c_int64 * max(nd, 1))(*t.shape)
         strides = (ctypes.c_int64 * max(nd, 1))(*t.stride())
-        h = self.lib.aclCreateTensor(dims, nd, ACL_DT[t.dtype], strides, 0, 2, dims, nd, t.data_ptr())
+        extent = (1 + sum((d - 1) * s for d, s in zip(t.shape, t.stride()))) if t.numel() else 0
+        storage = (ctypes.c_int64 * 1)(extent)
+        h = self.lib.aclCreateTensor(dims, nd, ACL_DT[t.dtype], strides, 0, 2, storage, 1, t.data_ptr())
         self.handles.append((self.lib.aclDestroyTensor, h))
         return h
 
@@ -205,18 +262,23 @@ def main():
     ap.add_argument("--op")
     ap.add_argument("--dtype")
     ap.add_argument("--ours", help="also time this CANN-ABI library, alternating with PyTorch")
+    ap.add_argument("--no-layouts", action="store_true", help="only the contiguous rows (bench_speed's main table)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     ours = Ours(a.ours, a.threads) if a.ours else None
     gen = torch.Generator().manual_seed(12345)
+    rows = [(op, variant, dts, None) for op, variant, dts in ROWS]
+    if a.n % LAY_ROWS == 0 and not a.no_layouts:
+        rows += [(op, variant, dts, lay) for op, variant, dts in LAYOUT_ROWS for lay in LAYOUTS
+                 if lay != "bcast" or op == "gelu_backward_v2"]
     with torch.no_grad():
-        for op, variant, dts in ROWS:
+        for op, variant, dts, layout in rows:
             if a.op and a.op != op:
                 continue
             for d in dts:
                 if a.dtype and a.dtype != d:
                     continue
-                run, args = setup(op, variant, DT[d], a.n, gen)
+                run, args = setup(op, variant, DT[d], a.n, gen, layout)
                 note = "native" if op != "nsa_compress_grad" else "reference in f32"
                 mine = None
                 if ours:
@@ -229,11 +291,7 @@ def main():
                 try:
                     run(*args)
                 except RuntimeError as e:
-                    if "not implemented" not in str(e):
-                        raise
-                    run, args = f32_fallback(run, args)
-                    run(*args)
-                    note = "f32 fallback: " + str(e).splitlines()[0]
+                    run, note = fallback(run, args, layout, e)
                 best = best_ours = float("inf")
                 for _ in range(a.reps):
                     t0 = time.perf_counter()
@@ -246,7 +304,8 @@ def main():
                 if mine:
                     ours.release()
                 extra = "\t%.3f" % (best_ours * 1e3) if mine else ""
-                print("%s\t%s\t%s\t%d\t%.3f\t%s%s" % (op, variant, d, a.n, best * 1e3, note, extra), flush=True)
+                name = variant if not layout else layout if variant == "-" else variant + "," + layout
+                print("%s\t%s\t%s\t%d\t%.3f\t%s%s" % (op, name, d, a.n, best * 1e3, note, extra), flush=True)
 
 
 if __name__ == "__main__":
