@@ -20,8 +20,11 @@
  * element, not by bandwidth.
  *
  *   usage: bench_speed [--n ELEMENTS] [--reps R] [--threads T] [--op NAME] [--dtype D] [--median]
- *                      [--tsv] [--peer FILE] [--offset B]
+ *                      [--tsv] [--peer FILE] [--offset B] [--no-layouts]
  *   defaults: --n 16777216 (16 Mi) --reps 5 --threads 2
+ * After the main table come the layout rows (layout_rows: the elementwise rows on strided,
+ * transposed and broadcast input views, timed against the same rows on contiguous inputs);
+ * --no-layouts leaves them out.
  * --offset B puts every operator array B bytes (0..4095) past the start of a page instead of where
  * malloc puts it (glibc: 16 bytes past a page for large arrays); the triad's arrays stay malloc's.
  * --offset 0 against the default shows what alignment is worth to a row (round 13).

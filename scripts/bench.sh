@@ -5,7 +5,8 @@
 # (build/impl/libaclnn_impl.so) timed in that Python process too, alternating with PyTorch rep by
 # rep: xtorch is the ratio of those two side-by-side times.  A benchmark, not a test: nothing
 # fails on timings.
-#   scripts/bench.sh [--no-torch] [bench_speed options]   e.g. --threads 1, --op softplus_backward, --n 4194304
+#   scripts/bench.sh [--no-torch] [bench_speed options]   e.g. --threads 1, --op softplus_backward, --n 4194304,
+#                                                          --no-layouts (only the contiguous rows)
 # Builds the Release tree build/ first (scripts/setup.sh).  The ratio columns are the numbers to
 # read (triad% = triad time / op time; xtorch = PyTorch time / same_ms, above 1 = faster than
 # PyTorch; same_ms = our time in the PyTorch process): absolute times move with the machine's
@@ -23,6 +24,7 @@ args=("$@")
 for ((i = 0; i < ${#args[@]}; i++)); do
   case "${args[i]}" in
     --n|--reps|--threads|--op|--dtype) targs+=("${args[i]}" "${args[i+1]}"); i=$((i + 1)) ;;
+    --no-layouts) targs+=("${args[i]}") ;;
   esac
 done
 peer=()
