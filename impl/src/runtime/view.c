@@ -271,9 +271,8 @@ void acl_view_load_f32(const acl_view *v, int64_t start, int64_t n, float *dst)
 #undef BCAST_SHORT
 }
 
-/* f64 views: a run of doubles is copied (the only dtype the f64 driver stages: its other
- * dtypes are mixed-precision calls; strides as strided_load_f32's), any other dtype converted
- * element by element */
+/* f64 walks: a run of doubles is copied directly (below STRIDED_TIGHT_MAX, as
+ * strided_load_f32), any other dtype converted element by element */
 void acl_view_load_f64(const acl_view *v, int64_t start, int64_t n, double *dst)
 {
     if (n <= 0) return;
