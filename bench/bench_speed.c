@@ -370,29 +370,73 @@ static double best(const double *v, int n)
     return b;
 }
 
+/* reps times in seconds -> the row's figure in ms: their best, or (--median) their median */
+static double summary_ms(double *v, int reps, int use_median)
+{
+    return (use_median ? median(v, reps) : best(v, reps)) * 1e3;
+}
+
+/* The peer columns of a row (empty without --peer): torch_ms, same_ms and xtorch from pr, or
+ * with no same_ms xtorch across the two processes against op_ms ('~'), or dashes without pr. */
+static void peer_cols(char *buf, size_t size, const peer_row *pr, int tsv, double op_ms)
+{
+    buf[0] = 0;
+    if (pr && pr->ours_ms > 0)
+        snprintf(buf, size, tsv ? "\t%.3f\t%.3f\t%.3f" : " %9.2f %8.2f %6.2fx", pr->ms, pr->ours_ms, pr->ms / pr->ours_ms);
+    else if (pr && pr->ms > 0 && tsv)
+        snprintf(buf, size, "\t%.3f\t-\t%.3f", pr->ms, pr->ms / op_ms);
+    else if (pr && pr->ms > 0)
+        snprintf(buf, size, " %9.2f %8s ~%5.2fx", pr->ms, "-", pr->ms / op_ms);
+    else if (g_npeer)
+        snprintf(buf, size, tsv ? "\t-\t-\t-" : " %9s %8s %7s", "-", "-", "-");
+}
+
+/* The rows: operator × variant × dtypes.  The first four are the elementwise operators, which
+ * the layout rows take too. */
+typedef struct { const char *op, *variant; aclDataType dts[4]; int ndt; } row_spec;
+static const row_spec ROWS[] = {
+    {"gelu_backward_v2", "none", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
+    {"gelu_backward_v2", "tanh", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
+    {"softplus_backward", "-", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}, 4},
+    {"logit_grad", "-", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
+    {"scaled_masked_softmax_backward", "S2=1024", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
+    {"nsa_compress_grad", "TND", {ACL_FLOAT16, ACL_BF16}, 2},
+    {"table_floor", "-", {ACL_FLOAT16, ACL_BF16}, 2}, /* a reference row, not an operator */
+};
+enum { ROWS_ELEMENTWISE = 4 };
+
+/* the bcase of row r in dtype dt, n elements, set up in this layout */
+static bcase row_case(const row_spec *r, aclDataType dt, int64_t n, int layout)
+{
+    bcase c;
+    memset(&c, 0, sizeof c);
+    c.op = r->op;
+    c.variant = !strcmp(r->variant, "-") ? "" : r->variant;
+    c.dt = dt;
+    c.n = n;
+    c.s2 = !strcmp(c.op, "scaled_masked_softmax_backward") ? 1024 : 0;
+    c.layout = layout;
+    setup(&c);
+    return c;
+}
+
 /* The layout rows: each elementwise row with its inputs as views (LAY_NAME), timed alternating
  * with the same row on contiguous inputs in this process; xcontig = contiguous time / layout
  * time (below 1: the layout is that much slower).  The peer columns match bench_torch.py's rows
  * of the same views; their variant is the layout (",layout" after a variant). */
 static void layout_rows(int64_t n, int reps, int use_median, int tsv, const char *only, const char *only_dt)
 {
-    static const struct { const char *op, *variant; aclDataType dts[4]; int ndt; } lops[] = {
-        {"gelu_backward_v2", "none", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
-        {"gelu_backward_v2", "tanh", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
-        {"softplus_backward", "-", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}, 4},
-        {"logit_grad", "-", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
-    };
     if (n % LAY_ROWS) {
         fprintf(stderr, "bench_speed: the layout rows need --n a multiple of %d (skipped)\n", LAY_ROWS);
         return;
     }
     bool header = false;
-    for (size_t o = 0; o < sizeof lops / sizeof lops[0]; o++) {
-        if (only && strcmp(only, lops[o].op)) continue;
-        for (int d = 0; d < lops[o].ndt; d++) {
-            if (only_dt && strcmp(only_dt, dtn(lops[o].dts[d]))) continue;
+    for (const row_spec *rs = ROWS; rs < ROWS + ROWS_ELEMENTWISE; rs++) {
+        if (only && strcmp(only, rs->op)) continue;
+        for (int d = 0; d < rs->ndt; d++) {
+            if (only_dt && strcmp(only_dt, dtn(rs->dts[d]))) continue;
             for (int lay = LAY_STRIDED; lay <= LAY_BCAST; lay++) {
-                if (lay == LAY_BCAST && strcmp(lops[o].op, "gelu_backward_v2")) continue;
+                if (lay == LAY_BCAST && strcmp(rs->op, "gelu_backward_v2")) continue;
                 if (!header && !tsv)
                     printf("\n# layout rows: the inputs as views (%s), the output contiguous; contig_ms: the same row "
                            "on contiguous inputs, alternating\n%-31s %-14s %-5s %9s %8s %9s %8s%s\n",
@@ -400,16 +444,7 @@ static void layout_rows(int64_t n, int reps, int use_median, int tsv, const char
                            "operator", "variant", "dtype", "elements", "op_ms", "contig_ms", "xcontig",
                            g_npeer ? "  torch_ms  same_ms  xtorch" : "");
                 header = true;
-                bcase c, c0;
-                memset(&c, 0, sizeof c);
-                c.op = lops[o].op;
-                c.variant = !strcmp(lops[o].variant, "-") ? "" : lops[o].variant;
-                c.dt = lops[o].dts[d];
-                c.n = n;
-                c0 = c;
-                c.layout = lay;
-                setup(&c);
-                setup(&c0);
+                bcase c = row_case(rs, rs->dts[d], n, lay), c0 = row_case(rs, rs->dts[d], n, LAY_CONTIG);
                 double tl[100], tc[100];
                 for (int r = 0; r <= reps; r++) {
                     double t0 = now();
@@ -420,17 +455,12 @@ static void layout_rows(int64_t n, int reps, int use_median, int tsv, const char
                     if (st != 0) { fprintf(stderr, "%s %s %s failed: %d\n", c.op, dtn(c.dt), LAY_NAME[lay], (int)st); exit(1); }
                     if (r > 0) { tl[r - 1] = t1 - t0; tc[r - 1] = t2 - t1; }
                 }
-                double ml = (use_median ? median(tl, reps) : best(tl, reps)) * 1e3;
-                double mc = (use_median ? median(tc, reps) : best(tc, reps)) * 1e3;
+                double ml = summary_ms(tl, reps, use_median), mc = summary_ms(tc, reps, use_median);
                 char var[32];
-                if (!strcmp(lops[o].variant, "-")) snprintf(var, sizeof var, "%s", LAY_NAME[lay]);
-                else snprintf(var, sizeof var, "%s,%s", lops[o].variant, LAY_NAME[lay]);
-                const peer_row *pr = peer_find(c.op, var, dtn(c.dt), (long long)n);
-                char peer[96] = "";
-                if (pr && pr->ours_ms > 0)
-                    snprintf(peer, sizeof peer, tsv ? "\t%.3f\t%.3f\t%.3f" : " %9.2f %8.2f %6.2fx", pr->ms, pr->ours_ms,
-                             pr->ms / pr->ours_ms);
-                else if (g_npeer) snprintf(peer, sizeof peer, tsv ? "\t-\t-\t-" : " %9s %8s %7s", "-", "-", "-");
+                if (!strcmp(rs->variant, "-")) snprintf(var, sizeof var, "%s", LAY_NAME[lay]);
+                else snprintf(var, sizeof var, "%s,%s", rs->variant, LAY_NAME[lay]);
+                char peer[96];
+                peer_cols(peer, sizeof peer, peer_find(c.op, var, dtn(c.dt), (long long)n), tsv, ml);
                 if (tsv)
                     printf("%s\t%s\t%s\t%lld\t%.3f\t%.3f\tlayout%s\n", c.op, var, dtn(c.dt), (long long)n, ml, mc, peer);
                 else
@@ -468,31 +498,15 @@ int main(int argc, char **argv)
     }
     if (reps < 1 || reps > 99 || n < 4096) { fprintf(stderr, "bench_speed: bad --reps or --n\n"); return 2; }
     aclconformSetNumThreads(threads);
-    struct { const char *op, *variant; aclDataType dts[4]; int ndt; } ops[] = {
-        {"gelu_backward_v2", "none", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
-        {"gelu_backward_v2", "tanh", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
-        {"softplus_backward", "-", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16, ACL_DOUBLE}, 4},
-        {"logit_grad", "-", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
-        {"scaled_masked_softmax_backward", "S2=1024", {ACL_FLOAT, ACL_FLOAT16, ACL_BF16}, 3},
-        {"nsa_compress_grad", "TND", {ACL_FLOAT16, ACL_BF16}, 2},
-        {"table_floor", "-", {ACL_FLOAT16, ACL_BF16}, 2}, /* a reference row, not an operator */
-    };
     if (!tsv)
         printf("%-31s %-8s %-5s %9s %8s %8s %8s %8s %7s %8s %5s%s\n", "operator", "variant", "dtype", "elements",
                "MB", "op_ms", "op_GB/s", "triad_ms", "triad%", "cache_ms", "cap%",
                g_npeer ? "  torch_ms  same_ms  xtorch" : "");
-    for (size_t o = 0; o < sizeof ops / sizeof ops[0]; o++) {
-        if (only && strcmp(only, ops[o].op)) continue;
-        for (int d = 0; d < ops[o].ndt; d++) {
-            if (only_dt && strcmp(only_dt, dtn(ops[o].dts[d]))) continue;
-            bcase c;
-            memset(&c, 0, sizeof c);
-            c.op = ops[o].op;
-            c.variant = !strcmp(ops[o].variant, "-") ? "" : ops[o].variant;
-            c.dt = ops[o].dts[d];
-            c.n = n;
-            c.s2 = !strcmp(c.op, "scaled_masked_softmax_backward") ? 1024 : 0;
-            setup(&c);
+    for (const row_spec *rs = ROWS; rs < ROWS + sizeof ROWS / sizeof ROWS[0]; rs++) {
+        if (only && strcmp(only, rs->op)) continue;
+        for (int d = 0; d < rs->ndt; d++) {
+            if (only_dt && strcmp(only_dt, dtn(rs->dts[d]))) continue;
+            bcase c = row_case(rs, rs->dts[d], n, LAY_CONTIG);
             int64_t tn = (int64_t)(c.bytes / 12 + 4095) / 4096 * 4096;
             float *ta = malloc((size_t)tn * 4), *tb = malloc((size_t)tn * 4), *tc = malloc((size_t)tn * 4);
             for (int64_t i = 0; i < tn; i++) { ta[i] = 0; tb[i] = (float)i; tc[i] = 1.0f; }
@@ -521,25 +535,16 @@ int main(int argc, char **argv)
                 if (r == 0) inner = (int)(4e-3 / (t1 - t0 > 1e-7 ? t1 - t0 : 1e-7)) + 1;
                 else tcache[r - 1] = (t1 - t0) / inner;
             }
-            double mca = (use_median ? median(tcache, reps) : best(tcache, reps)) * 1e3 * (double)n / (double)cc.n;
+            double mca = summary_ms(tcache, reps, use_median) * (double)n / (double)cc.n;
             teardown(&cc);
-            double mop = (use_median ? median(top, reps) : best(top, reps)) * 1e3;
-            double mtr = (use_median ? median(ttr, reps) : best(ttr, reps)) * 1e3;
-            const peer_row *pr = peer_find(c.op, ops[o].variant, dtn(c.dt), (long long)n);
-            char peer[96] = "";
-            if (pr && pr->ours_ms > 0)
-                snprintf(peer, sizeof peer, tsv ? "\t%.3f\t%.3f\t%.3f" : " %9.2f %8.2f %6.2fx", pr->ms, pr->ours_ms,
-                         pr->ms / pr->ours_ms);
-            else if (pr && pr->ms > 0 && tsv)
-                snprintf(peer, sizeof peer, "\t%.3f\t-\t%.3f", pr->ms, pr->ms / mop);
-            else if (pr && pr->ms > 0)
-                snprintf(peer, sizeof peer, " %9.2f %8s ~%5.2fx", pr->ms, "-", pr->ms / mop);
-            else if (g_npeer) snprintf(peer, sizeof peer, tsv ? "\t-\t-\t-" : " %9s %8s %7s", "-", "-", "-");
+            double mop = summary_ms(top, reps, use_median), mtr = summary_ms(ttr, reps, use_median);
+            char peer[96];
+            peer_cols(peer, sizeof peer, peer_find(c.op, rs->variant, dtn(c.dt), (long long)n), tsv, mop);
             if (tsv)
-                printf("%s\t%s\t%s\t%lld\t%.3f\t%.3f\t%zu%s\t%.3f\n", c.op, ops[o].variant, dtn(c.dt), (long long)n,
+                printf("%s\t%s\t%s\t%lld\t%.3f\t%.3f\t%zu%s\t%.3f\n", c.op, rs->variant, dtn(c.dt), (long long)n,
                        mop, mtr, c.bytes, peer, mca);
             else
-                printf("%-31s %-8s %-5s %9lld %8.1f %8.2f %8.1f %8.2f %6.0f%% %8.2f %4.0f%%%s\n", c.op, ops[o].variant,
+                printf("%-31s %-8s %-5s %9lld %8.1f %8.2f %8.1f %8.2f %6.0f%% %8.2f %4.0f%%%s\n", c.op, rs->variant,
                        dtn(c.dt), (long long)n, (double)c.bytes * 1e-6, mop, (double)c.bytes * 1e-6 / mop,
                        mtr, 100.0 * mtr / mop, mca, 100.0 * mtr / (mca > mtr ? mca : mtr), peer);
             fflush(stdout);

@@ -32,10 +32,11 @@ ROWS = [("gelu_backward_v2", "none", ["f32", "f16", "bf16"]),
         ("nsa_compress_grad", "TND", ["f16", "bf16"])]
 
 
-# bench_speed's layout rows: the elementwise rows with their inputs as views, the output
-# contiguous (strided: x[::2]; transp: x.t() of [n/1024, 1024]; bcast: Gelu's x [n/1024] broadcast
-# against [1024, n/1024]); the variant column is the layout (",layout" after a variant)
-LAYOUT_ROWS = [(op, variant, dts) for op, variant, dts in ROWS[:4]]
+# bench_speed's layout rows: the elementwise rows (the first four of ROWS, as there) with their
+# inputs as views, the output contiguous (strided: x[::2]; transp: x.t() of [n/1024, 1024]; bcast:
+# Gelu's x [n/1024] broadcast against [1024, n/1024]); the variant column is the layout
+# (",layout" after a variant)
+ROWS_ELEMENTWISE = 4
 LAYOUTS = ["strided", "transp", "bcast"]
 LAY_ROWS = 1024
 
@@ -132,7 +133,6 @@ def fallback(run, args, layout, err):
     in the dtype, with contiguous inputs when it refuses a view (a layout row), or both; and the
     note saying so.  Raises when neither helps."""
     notes, tried = [], set()
-    cur = run
     while True:
         msg = str(err).splitlines()[0]
         if "not implemented" in msg and "f32" not in tried:
@@ -269,7 +269,7 @@ def main():
     gen = torch.Generator().manual_seed(12345)
     rows = [(op, variant, dts, None) for op, variant, dts in ROWS]
     if a.n % LAY_ROWS == 0 and not a.no_layouts:
-        rows += [(op, variant, dts, lay) for op, variant, dts in LAYOUT_ROWS for lay in LAYOUTS
+        rows += [(op, variant, dts, lay) for op, variant, dts in ROWS[:ROWS_ELEMENTWISE] for lay in LAYOUTS
                  if lay != "bcast" or op == "gelu_backward_v2"]
     with torch.no_grad():
         for op, variant, dts, layout in rows:
