@@ -163,18 +163,16 @@ ACL_AVX512_TARGET static inline __m512d acl_loadu8_pd(const double *p, __mmask8 
 /* An elementwise kernel as whole 8-lane steps under the constant mask 0xff (plain loads and
  * stores once inlined) and the tail once under its mask: carrying a variable mask through every
  * step cost Gelu none f32 8 % in cache.  step is a static inline function; the driver is inlined
- * into the kernel, so the call through the pointer is a direct, inlined one.  Defined for f32
+ * into the kernel, so the call through the pointer is a direct, inlined one.  For the f32 kernels
  * (acl_ewise2_f32); the all-16-bit kernels step 16 lanes with ACL_STEPS_LEFT. */
-#define ACL_DEFINE_STEPS8(SUFFIX, T)                                                                \
-    typedef void (*acl_step8_##SUFFIX)(const void *ctx, const T *dy, const T *x, T *out, __mmask8 m); \
-    ACL_AVX512_TARGET static inline __attribute__((always_inline)) void acl_steps8_##SUFFIX(          \
-        const void *ctx, int64_t n, const T *dy, const T *x, T *out, acl_step8_##SUFFIX step)          \
-    {                                                                                               \
-        int64_t i = 0;                                                                              \
-        for (; i + 8 <= n; i += 8) step(ctx, dy + i, x + i, out + i, 0xff);                         \
-        if (i < n) step(ctx, dy + i, x + i, out + i, acl_mask8(n - i));                              \
-    }
-ACL_DEFINE_STEPS8(f32, float)
+typedef void (*acl_step8_f32)(const void *ctx, const float *dy, const float *x, float *out, __mmask8 m);
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+acl_steps8_f32(const void *ctx, int64_t n, const float *dy, const float *x, float *out, acl_step8_f32 step)
+{
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) step(ctx, dy + i, x + i, out + i, 0xff);
+    if (i < n) step(ctx, dy + i, x + i, out + i, acl_mask8(n - i));
+}
 
 /* The same driver for a step of W elements that takes the count left instead of a mask
  * (step(ctx, dy, x, out, left): a whole step when left ≥ W, so its masks are constants once
