@@ -7,7 +7,12 @@
  * SoftplusBackward converts in registers when all three tensors are contiguous and goes through
  * f32 staging buffers otherwise: the same call on strided views (every other element of buffers
  * twice as long) must give the same bits too.  So must calls whose tensors start at other places
- * within a 64-byte line (the driver starts its blocks on the output's lines). */
+ * within a 64-byte line (the driver starts its blocks on the output's lines).  Permuted views
+ * (x.t() and the like) run in tiles of two dimensions instead of flat blocks (round 16): on 4-D
+ * views whose storage orders differ from tensor to tensor, padded, with partial tiles, broadcast
+ * or not, every element must come out with the contiguous call's bits (NaN: as a NaN), for 1, 2
+ * and 3 threads and with the tiles' staging allocation refused, and nothing outside the output
+ * view may be written. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -25,6 +30,7 @@
 #include "runtime/conv.h"
 
 void aclconformSetNumThreads(int n);
+void acl_ewise_set_staging_limit(int64_t bytes); /* runtime/ewise.h */
 
 enum { N = (1 << 20) + 37, CHUNK = 4096 };
 
@@ -259,6 +265,182 @@ static void softplus16_strided_equals_contiguous(void **state)
     }
 }
 
+/* ---- permuted views (tiled walk) ---------------------------------------------------------- */
+
+enum { PR = 4, PPAD = 1, POFF = 2 };
+static const int64_t PDIM[PR] = {2, 3, 45, 130};
+
+/* A [2, 3, 45, 130] view whose storage holds the dimensions in the order ord (outermost first),
+ * each padded by PPAD, at offset POFF; a dimension d with bcast bit d set has extent 1 and
+ * stride 0 in the view (the tensor is [1 or extent] per dimension, broadcast by the operator). */
+typedef struct {
+    aclTensor *t;
+    char *mem;
+    int64_t strides[PR], storage;
+} ptensor;
+
+static ptensor ptensor_new(aclDataType dt, size_t es, const int ord[PR], unsigned bcast)
+{
+    int64_t dims[PR], span = 1;
+    ptensor p;
+    for (int k = PR - 1; k >= 0; k--) {
+        int d = ord[k];
+        dims[d] = bcast >> d & 1 ? 1 : PDIM[d];
+        p.strides[d] = bcast >> d & 1 ? 0 : span;
+        span *= dims[d] + PPAD;
+    }
+    p.storage = POFF + span;
+    p.mem = malloc((size_t)p.storage * es);
+    assert_non_null(p.mem);
+    memset(p.mem, 0x5a, (size_t)p.storage * es);
+    int64_t tstrides[PR];
+    for (int d = 0; d < PR; d++) tstrides[d] = bcast >> d & 1 ? 1 : p.strides[d];
+    p.t = aclCreateTensor(dims, PR, dt, tstrides, POFF, ACL_FORMAT_ND, &p.storage, 1, p.mem);
+    assert_non_null(p.t);
+    return p;
+}
+
+/* storage element of logical element i (row-major) */
+static int64_t ptensor_at(const ptensor *p, int64_t i)
+{
+    int64_t at = POFF;
+    for (int d = PR - 1; d >= 0; d--) {
+        at += i % PDIM[d] * p->strides[d];
+        i /= PDIM[d];
+    }
+    return at;
+}
+
+static void ptensor_free(ptensor *p)
+{
+    aclDestroyTensor(p->t);
+    free(p->mem);
+}
+
+static void call_tensors(which op, aclTensor *tg, aclTensor *tx, aclTensor *to)
+{
+    uint64_t ws = 0;
+    aclOpExecutor *ex = NULL;
+    if (op == SOFTPLUS) {
+        float beta = 1.5f, thr = 20.0f;
+        aclScalar *b = aclCreateScalar(&beta, ACL_FLOAT), *t = aclCreateScalar(&thr, ACL_FLOAT);
+        assert_int_equal(aclnnSoftplusBackwardGetWorkspaceSize(tg, tx, b, t, to, &ws, &ex), ACLNN_SUCCESS);
+        assert_int_equal(aclnnSoftplusBackward(NULL, ws, ex, NULL), ACLNN_SUCCESS);
+        aclDestroyScalar(b);
+        aclDestroyScalar(t);
+    } else if (op == LOGIT) {
+        assert_int_equal(aclnnLogitGradGetWorkspaceSize(tx, tg, 1e-3, to, &ws, &ex), ACLNN_SUCCESS);
+        assert_int_equal(aclnnLogitGrad(NULL, ws, ex, NULL), ACLNN_SUCCESS);
+    } else {
+        assert_int_equal(aclnnGeluBackwardV2GetWorkspaceSize(tg, tx, op == GELU_NONE ? "none" : "tanh", to, &ws, &ex),
+                         ACLNN_SUCCESS);
+        assert_int_equal(aclnnGeluBackwardV2(NULL, ws, ex, NULL), ACLNN_SUCCESS);
+    }
+}
+
+/* The same bits, or both NaN: the staged path and the in-register 16-bit path may give a NaN
+ * of another sign (numerics.md: the payload is unspecified) */
+static bool same_value(aclDataType dt, const char *a, const char *b)
+{
+    if (dt == ACL_DOUBLE) {
+        double x, y;
+        memcpy(&x, a, 8);
+        memcpy(&y, b, 8);
+        return memcmp(a, b, 8) == 0 || (isnan(x) && isnan(y));
+    }
+    if (dt == ACL_FLOAT) {
+        float x, y;
+        memcpy(&x, a, 4);
+        memcpy(&y, b, 4);
+        return memcmp(a, b, 4) == 0 || (isnan(x) && isnan(y));
+    }
+    uint16_t x, y;
+    memcpy(&x, a, 2);
+    memcpy(&y, b, 2);
+    float fx = dt == ACL_FLOAT16 ? acl_f16_to_f32(x) : acl_bf16_to_f32(x), fy = dt == ACL_FLOAT16 ? acl_f16_to_f32(y) : acl_bf16_to_f32(y);
+    return x == y || (isnan(fx) && isnan(fy));
+}
+
+static void permuted_views_equal_contiguous(void **state)
+{
+    (void)state;
+    enum { M = 2 * 3 * 45 * 130 };
+    static const int row[PR] = {0, 1, 2, 3}, tr[PR] = {0, 1, 3, 2}, rev[PR] = {3, 2, 1, 0}, mid[PR] = {2, 3, 0, 1};
+    /* storage orders of gradient, x, output; x broadcast over dimensions (bit d: dimension d) */
+    static const struct { const int *g, *x, *o; unsigned xb; } lay[] = {
+        {row, row, row, 0}, {tr, tr, row, 0}, {row, tr, row, 0}, {row, row, tr, 0}, {tr, tr, tr, 0},
+        {rev, row, rev, 0}, {mid, tr, row, 0}, {tr, row, row, 3}, {tr, tr, row, 2}, {tr, tr, row, 4},
+        {rev, tr, row, 8}};
+    const struct { which op; aclDataType dt; size_t es; } cases[] = {
+        {GELU_NONE, ACL_FLOAT, 4}, {GELU_TANH, ACL_FLOAT, 4}, {SOFTPLUS, ACL_FLOAT, 4}, {SOFTPLUS, ACL_DOUBLE, 8},
+        {LOGIT, ACL_FLOAT, 4}, {GELU_NONE, ACL_BF16, 2}, {GELU_TANH, ACL_FLOAT16, 2}, {SOFTPLUS, ACL_FLOAT16, 2},
+        {LOGIT, ACL_BF16, 2}};
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        aclDataType dt = cases[c].dt;
+        size_t es = cases[c].es;
+        for (size_t l = 0; l < sizeof lay / sizeof lay[0]; l++) {
+            unsigned xb = lay[l].xb;
+            if (xb && cases[c].op != GELU_NONE && cases[c].op != GELU_TANH) continue; /* only Gelu broadcasts */
+            ptensor g = ptensor_new(dt, es, lay[l].g, 0), x = ptensor_new(dt, es, lay[l].x, xb),
+                    o = ptensor_new(dt, es, lay[l].o, 0);
+            char *cg = malloc(M * es), *cx = malloc(M * es), *ref = malloc(M * es), *one = malloc((size_t)o.storage * es);
+            assert_true(cg && cx && ref && one);
+            uint32_t s = 4242u + (uint32_t)c * 31u + (uint32_t)l;
+            for (int64_t i = 0; i < M; i++) {
+                store(dt, cg, i, value(cases[c].op, 0, i, &s));
+                store(dt, cx, i, value(cases[c].op, 1, i, &s));
+            }
+            /* a broadcast x: every element takes the value at index 0 of its broadcast dimensions */
+            for (int64_t i = 0; i < M; i++) {
+                int64_t src = 0, rem = i, scale = 1;
+                for (int d = PR - 1; d >= 0; d--) {
+                    src += (xb >> d & 1 ? 0 : rem % PDIM[d]) * scale;
+                    rem /= PDIM[d];
+                    scale *= PDIM[d];
+                }
+                memcpy(cx + i * (int64_t)es, cx + src * (int64_t)es, es);
+            }
+            for (int64_t i = 0; i < M; i++) {
+                memcpy(g.mem + ptensor_at(&g, i) * (int64_t)es, cg + i * (int64_t)es, es);
+                memcpy(x.mem + ptensor_at(&x, i) * (int64_t)es, cx + i * (int64_t)es, es);
+            }
+            aclconformSetNumThreads(1);
+            call(cases[c].op, dt, M, cg, cx, ref);
+            /* threads 1, 2, 3; then 2 with the tiles' staging allocation refused (row-by-row fallback) */
+            for (int t = 1; t <= 4; t++) {
+                aclconformSetNumThreads(t < 4 ? t : 2);
+                acl_ewise_set_staging_limit(t < 4 ? INT64_MAX : 0);
+                memset(o.mem, 0x5a, (size_t)o.storage * es);
+                call_tensors(cases[c].op, g.t, x.t, o.t);
+                if (t == 1) memcpy(one, o.mem, (size_t)o.storage * es);
+                int64_t first = -1, written = 0;
+                for (int64_t i = 0; i < M && first < 0; i++)
+                    if (!same_value(dt, o.mem + ptensor_at(&o, i) * (int64_t)es, ref + i * (int64_t)es)) first = i;
+                char *inside = calloc((size_t)o.storage, 1);
+                assert_non_null(inside);
+                for (int64_t i = 0; i < M; i++) inside[ptensor_at(&o, i)] = 1;
+                for (int64_t e = 0; e < o.storage; e++)
+                    for (size_t b = 0; b < es && !inside[e]; b++) written += (unsigned char)o.mem[e * (int64_t)es + (int64_t)b] != 0x5a;
+                free(inside);
+                if (first >= 0 || written || memcmp(one, o.mem, (size_t)o.storage * es))
+                    fail_msg("op %d dtype %d layout %zu threads %d%s: element %lld differs from the contiguous call, "
+                             "%lld bytes outside the output view written, %s the 1-thread bits",
+                             (int)cases[c].op, (int)dt, l, t < 4 ? t : 2, t < 4 ? "" : " (no staging)", (long long)first, (long long)written,
+                             memcmp(one, o.mem, (size_t)o.storage * es) ? "not" : "");
+            }
+            aclconformSetNumThreads(0);
+            acl_ewise_set_staging_limit(INT64_MAX);
+            free(cg);
+            free(cx);
+            free(ref);
+            free(one);
+            ptensor_free(&g);
+            ptensor_free(&x);
+            ptensor_free(&o);
+        }
+    }
+}
+
 static void logit_large_equals_chunked(void **state)
 {
     (void)state;
@@ -276,6 +458,7 @@ int main(void)
         cmocka_unit_test(softplus_large_equals_chunked),
         cmocka_unit_test(softplus16_strided_equals_contiguous),
         cmocka_unit_test(logit_large_equals_chunked),
+        cmocka_unit_test(permuted_views_equal_contiguous),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

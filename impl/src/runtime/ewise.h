@@ -10,6 +10,11 @@
 
 #define ACL_EWISE_BLOCK 1024
 
+/* The f32 and f64 drivers run views that cross cache lines element by element (x.t()) in tiles
+ * staged on the heap (ewise.c); a job whose staging would take more than `bytes` (or whose
+ * allocation fails) walks each tile row by row instead.  For tests; default unlimited. */
+void acl_ewise_set_staging_limit(int64_t bytes);
+
 typedef void (*acl_ewise_f32_fn)(const void *ctx, int64_t n, const float *a, const float *b,
                                  float *out);
 typedef void (*acl_ewise_f64_fn)(const void *ctx, int64_t n, const double *a, const double *b,

@@ -93,6 +93,12 @@ void acl_view_load_f32(const acl_view *v, int64_t start, int64_t n, float *dst);
 void acl_view_load_f64(const acl_view *v, int64_t start, int64_t n, double *dst);
 void acl_view_store_f32(const acl_view *v, int64_t start, int64_t n, const float *src);
 void acl_view_store_f64(const acl_view *v, int64_t start, int64_t n, const double *src);
+/* One run: len elements from byte stride bstride apart (0: one element broadcast, loads only),
+ * converted as the view forms do. */
+void acl_run_load_f32(aclDataType dt, const char *p, int64_t bstride, int64_t len, float *dst);
+void acl_run_load_f64(aclDataType dt, const char *p, int64_t bstride, int64_t len, double *dst);
+void acl_run_store_f32(aclDataType dt, char *p, int64_t bstride, int64_t len, const float *src);
+void acl_run_store_f64(aclDataType dt, char *p, int64_t bstride, int64_t len, const double *src);
 /* Address of element i (row-major index into the view's iteration shape). */
 void *acl_view_ptr(const acl_view *v, int64_t i);
 

@@ -147,7 +147,7 @@ static void bulk_store_f32(aclDataType dt, char *p, int64_t n, const float *src)
  * line of its own, and the tight loops, which issue the loads faster, measured slower on this
  * CPU (one thread, 4 Mi f32 read as a transposed view, best of 3: 4 KiB stride 29.5 against
  * 24.9 ms, 2 KiB 20.3 against 13.6, 1 KiB 9.5 against 7.9; 128-512 B: 7.0-7.5 against 9.1-10.9),
- * which looks like the strides' cache-set conflicts; a tiled walk would be the real remedy.
+ * which looks like the strides' cache-set conflicts; such views now run in tiles (ewise.c).
  * Measured through the operators: README, round 15. */
 enum { STRIDED_CHUNK = 256, STRIDED_TIGHT_MAX = 1024 };
 
@@ -238,6 +238,24 @@ static void strided_store_f32(aclDataType dt, char *p, int64_t bstride, int64_t 
         }                                                                                          \
     } while (0)
 
+/* A run of len elements at byte stride bstride (0: one element broadcast), converted. */
+void acl_run_load_f32(aclDataType dt, const char *p, int64_t bstride, int64_t len, float *dst)
+{
+#if ACLCONFORM_MUTANT == 14 /* broadcast-stride: zero-stride (broadcast) inner run fills one element short */
+    enum { BCAST_SHORT = 1 };
+#else
+    enum { BCAST_SHORT = 0 };
+#endif
+    if (bstride == (int64_t)acl_dtype_size(dt)) {
+        bulk_load_f32(dt, p, len, dst);
+    } else if (bstride == 0) {
+        float x = ld_f32(dt, p);
+        for (int64_t j = 0; j + BCAST_SHORT < len; j++) dst[j] = x;
+    } else {
+        strided_load_f32(dt, p, bstride, len, dst);
+    }
+}
+
 void acl_view_load_f32(const acl_view *v, int64_t start, int64_t n, float *dst)
 {
     if (n <= 0) return;
@@ -249,43 +267,38 @@ void acl_view_load_f32(const acl_view *v, int64_t start, int64_t n, float *dst)
 #endif
         return;
     }
-    aclDataType dt = v->dtype;
-#if ACLCONFORM_MUTANT == 14 /* broadcast-stride: zero-stride (broadcast) inner run fills one element short */
-#define BCAST_SHORT 1
-#else
-#define BCAST_SHORT 0
-#endif
-#define LOAD_RUN(p, bstride, len, j0)                                                              \
-    do {                                                                                           \
-        if ((bstride) == (int64_t)v->esize) {                                                      \
-            bulk_load_f32(dt, (p), (len), dst + (j0));                                             \
-        } else if ((bstride) == 0) {                                                               \
-            float x_ = ld_f32(dt, (p));                                                            \
-            for (int64_t j = 0; j + BCAST_SHORT < (len); j++) dst[(j0) + j] = x_;                  \
-        } else {                                                                                   \
-            strided_load_f32(dt, (p), (bstride), (len), dst + (j0));                               \
-        }                                                                                          \
-    } while (0)
+#define LOAD_RUN(p, bstride, len, j0) acl_run_load_f32(v->dtype, (p), (bstride), (len), dst + (j0))
     VIEW_WALK(v, start, n, LOAD_RUN);
 #undef LOAD_RUN
-#undef BCAST_SHORT
 }
 
-/* f64 walks: a run of doubles is copied directly (below STRIDED_TIGHT_MAX, as
- * strided_load_f32), any other dtype converted element by element */
+/* f64 runs: doubles are copied directly (below STRIDED_TIGHT_MAX, as strided_load_f32), any
+ * other dtype converted element by element */
+void acl_run_load_f64(aclDataType dt, const char *p, int64_t bstride, int64_t len, double *dst)
+{
+    if (dt == ACL_DOUBLE && bstride < STRIDED_TIGHT_MAX)
+        for (int64_t j = 0; j < len; j++) memcpy(dst + j, p + j * bstride, 8);
+    else
+        for (int64_t j = 0; j < len; j++) dst[j] = ld_f64(dt, p + j * bstride);
+}
+
 void acl_view_load_f64(const acl_view *v, int64_t start, int64_t n, double *dst)
 {
     if (n <= 0) return;
-    aclDataType dt = v->dtype;
-#define LOAD_RUN(p, bstride, len, j0)                                                              \
-    do {                                                                                           \
-        if (dt == ACL_DOUBLE && (bstride) < STRIDED_TIGHT_MAX)                                     \
-            for (int64_t j = 0; j < (len); j++) memcpy(dst + (j0) + j, (p) + j * (bstride), 8);    \
-        else                                                                                       \
-            for (int64_t j = 0; j < (len); j++) dst[(j0) + j] = ld_f64(dt, (p) + j * (bstride));   \
-    } while (0)
+#define LOAD_RUN(p, bstride, len, j0) acl_run_load_f64(v->dtype, (p), (bstride), (len), dst + (j0))
     VIEW_WALK(v, start, n, LOAD_RUN);
 #undef LOAD_RUN
+}
+
+void acl_run_store_f32(aclDataType dt, char *p, int64_t bstride, int64_t len, const float *src)
+{
+#if ACLCONFORM_MUTANT == 11 /* stride-units: strided store steps by the byte stride divided by the element size (element/byte confusion) */
+    int64_t unit = (int64_t)acl_dtype_size(dt);
+#else
+    int64_t unit = 1;
+#endif
+    if (bstride == (int64_t)acl_dtype_size(dt)) bulk_store_f32(dt, p, len, src);
+    else strided_store_f32(dt, p, bstride / unit, len, src);
 }
 
 void acl_view_store_f32(const acl_view *v, int64_t start, int64_t n, const float *src)
@@ -295,36 +308,23 @@ void acl_view_store_f32(const acl_view *v, int64_t start, int64_t n, const float
         bulk_store_f32(v->dtype, v->data + (v->offset + start) * (int64_t)v->esize, n, src);
         return;
     }
-    aclDataType dt = v->dtype;
-#if ACLCONFORM_MUTANT == 11 /* stride-units: strided store steps by the byte stride divided by the element size (element/byte confusion) */
-#define STRIDE_UNIT ((int64_t)v->esize)
-#else
-#define STRIDE_UNIT 1
-#endif
-#define STORE_RUN(p, bstride, len, j0)                                                             \
-    do {                                                                                           \
-        if ((bstride) == (int64_t)v->esize) {                                                      \
-            bulk_store_f32(dt, (p), (len), src + (j0));                                            \
-        } else {                                                                                   \
-            strided_store_f32(dt, (p), (bstride) / STRIDE_UNIT, (len), src + (j0));                \
-        }                                                                                          \
-    } while (0)
+#define STORE_RUN(p, bstride, len, j0) acl_run_store_f32(v->dtype, (p), (bstride), (len), src + (j0))
     VIEW_WALK(v, start, n, STORE_RUN);
 #undef STORE_RUN
-#undef STRIDE_UNIT
+}
+
+void acl_run_store_f64(aclDataType dt, char *p, int64_t bstride, int64_t len, const double *src)
+{
+    if (dt == ACL_DOUBLE && bstride < STRIDED_TIGHT_MAX)
+        for (int64_t j = 0; j < len; j++) memcpy(p + j * bstride, src + j, 8);
+    else
+        for (int64_t j = 0; j < len; j++) st_f64(dt, p + j * bstride, src[j]);
 }
 
 void acl_view_store_f64(const acl_view *v, int64_t start, int64_t n, const double *src)
 {
     if (n <= 0) return;
-    aclDataType dt = v->dtype;
-#define STORE_RUN(p, bstride, len, j0)                                                             \
-    do {                                                                                           \
-        if (dt == ACL_DOUBLE && (bstride) < STRIDED_TIGHT_MAX)                                     \
-            for (int64_t j = 0; j < (len); j++) memcpy((p) + j * (bstride), src + (j0) + j, 8);    \
-        else                                                                                       \
-            for (int64_t j = 0; j < (len); j++) st_f64(dt, (p) + j * (bstride), src[(j0) + j]);    \
-    } while (0)
+#define STORE_RUN(p, bstride, len, j0) acl_run_store_f64(v->dtype, (p), (bstride), (len), src + (j0))
     VIEW_WALK(v, start, n, STORE_RUN);
 #undef STORE_RUN
 }
