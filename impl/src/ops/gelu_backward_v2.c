@@ -491,7 +491,7 @@ static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
     if (vx.dtype == ACL_FLOAT16 || vx.dtype == ACL_BF16) {
         bool bf = vx.dtype == ACL_BF16;
         gelu_lut c = {gelu_table(a->mode, bf), vo.dtype == ACL_FLOAT ? NULL : g_lut32[a->mode][bf], bf};
-        if (!acl_ewise_raw16_ok(&vx)) {
+        if (!acl_ewise_raw16_ok(&vx) || acl_ewise_tiled(&vdy, &vx, &vo)) {
             acl_ewise2_f32(&vdy, &vx, &vo, gelu_lut_staged_block, &c);
             return ACLNN_SUCCESS;
         }

@@ -257,6 +257,12 @@ static bool runs_along_p(int tp, const acl_view *v)
     return sl == 0 || (sp != 0 && sp <= sl);
 }
 
+bool acl_ewise_tiled(const acl_view *a, const acl_view *b, const acl_view *out)
+{
+    const acl_view *vs[3] = {a, b, out};
+    return tile_dim(vs, 3) >= 0;
+}
+
 /* Plan the job's tiles (j->tp = -1: none) and return how many there are.  Staging holds a tile as
  * lines: columns (j->cm: the order of the views whose runs go along p, when more views than not
  * are of that kind) or rows, j->pitch elements apart (a line rounded up to 64 bytes, plus 64

@@ -14,6 +14,9 @@
  * staged on the heap (ewise.c); a job whose staging would take more than `bytes` (or whose
  * allocation fails) walks each tile row by row instead.  For tests; default unlimited. */
 void acl_ewise_set_staging_limit(int64_t bytes);
+/* True if acl_ewise2_f32 / acl_ewise2_f64 would run these views in tiles (the other drivers
+ * never do: an operator with a choice of drivers takes the f32 one for such views). */
+bool acl_ewise_tiled(const acl_view *a, const acl_view *b, const acl_view *out);
 
 typedef void (*acl_ewise_f32_fn)(const void *ctx, int64_t n, const float *a, const float *b,
                                  float *out);
