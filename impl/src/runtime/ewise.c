@@ -225,11 +225,9 @@ static void run_f64(void *p, int64_t begin, int64_t end)
 
 /* ---- tiled walk ---------------------------------------------------------------------------- */
 
-#ifndef TILE_ROWS
-#define TILE_ROWS 1024
-#define TILE_ELEMS 65536
-#endif
-enum { TILE_LINE = 64, TILE_PAD = 16 };
+/* tile extents (top of this file); TILE_LINE: a cache line in bytes; TILE_PAD: what staging
+ * lines are rounded up to and padded by, in elements */
+enum { TILE_ROWS = 1024, TILE_ELEMS = 65536, TILE_LINE = 64, TILE_PAD = 16 };
 
 /* The dimension to tile with the innermost one: for the first view whose innermost run has
  * every element on a line of its own (a stride of TILE_LINE bytes or more), its finest-striding
