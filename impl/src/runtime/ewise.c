@@ -327,58 +327,53 @@ void acl_ewise_set_staging_limit(int64_t bytes)
     atomic_store_explicit(&g_staging_limit, bytes, memory_order_relaxed);
 }
 
-/* The staging lines of a tile and their length. */
-static void tile_lines(const ewise_job *j, const tile_geom *g, int64_t *nlines, int64_t *len)
+/* How view v's part of tile g is walked: nrun runs of len elements, stride bytes between a run's
+ * elements and step bytes between runs, from base, along v's finer dimension of the two; a run
+ * is a staging line (straight) or crosses the lines. */
+typedef struct {
+    char *base;
+    int64_t stride, step, nrun, len;
+    bool straight;
+} tile_runs;
+
+static tile_runs tile_runs_of(const ewise_job *j, const acl_view *v, const tile_geom *g)
 {
-    *nlines = j->cm ? g->cols : g->rows;
-    *len = j->cm ? g->rows : g->cols;
+    int64_t es = (int64_t)v->esize, sp = v->strides[j->tp] * es, sl = v->strides[v->ndim - 1] * es;
+    bool alp = runs_along_p(j->tp, v);
+    return (tile_runs){v->data + tile_offset(j, v, g, 0, false) * es, alp ? sp : sl, alp ? sl : sp,
+                       alp ? g->cols : g->rows, alp ? g->rows : g->cols, alp == j->cm};
 }
 
-/* Load / store one view's tile run by run (along its finer dimension) into / from staging s, a
- * run straight into or out of a staging line where the two go the same way, through tmp and a
- * strided copy where they cross.  run_<T>_tiled: tiles [begin, end) staged on the heap; the
- * kernel sees a line (ACL_EWISE_BLOCK elements at a time) at a time.  Should the allocation
- * fail, each row of a tile is a run of the flat iteration order and goes through the flat
- * blocks' view walks instead. */
+/* Load / store one view's tile run by run into / from staging s, a straight run directly, a
+ * crossing one through tmp and a strided copy.  run_<T>_tiled: tiles [begin, end) staged on the
+ * heap; the kernel sees a staging line (ACL_EWISE_BLOCK elements at a time) at a time.  Should
+ * the allocation fail, each row of a tile is a run of the flat iteration order and goes through
+ * the flat blocks' view walks instead. */
 #define TILE_IO(T, SUF)                                                                            \
     static void tile_load_##SUF(const ewise_job *j, const acl_view *v, const tile_geom *g, T *s, T *tmp) \
     {                                                                                              \
-        const char *base = v->data + tile_offset(j, v, g, 0, false) * (int64_t)v->esize;          \
-        int64_t es = (int64_t)v->esize, sp = v->strides[j->tp] * es, sl = v->strides[v->ndim - 1] * es; \
-        bool alp = runs_along_p(j->tp, v);                                                         \
-        int64_t nrun = alp ? g->cols : g->rows, len = alp ? g->rows : g->cols;                     \
-        for (int64_t q = 0; q < nrun; q++) {                                                       \
-            const char *p = base + q * (alp ? sl : sp);                                            \
-            if (alp == j->cm) {                                                                    \
-                acl_run_load_##SUF(v->dtype, p, alp ? sp : sl, len, s + q * j->pitch);             \
-            } else {                                                                               \
-                acl_run_load_##SUF(v->dtype, p, alp ? sp : sl, len, tmp);                          \
-                for (int64_t e = 0; e < len; e++) s[e * j->pitch + q] = tmp[e];                    \
-            }                                                                                      \
+        tile_runs r = tile_runs_of(j, v, g);                                                       \
+        for (int64_t q = 0; q < r.nrun; q++) {                                                     \
+            acl_run_load_##SUF(v->dtype, r.base + q * r.step, r.stride, r.len, r.straight ? s + q * j->pitch : tmp); \
+            if (!r.straight)                                                                       \
+                for (int64_t e = 0; e < r.len; e++) s[e * j->pitch + q] = tmp[e];                  \
         }                                                                                          \
     }                                                                                              \
     static void tile_store_##SUF(const ewise_job *j, const acl_view *v, const tile_geom *g, const T *s, T *tmp) \
     {                                                                                              \
-        char *base = v->data + tile_offset(j, v, g, 0, false) * (int64_t)v->esize;                \
-        int64_t es = (int64_t)v->esize, sp = v->strides[j->tp] * es, sl = v->strides[v->ndim - 1] * es; \
-        bool alp = runs_along_p(j->tp, v);                                                         \
-        int64_t nrun = alp ? g->cols : g->rows, len = alp ? g->rows : g->cols;                     \
-        for (int64_t q = 0; q < nrun; q++) {                                                       \
-            const T *d = s + q * j->pitch;                                                         \
-            if (alp != j->cm) {                                                                    \
-                for (int64_t e = 0; e < len; e++) tmp[e] = s[e * j->pitch + q];                    \
-                d = tmp;                                                                           \
-            }                                                                                      \
-            acl_run_store_##SUF(v->dtype, base + q * (alp ? sl : sp), alp ? sp : sl, len, d);      \
+        tile_runs r = tile_runs_of(j, v, g);                                                       \
+        for (int64_t q = 0; q < r.nrun; q++) {                                                     \
+            if (!r.straight)                                                                       \
+                for (int64_t e = 0; e < r.len; e++) tmp[e] = s[e * j->pitch + q];                  \
+            acl_run_store_##SUF(v->dtype, r.base + q * r.step, r.stride, r.len, r.straight ? s + q * j->pitch : tmp); \
         }                                                                                          \
     }                                                                                              \
     static void run_##SUF##_tiled(void *p, int64_t begin, int64_t end)                            \
     {                                                                                              \
         const ewise_job *j = p;                                                                    \
-        int64_t lines = j->cm ? j->cols : j->rows, size = lines * j->pitch;                        \
+        int64_t size = (j->cm ? j->cols : j->rows) * j->pitch; /* one staging array */             \
         size_t bytes = (size_t)(3 * size + j->rows + j->cols) * sizeof(T);                         \
         T *a = (int64_t)bytes <= atomic_load_explicit(&g_staging_limit, memory_order_relaxed) ? malloc(bytes) : NULL; \
-        T *b = a + size, *o = b + size, *tmp = o + size;                                           \
         for (int64_t t = begin; t < end; t++) {                                                    \
             tile_geom g = tile_at(j, t);                                                           \
             if (!a) {                                                                              \
@@ -394,8 +389,8 @@ static void tile_lines(const ewise_job *j, const tile_geom *g, int64_t *nlines, 
                     }                                                                              \
                 continue;                                                                          \
             }                                                                                      \
-            int64_t nl, len;                                                                       \
-            tile_lines(j, &g, &nl, &len);                                                          \
+            T *b = a + size, *o = b + size, *tmp = o + size;                                       \
+            int64_t nl = j->cm ? g.cols : g.rows, len = j->cm ? g.rows : g.cols; /* staging lines */ \
             tile_load_##SUF(j, j->a, &g, a, tmp);                                                  \
             tile_load_##SUF(j, j->b, &g, b, tmp);                                                  \
             for (int64_t q = 0; q < nl; q++)                                                       \
