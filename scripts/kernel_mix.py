@@ -83,7 +83,9 @@ def hot_loop(insns):
     if not loops:
         return None, []
     best = max(loops, key=lambda lp: (sum("zmm" in x[2] for x in lp[2]), -len(lp[2])))
-    nested = [o for o in loops if o is not best and best[0] <= o[0] and o[1] < best[1]]
+    # a back edge to best's own head is best's loop again (a rotated loop has several), not a
+    # nested one: nested loops start inside it
+    nested = [o for o in loops if best[0] < o[0] and o[1] < best[1]]
     return best, nested
 
 

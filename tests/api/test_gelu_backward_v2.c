@@ -215,6 +215,9 @@ static void special_values_follow_the_spec(void **state)
         {INFINITY, -30.0, -INFINITY},   {INFINITY, -100.0, -INFINITY}, {-INFINITY, -50.0, INFINITY},
         {INFINITY, 0.0, INFINITY},      {NAN, 1.0, NAN},            {1.0, NAN, NAN},
         {0.0, INFINITY, 0.0},           {1e4, -1e4, -0.0},
+        /* around x = -21.14, where the f32 tanh kernel's e^{-|v|} stops at e^-708, and far below */
+        {INFINITY, -21.0, -INFINITY},   {-INFINITY, -21.5, INFINITY}, {INFINITY, -6e4, -INFINITY},
+        {6e4, -21.5, -0.0},             {-6e4, -6e4, 0.0},
     };
     int n = (int)(sizeof c / sizeof c[0]);
     int64_t dims[1] = {n};

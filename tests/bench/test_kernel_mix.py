@@ -43,6 +43,9 @@ with tempfile.TemporaryDirectory() as d:
     m = re.search(r"\((\d+) on rare-lane paths", tanh)
     if not m or int(m.group(1)) == 0:
         fails.append("gelu tanh: the root window's polynomial is not set apart as a rare-lane path\n" + tanh)
+    # its loop steps two vectors (16 elements) per pass, one division each, all on the hot path
+    if count("div", tanh) != 2 or count("fma", tanh) + count("mul", tanh) < 24:
+        fails.append("gelu tanh: expected 2 divisions and at least 24 FMA + MUL on the hot path\n" + tanh)
     bad = os.path.join(d, "bad.tsv")
     with open(bad, "w") as f:
         f.write("class\tinsn\tfma_eq\nfma\tx\tone\n")
@@ -55,6 +58,16 @@ with tempfile.TemporaryDirectory() as d:
     r = run("--ports", ports, "gelu_none_block_avx512:0")
     if r.returncode == 0 or "ELEMS" not in r.stderr:
         fails.append("ELEMS 0: exit %d, stderr %r" % (r.returncode, r.stderr))
+
+# A rotated loop (GCC's layout of the tanh kernel): two back edges to the same head are one loop,
+# not a loop nested in itself whose body would all count as rare; a loop starting inside is nested.
+insns = [(0x10, "vfmadd132pd", "%zmm1,%zmm2,%zmm3"), (0x16, "kortestb", "%k1,%k1"),
+         (0x1a, "je", "10 <f+0x10>"), (0x20, "vmulpd", "%zmm1,%zmm2,%zmm3"),
+         (0x26, "vaddpd", "%zmm1,%zmm2,%zmm3"), (0x2c, "jne", "26 <f+0x26>"), (0x30, "jmp", "10 <f+0x10>")]
+best, nested = km.hot_loop(insns)
+if best is None or (best[0], best[1]) != (0x10, 0x30) or [(o[0], o[1]) for o in nested] != [(0x26, 0x2c)]:
+    fails.append("hot_loop on a rotated loop: best %s, nested %s" % (best and (hex(best[0]), hex(best[1])),
+                                                                    [(hex(o[0]), hex(o[1])) for o in nested]))
 
 for f in fails:
     print("FAIL", f)

@@ -121,14 +121,33 @@ ACL_AVX512_TARGET static inline __m512d acl_exp2_16th(__m512d nm)
  *   operation, and the same bits as the same steps on x = -y.  NaN stays NaN (through r).
  * Returned as two factors, e^-y = *scale · P: a caller that adds to e^-y does it in the same FMA
  * (SoftplusBackward's 1 + e^-y, one operation and one rounding less). */
+/* the reduction of acl_expneg8_fast and acl_expneg8_fast5: r, and 2^(n/16) in *scale */
+ACL_AVX512_TARGET static inline __m512d acl_expneg8_reduce16(__m512d y, __m512d *scale)
+{
+    const __m512d magic = _mm512_set1_pd(0x1.8p52);
+    __m512d nm = _mm512_fmadd_pd(y, _mm512_set1_pd(-0x1.71547652b82fep+4), magic);
+    *scale = acl_exp2_16th(nm);
+    return _mm512_fnmsub_pd(_mm512_sub_pd(nm, magic), _mm512_set1_pd(0x1.62e42fefa39efp-5), y);
+}
+
 ACL_AVX512_TARGET static inline __m512d acl_expneg8_fast(__m512d y, __m512d *scale)
 {
-    const __m512d magic = _mm512_set1_pd(0x1.8p52), one = _mm512_set1_pd(1.0);
-    __m512d nm = _mm512_fmadd_pd(y, _mm512_set1_pd(-0x1.71547652b82fep+4), magic);
-    __m512d r = _mm512_fnmsub_pd(_mm512_sub_pd(nm, magic), _mm512_set1_pd(0x1.62e42fefa39efp-5), y);
+    const __m512d one = _mm512_set1_pd(1.0);
+    __m512d r = acl_expneg8_reduce16(y, scale);
     __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(ACL_EXP16_C4), r, _mm512_set1_pd(ACL_EXP16_C3));
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(ACL_EXP16_C2));
-    *scale = acl_exp2_16th(nm);
+    return _mm512_fmadd_pd(_mm512_fmadd_pd(p, r, one), r, one);
+}
+
+/* acl_expneg8_fast with a degree-5 polynomial for e^r: relative 2^-47.3 on |r| <= ln2/32 (one FMA
+ * more; scripts/fit_gelu_none.py prints the coefficients) */
+ACL_AVX512_TARGET static inline __m512d acl_expneg8_fast5(__m512d y, __m512d *scale)
+{
+    const __m512d one = _mm512_set1_pd(1.0);
+    __m512d r = acl_expneg8_reduce16(y, scale);
+    __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(0x1.111122e2adebep-7), r, _mm512_set1_pd(0x1.55573c3189ad4p-5));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0x1.5555555665eb6p-3));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0x1.fffffffdbd8dcp-2));
     return _mm512_fmadd_pd(_mm512_fmadd_pd(p, r, one), r, one);
 }
 
