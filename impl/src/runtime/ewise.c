@@ -11,7 +11,11 @@
  * prefetch for writing the output (or 4 KiB distance) was no better.  Outputs below
  * ACL_PREFETCH_MIN_BYTES (twice a core's L2 here) skip it: in cache the sub-blocks only cost
  * (LogitGrad f32 +3-5 % at 1 MiB).  Only timing changes: the kernel sees the same elements, and
- * sub-blocks never change what an element computes.
+ * sub-blocks never change what an element computes.  The f64 driver lost it in round 17: with
+ * the blocks on the output's lines (below) and today's kernel, SoftplusBackward f64 ran 13.9-14.4
+ * ms without against 15.1-16.7 ms with (16 Mi, 2 threads, six alternating pairs of `bench_speed
+ * --op softplus_backward --dtype f64 --reps 9 --median`).  For the f32 rows the same test was a
+ * draw (Gelu none a little better with it), so they keep it.
  *
  * Alignment (issue 14, round 13): the block grid is shifted so that every block but the first
  * starts on a 64-byte line of the output (of the first input when the output is not contiguous
@@ -61,7 +65,7 @@ typedef struct {
     acl_ewise_f32_u16_fn u16;
     acl_ewise_u16_fn raw;
     const void *ctx;
-    bool prefetch; /* sub-blocks with prefetch: f32/f64 a large output, into L1; u16 into L2 (see the top of this file) */
+    bool prefetch; /* sub-blocks with prefetch: f32 a large output, into L1; u16 into L2 (see the top of this file) */
     int64_t shift; /* the block grid's offset, in elements (see the top of this file) */
     int tp;        /* tiled walk (see the top of this file): dimension p, or -1 for flat blocks */
     int64_t rows, cols, ntp, ntl; /* tile extents along p and the innermost dimension; tiles along each */
@@ -206,19 +210,13 @@ static void run_f64(void *p, int64_t begin, int64_t end)
     const ewise_job *j = p;
     double a[ACL_EWISE_BLOCK], b[ACL_EWISE_BLOCK], o[ACL_EWISE_BLOCK];
     double *da = direct_f64(j->a), *db = direct_f64(j->b), *dout = direct_f64(j->out);
-    int64_t total = j->out->numel;
     for (int64_t blk = begin; blk < end; blk++) {
         int64_t n, s = block_range(j, blk, &n);
         const double *pa = da ? da + s : a, *pb = db ? db + s : b;
         double *po = dout ? dout + s : o;
         if (!da) acl_view_load_f64(j->a, s, n, a);
         if (!db) acl_view_load_f64(j->b, s, n, b);
-        int64_t sub = j->prefetch ? ACL_EWISE_SUB_BYTES / (int64_t)sizeof(double) : n;
-        for (int64_t k = 0; k < n; k += sub) {
-            int64_t m = n - k < sub ? n - k : sub;
-            if (j->prefetch) prefetch_ahead((const char *)da, (const char *)db, sizeof(double), s, k, m, total, false);
-            j->f64(j->ctx, m, pa + k, pb + k, po + k);
-        }
+        j->f64(j->ctx, n, pa, pb, po);
         if (!dout) acl_view_store_f64(j->out, s, n, o);
     }
 }
@@ -432,8 +430,7 @@ void acl_ewise2_f32(const acl_view *a, const acl_view *b, const acl_view *out,
 void acl_ewise2_f64(const acl_view *a, const acl_view *b, const acl_view *out,
                     acl_ewise_f64_fn fn, const void *ctx)
 {
-    ewise_job j = {.a = a, .b = b, .out = out, .f64 = fn, .ctx = ctx,
-                   .prefetch = out->numel * (int64_t)sizeof(double) >= ACL_PREFETCH_MIN_BYTES, .tp = -1};
+    ewise_job j = {.a = a, .b = b, .out = out, .f64 = fn, .ctx = ctx, .tp = -1};
     int64_t nt = tile_plan(&j);
     if (nt) acl_parallel_for(nt, 16, run_f64_tiled, &j);
     else run_job(&j, run_f64);
