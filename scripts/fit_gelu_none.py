@@ -7,8 +7,9 @@ Prints, as C hex literals:
     E(t) = (M(t) - t)/(t0 - t) on [0, 8] (M the Mills ratio, t0 its fixed point M(t0) = t0),
     linearised least squares in u = t/4 - 1 with Lawson reweighting, then rewritten in
     d = T0_HI - t and scaled by 1/sqrt(2 pi), in 40 digits;
-  - the degree-4 polynomial for e^r on |r| <= ln2/32 and the table 2^(j/16) of simd512.h.
-Takes about a minute (the 40-digit evaluations).  The kernel's accuracy is measured, not assumed:
+  - the degree-4 and degree-5 polynomials for e^r on |r| <= ln2/32 and the table 2^(j/16) of
+    simd512.h.
+Takes a few seconds.  The kernel's accuracy is measured, not assumed:
 the comment above gelu_none_g8 gives the exhaustive f32 measurement."""
 import mpmath as mp
 import numpy as np
@@ -85,20 +86,22 @@ print("GN_P = {%s};" % hexs(pd))
 print("GN_Q = {%s}; /* and 1·d^5 */" % hexs(qd[:-1]))
 print("GN_N0 = %s;" % float(t0lo * pd[0]).hex())
 
-# e^r ≈ 1 + r + c2 r² + c3 r³ + c4 r⁴ on |r| ≤ ln2/32, relative, Lawson-weighted
+# e^r ≈ 1 + r + c2 r² + ... + c_deg r^deg on |r| ≤ ln2/32, relative, Lawson-weighted: degree 4
+# (ACL_EXP16_C2..C4 of simd512.h) and degree 5 (acl_expneg8_fast5, Gelu tanh f32)
 h = float(mp.log(2) / 32) * 1.0001
 xr = np.cos(np.pi * (np.arange(400) + 0.5) / 400) * h
 yr = np.array([float(mp.exp(x)) for x in xr])
-V = np.vstack([xr ** 2, xr ** 3, xr ** 4]).T
-lw, best = np.ones(len(xr)), None
-for it in range(80):
-    sw = np.sqrt(lw) / yr
-    c, *_ = np.linalg.lstsq(V * sw[:, None], (yr - 1 - xr) * sw, rcond=None)
-    e = np.array([abs(float((1 + mp.mpf(x) + c[0] * mp.mpf(x) ** 2 + c[1] * mp.mpf(x) ** 3
-                             + c[2] * mp.mpf(x) ** 4) / mp.exp(x) - 1)) for x in xr])
-    if best is None or e.max() < best[0]:
-        best = (e.max(), c.copy())
-    lw = lw * e ** 0.5
-    lw /= lw.sum()
-print("/* e^r: max relative error 2^%.2f */ c2..c4 = %s" % (np.log2(best[0]), hexs(best[1])))
+for deg in (4, 5):
+    V = np.vstack([xr ** k for k in range(2, deg + 1)]).T
+    lw, best = np.ones(len(xr)), None
+    for it in range(80):
+        sw = np.sqrt(lw) / yr
+        c, *_ = np.linalg.lstsq(V * sw[:, None], (yr - 1 - xr) * sw, rcond=None)
+        e = np.array([abs(float((1 + mp.mpf(x) + sum(c[k - 2] * mp.mpf(x) ** k for k in range(2, deg + 1)))
+                                / mp.exp(x) - 1)) for x in xr])
+        if best is None or e.max() < best[0]:
+            best = (e.max(), c.copy())
+        lw = lw * e ** 0.5
+        lw /= lw.sum()
+    print("/* e^r, degree %d: max relative error 2^%.2f */ c2..c%d = %s" % (deg, np.log2(best[0]), deg, hexs(best[1])))
 print("2^(j/16) = {%s}" % hexs(mp.power(2, mp.mpf(j) / 16) for j in range(16)))

@@ -39,16 +39,15 @@ ACL_AVX512_TARGET static inline __m512d acl_exp8_table(void)
                          0x1.4bfdad5362a27p+0, 0x1.306fe0a31b715p+0, 0x1.172b83c7d517bp+0, 0x1.0000000000000p+0);
 }
 
-/* The reduction shared by acl_exp8 and acl_exp8_dd: x clamped to [-1100, 1100] (to [-1100, 0]
- * with nonpositive, for callers whose x is ≤ 0 or NaN: one operation less), k = round(8x/ln2)
+/* The reduction of acl_exp8_dd: x clamped to [-1100, 1100], k = round(8x/ln2)
  * (*k, and in the low mantissa bits of *ks, round to nearest even), r = x - k·ln2/8 in two FMAs
  * (ln2/8 - C_HI - C_LO < 2^-100).  The clamp keeps NaN. */
-ACL_AVX512_TARGET static inline __m512d acl_exp8_reduce(__m512d x, __m512d *ks, __m512d *k, bool nonpositive)
+ACL_AVX512_TARGET static inline __m512d acl_exp8_reduce(__m512d x, __m512d *ks, __m512d *k)
 {
     const __m512d C_HI = _mm512_set1_pd(0x1.62e42fefa3800p-4), C_LO = _mm512_set1_pd(0x1.ef35793c76730p-48);
     const __m512d SHIFT = _mm512_set1_pd(0x1.8p52);
     x = _mm512_max_pd(_mm512_set1_pd(-1100.0), x);
-    if (!nonpositive) x = _mm512_min_pd(_mm512_set1_pd(1100.0), x);
+    x = _mm512_min_pd(_mm512_set1_pd(1100.0), x);
     *ks = _mm512_fmadd_pd(x, _mm512_set1_pd(0x1.71547652b82fep+3), SHIFT);
     *k = _mm512_sub_pd(*ks, SHIFT);
     __m512d r = _mm512_fnmadd_pd(*k, C_HI, x);
@@ -58,35 +57,6 @@ ACL_AVX512_TARGET static inline __m512d acl_exp8_reduce(__m512d x, __m512d *ks, 
 /* 8 lanes with AVX-512 (a possibly partial last vector): the mask of the left lanes still to do. */
 ACL_AVX512_TARGET static inline __mmask8 acl_mask8(int64_t left) { return left >= 8 ? 0xff : (__mmask8)((1u << left) - 1u); }
 ACL_AVX512_TARGET static inline __mmask16 acl_mask16(int64_t left) { return left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1u); }
-
-/* e^x for every double x ≤ 0 or NaN (-Inf, gradual underflow to subnormals and 0; every caller
- * passes -|·| or -x²/2, and a positive x would miss the upper clamp of acl_exp8_reduce).
- *
- *   k = round(8x/ln2), x = k·ln2/8 + r, |r| ≤ ln2/16 + 2^-40 (ln2/8 split in two; each FMA
- *   rounds once relative to r, |k| < 2^14 after the clamp |x| ≤ 1100, so k·(ln2/8 - C_HI - C_LO)
- *   < 2^-89), e^x = 2^(k>>3) · 2^((k&7)/8) · e^r
- *   with e^r the degree-7 Taylor polynomial: truncation ≤ |r|^8/8!·e^|r| < 3.3e-16 = 2^-51.4,
- *   the table entries 2^(j/8) are within 2^-53 relative, the Horner steps add < 2^-52, the
- *   reduction < 2^-60: total relative error < 2^-50 before scalef, which scales exactly (or
- *   rounds once into the subnormal range).
- * The clamp keeps NaN (max/min return their second operand when it is NaN). */
-ACL_AVX512_TARGET static inline __m512d acl_exp8(__m512d x)
-{
-    __m512d ks, k;
-    __m512d r = acl_exp8_reduce(x, &ks, &k, true);
-    __m512d p = _mm512_set1_pd(1.0 / 5040.0);
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 720.0));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 120.0));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 24.0));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 6.0));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0.5));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0));
-    /* the table index is k mod 8 = the low 3 bits of ks (2^51 is a multiple of 8) */
-    __m512d t = _mm512_permutexvar_pd(_mm512_castpd_si512(ks), acl_exp8_table());
-    /* scalef(a, b) = a·2^floor(b); floor(k/8) = k >> 3 */
-    return _mm512_scalef_pd(_mm512_mul_pd(t, p), _mm512_mul_pd(k, _mm512_set1_pd(0.125)));
-}
 
 /* 2^(n/16) = 2^(j/16)·2^(n>>4) for n in the low mantissa bits of nm (see acl_expneg8_fast). */
 ACL_AVX512_TARGET static inline __m512d acl_exp2_16th(__m512d nm)
@@ -109,7 +79,7 @@ ACL_AVX512_TARGET static inline __m512d acl_exp2_16th(__m512d nm)
 
 /* e^-y for double y in [-708, 708] or NaN (callers clamp), to 2^-37 relative: enough for the f32
  * kernels whose result is rounded once from double (< 2^-13 ULP of f32 before that rounding),
- * not for acl_exp8's f64 callers.  Cheaper than acl_exp8 by four operations:
+ * not for f64 results (acl_exp8_dd).  Four operations fewer than a 2^-50 exp (degree 7):
  *   n = round(-16y/ln2) in the low mantissa bits of nm (the magic 1.5·2^52, whose low 16 bits are
  *   0), r = -y - n·ln2/16 in one FMA (|n| < 2^14: the error of the double ln2/16 times n is
  *   < 2^-43.5), |r| ≤ ln2/32 + 2^-43;  e^r by a degree-4 minimax polynomial (relative 2^-37.5 on
@@ -145,9 +115,9 @@ ACL_AVX512_TARGET static inline __m512d acl_expneg8_fast5(__m512d y, __m512d *sc
 {
     const __m512d one = _mm512_set1_pd(1.0);
     __m512d r = acl_expneg8_reduce16(y, scale);
-    __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(0x1.111122e2adebep-7), r, _mm512_set1_pd(0x1.55573c3189ad4p-5));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0x1.5555555665eb6p-3));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0x1.fffffffdbd8dcp-2));
+    __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(0x1.111115f7e1214p-7), r, _mm512_set1_pd(0x1.55573c3267e9ep-5));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0x1.555555567c710p-3));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0x1.fffffffdbda35p-2));
     return _mm512_fmadd_pd(_mm512_fmadd_pd(p, r, one), r, one);
 }
 
@@ -343,7 +313,7 @@ ACL_AVX512_TARGET static inline void acl_store16_16(uint16_t *p, __mmask16 m, __
 }
 
 /* e^x as an unevaluated sum hi + lo, for f64 results (SoftplusBackward f64).  Same reduction as
- * acl_exp8; then e^r - 1 = r + r²·P(r) with P the degree-6 Taylor polynomial of
+ * acl_exp8_reduce (|r| ≤ ln2/16 + 2^-40); then e^r - 1 = r + r²·P(r) with P the degree-6 Taylor polynomial of
  * (e^r - 1 - r)/r² (truncation |r|^9/9!·e^|r| < 2^-59 relative), the table 2^(j/8) as th + tl
  * (exact to 2^-106), and
  *   u = fma(th, q, tl),  hi = th + u,  lo = (th - hi) + u   (Fast2Sum: |u| < 0.05·th, exact)
@@ -359,7 +329,7 @@ ACL_AVX512_TARGET static inline __m512d acl_exp8_dd(__m512d x, __m512d *lo)
                                      0x1.d4397afec42e2p-56, 0x1.6f46ad23182e4p-55,
                                      -0x1.19041b9d78a76p-55, 0.0);
     __m512d ks, k;
-    __m512d r = acl_exp8_reduce(x, &ks, &k, false);
+    __m512d r = acl_exp8_reduce(x, &ks, &k);
     __m512d p = _mm512_set1_pd(1.0 / 40320.0);
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 5040.0));
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(1.0 / 720.0));
