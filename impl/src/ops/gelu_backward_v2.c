@@ -245,14 +245,16 @@ ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n,
  * meets (the block grid follows the output's address): a NaN x makes g x's quiet NaN, and the
  * product takes the gradient's NaN first (gelu_product8).
  * Same quantities as gelu_g_tanh, regrouped to save operations:
- *   v = 2u = x·(2k + 2kc·x²),  e = e^{-min(|v|, 708)} (acl_expneg8_fast5, < 2^-47 relative),
+ *   v = 2u = x·(2k + 2kc·x²),  e = e^{-min(|v|, 708)} (acl_expneg8_fast5: < 2^-47 relative for
+ *                              |v| < 8, where the root is; the reduction's n·ln2/16 adds up to
+ *                              2^-45.3 at |v| = 708, where nothing cancels),
  *                              q = 1/(1 + e) (one correctly rounded division),
  *   w = x·(2k + 6kc·x²)        (= 0.5·x·k·(1 + 3c·x²)·4)
  *   g = q·((u ≥ 0 ? 1 : e) + w·e·q)       = half_1p + t2 of gelu_g_tanh
- * Every factor is within 2^-46 relative of its exact value, so g is within ~2^-45 of
- * (|half_1p| + |t2|): relative away from the root (the single rounding to f32 does not see it,
- * < 2^-20 ULP), at most 17× that (2^-41) relative where the terms cancel most outside the root
- * window (its edges; < 2^-17 ULP); in the window, gelu_near_root.
+ * Every factor is within 2^-45 relative of its exact value (2^-46 for |v| < 8), so g is within
+ * ~2^-44 of (|half_1p| + |t2|): relative away from the root (the single rounding to f32 does not
+ * see it, < 2^-20 ULP), at most 17× 2^-45 (2^-41) relative where the terms cancel most outside
+ * the root window (its edges, |v| < 8; < 2^-17 ULP); in the window, gelu_near_root.
  * The clamp at 708 (e stays normal) changes no result: where it acts (x < -21.14) the computed g
  * is below 2^-639 in magnitude (e^-708·|w| at x = -FLT_MAX) and negative, as the exact one, so
  * dy·g rounds to ∓0 in f32 as the exact product does; and g is never 0 for a finite x
