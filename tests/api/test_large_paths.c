@@ -69,30 +69,33 @@ static aclTensor *tensor1(aclDataType dt, int64_t n, int64_t st, void *data)
     return aclCreateTensor(&n, 1, dt, &st, 0, ACL_FORMAT_ND, &storage, 1, data);
 }
 
-/* out[0, stride, .., (n-1)·stride] = op(g, x) at the same positions, through the ABI */
-static void call_strided(which op, aclDataType dt, int64_t n, int64_t stride, const void *g, const void *x, void *out)
+/* to = op(tg, tx) through the ABI, with the operators' attributes of these tests */
+static void call_tensors(which op, aclTensor *tg, aclTensor *tx, aclTensor *to)
 {
-    aclTensor *tg = tensor1(dt, n, stride, (void *)g), *tx = tensor1(dt, n, stride, (void *)x), *to = tensor1(dt, n, stride, out);
     uint64_t ws = 0;
     aclOpExecutor *ex = NULL;
-    aclnnStatus st;
     if (op == SOFTPLUS) {
         float beta = 1.5f, thr = 20.0f;
         aclScalar *b = aclCreateScalar(&beta, ACL_FLOAT), *t = aclCreateScalar(&thr, ACL_FLOAT);
-        st = aclnnSoftplusBackwardGetWorkspaceSize(tg, tx, b, t, to, &ws, &ex);
-        assert_int_equal(st, ACLNN_SUCCESS);
+        assert_int_equal(aclnnSoftplusBackwardGetWorkspaceSize(tg, tx, b, t, to, &ws, &ex), ACLNN_SUCCESS);
         assert_int_equal(aclnnSoftplusBackward(NULL, ws, ex, NULL), ACLNN_SUCCESS);
         aclDestroyScalar(b);
         aclDestroyScalar(t);
     } else if (op == LOGIT) {
-        st = aclnnLogitGradGetWorkspaceSize(tx, tg, 1e-3, to, &ws, &ex);
-        assert_int_equal(st, ACLNN_SUCCESS);
+        assert_int_equal(aclnnLogitGradGetWorkspaceSize(tx, tg, 1e-3, to, &ws, &ex), ACLNN_SUCCESS);
         assert_int_equal(aclnnLogitGrad(NULL, ws, ex, NULL), ACLNN_SUCCESS);
     } else {
-        st = aclnnGeluBackwardV2GetWorkspaceSize(tg, tx, op == GELU_NONE ? "none" : "tanh", to, &ws, &ex);
-        assert_int_equal(st, ACLNN_SUCCESS);
+        assert_int_equal(aclnnGeluBackwardV2GetWorkspaceSize(tg, tx, op == GELU_NONE ? "none" : "tanh", to, &ws, &ex),
+                         ACLNN_SUCCESS);
         assert_int_equal(aclnnGeluBackwardV2(NULL, ws, ex, NULL), ACLNN_SUCCESS);
     }
+}
+
+/* out[0, stride, .., (n-1)·stride] = op(g, x) at the same positions, through the ABI */
+static void call_strided(which op, aclDataType dt, int64_t n, int64_t stride, const void *g, const void *x, void *out)
+{
+    aclTensor *tg = tensor1(dt, n, stride, (void *)g), *tx = tensor1(dt, n, stride, (void *)x), *to = tensor1(dt, n, stride, out);
+    call_tensors(op, tg, tx, to);
     aclDestroyTensor(tg);
     aclDestroyTensor(tx);
     aclDestroyTensor(to);
@@ -102,6 +105,19 @@ static void call(which op, aclDataType dt, int64_t n, const void *g, const void 
 {
     call_strided(op, dt, n, 1, g, x, out);
 }
+
+/* The operator and dtype cases of the placement and permuted-view tests: every elementwise
+ * operator in f32, Softplus in f64, and each 16-bit path (Gelu's table, Softplus, LogitGrad). */
+typedef struct {
+    which op;
+    aclDataType dt;
+    size_t es;
+} op_case;
+static const op_case OP_CASES[] = {
+    {GELU_NONE, ACL_FLOAT, 4}, {GELU_TANH, ACL_FLOAT, 4}, {SOFTPLUS, ACL_FLOAT, 4}, {SOFTPLUS, ACL_DOUBLE, 8},
+    {LOGIT, ACL_FLOAT, 4}, {GELU_NONE, ACL_BF16, 2}, {GELU_TANH, ACL_FLOAT16, 2}, {SOFTPLUS, ACL_FLOAT16, 2},
+    {LOGIT, ACL_BF16, 2}};
+#define N_OP_CASES (sizeof OP_CASES / sizeof OP_CASES[0])
 
 /* The first of n elements of es bytes where got and want differ, or -1. */
 static int64_t first_difference(const char *got, const char *want, size_t es, int64_t n)
@@ -176,12 +192,8 @@ static void specials_do_not_depend_on_placement(void **state)
     (void)state;
     static const double sp[] = {NAN, -NAN, INFINITY, -INFINITY, 0.0, -0.0, 1e30, -1e30, -0.75179, 0.5, -50.0, 2.0};
     enum { M = 3001, NS = sizeof sp / sizeof sp[0] };
-    const struct { which op; aclDataType dt; size_t es; } cases[] = {
-        {GELU_NONE, ACL_FLOAT, 4}, {GELU_TANH, ACL_FLOAT, 4}, {SOFTPLUS, ACL_FLOAT, 4}, {SOFTPLUS, ACL_DOUBLE, 8},
-        {LOGIT, ACL_FLOAT, 4}, {GELU_NONE, ACL_BF16, 2}, {GELU_TANH, ACL_FLOAT16, 2}, {SOFTPLUS, ACL_FLOAT16, 2},
-        {LOGIT, ACL_BF16, 2}};
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        size_t es = cases[c].es, bytes = ((M + 64) * es + 63) / 64 * 64; /* aligned_alloc: a multiple of 64 */
+    for (size_t c = 0; c < N_OP_CASES; c++) {
+        size_t es = OP_CASES[c].es, bytes = ((M + 64) * es + 63) / 64 * 64; /* aligned_alloc: a multiple of 64 */
         char *g = aligned_alloc(64, bytes), *x = aligned_alloc(64, bytes), *o = aligned_alloc(64, bytes),
              *ref = malloc(M * es);
         assert_true(g && x && o && ref);
@@ -189,10 +201,10 @@ static void specials_do_not_depend_on_placement(void **state)
         for (int64_t d = 0; d < line; d++) {
             int64_t dg = d * 5 % line, dx = d * 7 % line;
             for (int64_t i = 0; i < M; i++) {
-                store(cases[c].dt, g + (dg + i) * (int64_t)es, 0, sp[i % NS]);
-                store(cases[c].dt, x + (dx + i) * (int64_t)es, 0, sp[i / NS % NS]);
+                store(OP_CASES[c].dt, g + (dg + i) * (int64_t)es, 0, sp[i % NS]);
+                store(OP_CASES[c].dt, x + (dx + i) * (int64_t)es, 0, sp[i / NS % NS]);
             }
-            call(cases[c].op, cases[c].dt, M, g + dg * (int64_t)es, x + dx * (int64_t)es, o + d * (int64_t)es);
+            call(OP_CASES[c].op, OP_CASES[c].dt, M, g + dg * (int64_t)es, x + dx * (int64_t)es, o + d * (int64_t)es);
             if (d == 0) {
                 memcpy(ref, o, M * es);
                 continue;
@@ -200,7 +212,7 @@ static void specials_do_not_depend_on_placement(void **state)
             int64_t i = first_difference(o + d * (int64_t)es, ref, es, M);
             if (i >= 0)
                 fail_msg("op %d dtype %d: output %lld elements past a line: element %lld (gradient %g, x %g) differs",
-                         (int)cases[c].op, (int)cases[c].dt, (long long)d, (long long)i, sp[i % NS], sp[i / NS % NS]);
+                         (int)OP_CASES[c].op, (int)OP_CASES[c].dt, (long long)d, (long long)i, sp[i % NS], sp[i / NS % NS]);
         }
         free(g);
         free(x);
@@ -319,27 +331,6 @@ static void ptensor_free(ptensor *p)
     free(p->mem);
 }
 
-static void call_tensors(which op, aclTensor *tg, aclTensor *tx, aclTensor *to)
-{
-    uint64_t ws = 0;
-    aclOpExecutor *ex = NULL;
-    if (op == SOFTPLUS) {
-        float beta = 1.5f, thr = 20.0f;
-        aclScalar *b = aclCreateScalar(&beta, ACL_FLOAT), *t = aclCreateScalar(&thr, ACL_FLOAT);
-        assert_int_equal(aclnnSoftplusBackwardGetWorkspaceSize(tg, tx, b, t, to, &ws, &ex), ACLNN_SUCCESS);
-        assert_int_equal(aclnnSoftplusBackward(NULL, ws, ex, NULL), ACLNN_SUCCESS);
-        aclDestroyScalar(b);
-        aclDestroyScalar(t);
-    } else if (op == LOGIT) {
-        assert_int_equal(aclnnLogitGradGetWorkspaceSize(tx, tg, 1e-3, to, &ws, &ex), ACLNN_SUCCESS);
-        assert_int_equal(aclnnLogitGrad(NULL, ws, ex, NULL), ACLNN_SUCCESS);
-    } else {
-        assert_int_equal(aclnnGeluBackwardV2GetWorkspaceSize(tg, tx, op == GELU_NONE ? "none" : "tanh", to, &ws, &ex),
-                         ACLNN_SUCCESS);
-        assert_int_equal(aclnnGeluBackwardV2(NULL, ws, ex, NULL), ACLNN_SUCCESS);
-    }
-}
-
 /* The same bits, or both NaN: the staged path and the in-register 16-bit path may give a NaN
  * of another sign (numerics.md: the payload is unspecified) */
 static bool same_value(aclDataType dt, const char *a, const char *b)
@@ -377,24 +368,20 @@ static void permuted_views_equal_contiguous(void **state)
         {mid, tr, row, 0, false},  {tr, row, row, 3, false}, {tr, tr, row, 2, false},
         {tr, tr, row, 4, false},   {rev, tr, row, 8, false}, {tr, row, row, 0, true},
         {row, row, tr, 0, true}};
-    const struct { which op; aclDataType dt; size_t es; } cases[] = {
-        {GELU_NONE, ACL_FLOAT, 4}, {GELU_TANH, ACL_FLOAT, 4}, {SOFTPLUS, ACL_FLOAT, 4}, {SOFTPLUS, ACL_DOUBLE, 8},
-        {LOGIT, ACL_FLOAT, 4}, {GELU_NONE, ACL_BF16, 2}, {GELU_TANH, ACL_FLOAT16, 2}, {SOFTPLUS, ACL_FLOAT16, 2},
-        {LOGIT, ACL_BF16, 2}};
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        aclDataType dt = cases[c].dt;
-        size_t es = cases[c].es;
+    for (size_t c = 0; c < N_OP_CASES; c++) {
+        aclDataType dt = OP_CASES[c].dt;
+        size_t es = OP_CASES[c].es;
         for (size_t l = 0; l < sizeof lay / sizeof lay[0]; l++) {
             unsigned xb = lay[l].xb;
-            if (xb && cases[c].op != GELU_NONE && cases[c].op != GELU_TANH) continue; /* only Gelu broadcasts */
+            if (xb && OP_CASES[c].op != GELU_NONE && OP_CASES[c].op != GELU_TANH) continue; /* only Gelu broadcasts */
             ptensor g = ptensor_new(dt, es, lay[l].g, 0, false), x = ptensor_new(dt, es, lay[l].x, xb, lay[l].xc),
                     o = ptensor_new(dt, es, lay[l].o, 0, false);
             char *cg = malloc(M * es), *cx = malloc(M * es), *ref = malloc(M * es), *one = malloc((size_t)o.storage * es);
             assert_true(cg && cx && ref && one);
             uint32_t s = 4242u + (uint32_t)c * 31u + (uint32_t)l;
             for (int64_t i = 0; i < M; i++) {
-                store(dt, cg, i, value(cases[c].op, 0, i, &s));
-                store(dt, cx, i, value(cases[c].op, 1, i, &s));
+                store(dt, cg, i, value(OP_CASES[c].op, 0, i, &s));
+                store(dt, cx, i, value(OP_CASES[c].op, 1, i, &s));
             }
             /* a broadcast x: every element takes the value at index 0 of its broadcast dimensions */
             for (int64_t i = 0; i < M; i++) {
@@ -410,28 +397,27 @@ static void permuted_views_equal_contiguous(void **state)
                 memcpy(g.mem + ptensor_at(&g, i) * (int64_t)es, cg + i * (int64_t)es, es);
                 memcpy(x.mem + ptensor_at(&x, i) * (int64_t)es, cx + i * (int64_t)es, es);
             }
+            char *inside = calloc((size_t)o.storage, 1); /* the output view's storage elements */
+            assert_non_null(inside);
+            for (int64_t i = 0; i < M; i++) inside[ptensor_at(&o, i)] = 1;
             aclconformSetNumThreads(1);
-            call(cases[c].op, dt, M, cg, cx, ref);
+            call(OP_CASES[c].op, dt, M, cg, cx, ref);
             /* threads 1, 2, 3; then 2 with the tiles' staging allocation refused (row-by-row fallback) */
             for (int t = 1; t <= 4; t++) {
                 aclconformSetNumThreads(t < 4 ? t : 2);
                 acl_ewise_set_staging_limit(t < 4 ? INT64_MAX : 0);
                 memset(o.mem, 0x5a, (size_t)o.storage * es);
-                call_tensors(cases[c].op, g.t, x.t, o.t);
+                call_tensors(OP_CASES[c].op, g.t, x.t, o.t);
                 if (t == 1) memcpy(one, o.mem, (size_t)o.storage * es);
                 int64_t first = -1, written = 0;
                 for (int64_t i = 0; i < M && first < 0; i++)
                     if (!same_value(dt, o.mem + ptensor_at(&o, i) * (int64_t)es, ref + i * (int64_t)es)) first = i;
-                char *inside = calloc((size_t)o.storage, 1);
-                assert_non_null(inside);
-                for (int64_t i = 0; i < M; i++) inside[ptensor_at(&o, i)] = 1;
                 for (int64_t e = 0; e < o.storage; e++)
                     for (size_t b = 0; b < es && !inside[e]; b++) written += (unsigned char)o.mem[e * (int64_t)es + (int64_t)b] != 0x5a;
-                free(inside);
                 if (first >= 0 || written || memcmp(one, o.mem, (size_t)o.storage * es))
                     fail_msg("op %d dtype %d layout %zu threads %d%s: element %lld differs from the contiguous call, "
                              "%lld bytes outside the output view written, %s the 1-thread bits",
-                             (int)cases[c].op, (int)dt, l, t < 4 ? t : 2, t < 4 ? "" : " (no staging)", (long long)first, (long long)written,
+                             (int)OP_CASES[c].op, (int)dt, l, t < 4 ? t : 2, t < 4 ? "" : " (no staging)", (long long)first, (long long)written,
                              memcmp(one, o.mem, (size_t)o.storage * es) ? "not" : "");
             }
             aclconformSetNumThreads(0);
@@ -440,6 +426,7 @@ static void permuted_views_equal_contiguous(void **state)
             free(cx);
             free(ref);
             free(one);
+            free(inside);
             ptensor_free(&g);
             ptensor_free(&x);
             ptensor_free(&o);
