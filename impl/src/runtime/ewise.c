@@ -377,8 +377,9 @@ static tile_runs tile_runs_of(const ewise_job *j, const acl_view *v, const tile_
             if (!a) {                                                                              \
                 T fa[ACL_EWISE_BLOCK], fb[ACL_EWISE_BLOCK], fo[ACL_EWISE_BLOCK];                   \
                 for (int64_t r = 0; r < g.rows; r++)                                               \
-                    for (int64_t k = 0; k < g.cols; k += ACL_EWISE_BLOCK) {                        \
-                        int64_t at = tile_offset(j, j->out, &g, r, true) + k;                      \
+                    for (int64_t k = 0, row = tile_offset(j, j->out, &g, r, true); k < g.cols;     \
+                         k += ACL_EWISE_BLOCK) {                                                   \
+                        int64_t at = row + k;                                                      \
                         int64_t m = g.cols - k < ACL_EWISE_BLOCK ? g.cols - k : ACL_EWISE_BLOCK;   \
                         acl_view_load_##SUF(j->a, at, m, fa);                                      \
                         acl_view_load_##SUF(j->b, at, m, fb);                                      \
