@@ -140,7 +140,7 @@ ACL_AVX512_TARGET static inline __m256 gelu_product8(__m512d g0, __m512d g)
 {
     /* r = g0·g with g0 as the first source: when both are NaN (a NaN gradient, a NaN x) the
      * result is g0's NaN, whatever order the compiler would pick for a commutative product in
-     * each inlined copy of the step (gelu_tanh_steps has two; which one an element meets depends
+     * each inlined copy of the step (gelu_tanh_steps has several; which one an element meets depends
      * on the block grid, that is on the output's address) */
     __m512d r;
     __asm__("vmulpd {%2, %1, %0|%0, %1, %2}" : "=v"(r) : "v"(g0), "v"(g));
@@ -207,41 +207,69 @@ ACL_AVX512_TARGET __attribute__((noinline, cold)) static __m256 gelu_none_far(co
     return _mm256_loadu_ps(ol);
 }
 
-/* 8 elements of gelu_none_block_avx512 under mask m (acl_steps8_f32: whole vectors under 0xff) */
+/* the lanes of x (under m) that gelu_none_g8 leaves to the scalar form: x ≤ -8 or NaN */
+ACL_AVX512_TARGET static inline __mmask8 gelu_none_far_lanes(__m256 xf, __mmask8 m)
+{
+#if ACLCONFORM_MUTANT == 57 /* precision-branch: Gelu none f32: NaN lanes not redone by the scalar form (the VRANGEPD clamp made them 8: a finite result) */
+    return _mm256_mask_cmp_ps_mask(m, xf, _mm256_set1_ps(-8.0f), _CMP_LE_OQ);
+#else
+    return _mm256_mask_cmp_ps_mask(m, xf, _mm256_set1_ps(-8.0f), _CMP_NGT_UQ);
+#endif
+}
+
+/* GN_K steps of 8 elements of gelu_none_block_avx512 under mask m (whole steps: 0xff), written
+ * stage by stage across the vectors, as gelu_tanh_steps.  The lane tests are on the f32 x, before
+ * widening: same lanes, half the cost of a double compare on this CPU (bench/bench_ports.c; 3.43
+ * -> 3.27 cycles per element in L1, 1 thread).  Four steps, not one (round 18): 3.32 -> 3.27
+ * cycles per element in L1, 1 thread (one process, alternating; 6 steps the same, 8 slower). */
+#define GN_K 4
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+gelu_none_steps(int K, const float *dy, const float *x, float *out, __mmask8 m)
+{
+    __m256 xf[GN_K], o[GN_K];
+    __m512d g[GN_K];
+    __mmask8 far[GN_K], any = 0;
+    for (int k = 0; k < K; k++) {
+        xf[k] = acl_loadu8_ps(x + 8 * k, m);
+        __mmask8 pos = _mm256_cmp_ps_mask(xf[k], _mm256_setzero_ps(), _CMP_GE_OQ);
+        g[k] = gelu_none_g8(_mm512_cvtps_pd(xf[k]), pos);
+    }
+    for (int k = 0; k < K; k++) {
+        o[k] = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtps_pd(acl_loadu8_ps(dy + 8 * k, m)), g[k]));
+        far[k] = gelu_none_far_lanes(xf[k], m);
+        any |= far[k];
+    }
+    if (__builtin_expect(any != 0, 0))
+        for (int k = 0; k < K; k++)
+            if (far[k]) o[k] = gelu_none_far(dy + 8 * k, x + 8 * k, o[k], far[k]);
+    for (int k = 0; k < K; k++) _mm256_mask_storeu_ps(out + 8 * k, m, o[k]);
+}
+
+/* the tail: one step under mask m */
 ACL_AVX512_TARGET static inline void gelu_none_step(const void *ctx, const float *dy, const float *x,
                                                    float *out, __mmask8 m)
 {
     (void)ctx;
-    /* the lane tests on the f32 x, before widening: same lanes, half the cost of a double compare
-     * on this CPU (bench/bench_ports.c; 3.43 -> 3.27 cycles per element in L1, 1 thread) */
-    __m256 xf = acl_loadu8_ps(x, m);
-    __m512d xd = _mm512_cvtps_pd(xf);
-    __m512d g0 = _mm512_cvtps_pd(acl_loadu8_ps(dy, m));
-    __mmask8 pos = _mm256_cmp_ps_mask(xf, _mm256_setzero_ps(), _CMP_GE_OQ);
-    __m256 o = _mm512_cvtpd_ps(_mm512_mul_pd(g0, gelu_none_g8(xd, pos)));
-#if ACLCONFORM_MUTANT == 57 /* precision-branch: Gelu none f32: NaN lanes not redone by the scalar form (the VRANGEPD clamp made them 8: a finite result) */
-    __mmask8 far = _mm256_mask_cmp_ps_mask(m, xf, _mm256_set1_ps(-8.0f), _CMP_LE_OQ);
-#else
-    __mmask8 far = _mm256_mask_cmp_ps_mask(m, xf, _mm256_set1_ps(-8.0f), _CMP_NGT_UQ); /* x ≤ -8 or NaN */
-#endif
-    if (__builtin_expect(far != 0, 0)) o = gelu_none_far(dy, x, o, far);
-    _mm256_mask_storeu_ps(out, m, o);
+    gelu_none_steps(1, dy, x, out, m);
 }
 
 ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n, const float *dy,
                                                      const float *x, float *out)
 {
-    acl_steps8_f32(ctx, n, dy, x, out, gelu_none_step);
+    int64_t i = 0;
+    for (; i + 8 * GN_K <= n; i += 8 * GN_K) gelu_none_steps(GN_K, dy + i, x + i, out + i, 0xff);
+    acl_steps8_f32(ctx, n - i, dy + i, x + i, out + i, gelu_none_step);
 }
 
-/* gelu_tanh_block with AVX-512 doubles: K (1 or 2) steps of 8 elements under mask m, written
- * stage by stage across the K vectors (the tail: one step under a mask, the same instructions
- * for every element).  Its chain of dependent operations (exp, division, root window, product)
- * is long, and two steps in program order overlap where one after the other did not: 16 Mi
- * elements, 2 threads, 11.44-11.53 ms against 12.28-12.37 for one step at a time, the same bits
- * (in L1, 1 thread, without the NaN rule below: 4.34 against 4.82 cycles per element; three
- * steps 4.26).  Gelu none's kernel, at its port estimate, gained nothing from the same.
- * NaN rule: with two copies of the step, a NaN result must not depend on which copy an element
+/* gelu_tanh_block with AVX-512 doubles: K (1 or GELU_TANH_K) steps of 8 elements under mask m,
+ * written stage by stage across the K vectors (the tail: one step under a mask, the same
+ * instructions for every element).  Its chain of dependent operations (exp, division, root
+ * window, product) is long, and steps in program order overlap where one after the other did
+ * not: two steps, 16 Mi elements, 2 threads, 11.44-11.53 ms against 12.28-12.37 for one step at a
+ * time, the same bits (in L1, 1 thread, without the NaN rule below: 4.34 against 4.82 cycles per
+ * element).  Round 18, with today's exp, in L1, 1 thread, one process alternating: two steps
+ * 3.73, three 3.55, four 3.44, five 3.42-3.45 cycles per element; four it is.
+ * NaN rule: with several copies of the step, a NaN result must not depend on which copy an element
  * meets (the block grid follows the output's address): a NaN x makes g x's quiet NaN, and the
  * product takes the gradient's NaN first (gelu_product8).
  * Same quantities as gelu_g_tanh, regrouped to save operations:
@@ -264,6 +292,7 @@ ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n,
  * double evaluation: both within 0.5000 ULP.  For x = ±Inf, e is forced to 0 and so is w·e (w
  * infinite: no Inf·0): g is 1 and 0.
  * The lane tests are on the f32 x (the sign of u is the sign of x), like gelu_none_step's. */
+#define GELU_TANH_K 4
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
 gelu_tanh_steps(int K, const float *dy, const float *x, float *out, __mmask8 m)
 {
@@ -271,9 +300,10 @@ gelu_tanh_steps(int K, const float *dy, const float *x, float *out, __mmask8 m)
     const __m512d CK2 = _mm512_set1_pd(2.0 * 0.79788456080286535588 * 0.044715);
     const __m512d CK6 = _mm512_set1_pd(6.0 * 0.79788456080286535588 * 0.044715);
     const __m512d one = _mm512_set1_pd(1.0);
-    __m256 xf[2];
-    __m512d xd[2], g0[2], w[2], e[2], q[2], sel[2], we[2];
-    __mmask8 fin[2];
+    __m256 xf[GELU_TANH_K];
+    __m512d xd[GELU_TANH_K], g0[GELU_TANH_K], w[GELU_TANH_K], e[GELU_TANH_K], q[GELU_TANH_K], sel[GELU_TANH_K],
+        we[GELU_TANH_K];
+    __mmask8 fin[GELU_TANH_K];
     for (int k = 0; k < K; k++) {
         xf[k] = acl_loadu8_ps(x + 8 * k, m);
         xd[k] = _mm512_cvtps_pd(xf[k]);
@@ -333,7 +363,7 @@ ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n,
                                                      const float *x, float *out)
 {
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) gelu_tanh_steps(2, dy + i, x + i, out + i, 0xff);
+    for (; i + 8 * GELU_TANH_K <= n; i += 8 * GELU_TANH_K) gelu_tanh_steps(GELU_TANH_K, dy + i, x + i, out + i, 0xff);
     acl_steps8_f32(ctx, n - i, dy + i, x + i, out + i, gelu_tanh_step);
 }
 #endif
