@@ -9,13 +9,15 @@ Prints one tab-separated line per row: op, variant, dtype, n, torch_ms, note.
 
 With --ours LIB (a library with the CANN ABI, e.g. build/impl/libaclnn_impl.so) the same row is
 also run through that library on the same input tensors, alternating with PyTorch rep by rep in
-this one process, and a seventh column gives its time.  Two processes timed minutes apart on a
+this one process, and a seventh column gives its time.  --ours may be given more than once (two
+builds of a library, before and after a change): each library gets a column, in the order given,
+all of them alternating rep by rep with PyTorch and each other.  Two processes timed minutes apart on a
 shared machine see memory bandwidths up to 1.6x apart (measured here: a triad at 35 and at 56
 GB/s), so only times taken side by side make a trustworthy ratio; bench_speed --peer prints
 xtorch from this column when it is there.
 
     /usr/bin/python3 bench/bench_torch.py [--n N] [--reps R] [--threads T] [--op NAME] [--dtype D]
-                                          [--ours LIB]
+                                          [--ours LIB [--ours LIB2 ...]]
 """
 import argparse
 import ctypes
@@ -261,11 +263,12 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--op")
     ap.add_argument("--dtype")
-    ap.add_argument("--ours", help="also time this CANN-ABI library, alternating with PyTorch")
+    ap.add_argument("--ours", action="append", default=[],
+                    help="also time this CANN-ABI library, alternating with PyTorch (repeatable)")
     ap.add_argument("--no-layouts", action="store_true", help="only the contiguous rows (bench_speed's main table)")
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
-    ours = Ours(a.ours, a.threads) if a.ours else None
+    ours = [Ours(path, a.threads) for path in a.ours]
     gen = torch.Generator().manual_seed(12345)
     rows = [(op, variant, dts, None) for op, variant, dts in ROWS]
     if a.n % LAY_ROWS == 0 and not a.no_layouts:
@@ -280,30 +283,33 @@ def main():
                     continue
                 run, args = setup(op, variant, DT[d], a.n, gen, layout)
                 note = "native" if op != "nsa_compress_grad" else "reference in f32"
-                mine = None
+                mine, keep = [], []
                 if ours:
                     # the row's own inputs, before f32_fallback replaces them
                     inputs = list(args)
                     if op == "scaled_masked_softmax_backward":
                         inputs.append(run.mask)
-                    mine, keep = ours.row(op, variant, inputs)
-                    mine()
+                    for o in ours:
+                        fn, kept = o.row(op, variant, inputs)
+                        fn()
+                        mine.append(fn)
+                        keep.append(kept)
                 try:
                     run(*args)
                 except RuntimeError as e:
                     run, note = fallback(run, args, layout, e)
-                best = best_ours = float("inf")
+                best, best_ours = float("inf"), [float("inf")] * len(mine)
                 for _ in range(a.reps):
                     t0 = time.perf_counter()
                     run(*args)
                     best = min(best, time.perf_counter() - t0)
-                    if mine:
+                    for k, fn in enumerate(mine):
                         t0 = time.perf_counter()
-                        mine()
-                        best_ours = min(best_ours, time.perf_counter() - t0)
-                if mine:
-                    ours.release()
-                extra = "\t%.3f" % (best_ours * 1e3) if mine else ""
+                        fn()
+                        best_ours[k] = min(best_ours[k], time.perf_counter() - t0)
+                for o in ours:
+                    o.release()
+                extra = "".join("\t%.3f" % (b * 1e3) for b in best_ours)
                 name = variant if not layout else layout if variant == "-" else variant + "," + layout
                 print("%s\t%s\t%s\t%d\t%.3f\t%s%s" % (op, name, d, a.n, best * 1e3, note, extra), flush=True)
 
