@@ -53,6 +53,6 @@ if [ -x build/bench/bench_ports ] && command -v objdump >/dev/null && [ "$(uname
   # one measurement: the table printed is the table kernel_mix.py weighs with
   if build/bench/bench_ports --tsv-file "$ports" && [ -s "$ports" ]; then
     python3 scripts/kernel_mix.py --ports "$ports" gelu_none_block_avx512:32 gelu_tanh_block_avx512:32 \
-      softplus_block_f32_avx512:32 softplus_block_f64_avx512 | grep -v '^  not counted' || true
+      softplus_block_f32_avx512:32 softplus_block_f64_avx512:32 | grep -v '^  not counted' || true
   fi
 fi

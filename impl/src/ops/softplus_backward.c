@@ -262,83 +262,87 @@ static __attribute__((noinline, cold)) void softplus_f64_slow(const softplus_ctx
  * finite, give dy / s as the scalar form does.  The rare cases (a non-finite z, an odd q) are
  * tested by one fpclass each and handled under a branch (issue 14: 1.46x faster in cache, the
  * same bits on 500,000 mixed inputs with specials and eight betas). */
-ACL_AVX512_TARGET static void softplus_block_f64_avx512(const void *p, int64_t n, const double *dy,
-                                                        const double *x, double *out)
+/* SPD_K vectors per pass, stage by stage (the rare branches once per pass, for every vector
+ * at once): the chain (exp, division, correction) is long, and vectors in program order keep
+ * the FMA pipes busy where one after the other did not.  Round 18, L1, 1 thread, one process
+ * alternating: 5.17 cycles per element one vector at a time, 4.88 two, 4.63 three, 4.42 four,
+ * 4.34-4.38 five, 4.36-4.77 six.  The same operations per element, so the same bits. */
+#define SPD_K 4
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+softplus_steps_f64(const softplus_ctx *c, const double *dy, const double *x, double *out, int64_t left)
 {
-    const softplus_ctx *c = p;
     const __m512d beta = _mm512_set1_pd(c->beta64), thr = _mm512_set1_pd(c->thr64);
     const __m512d one = _mm512_set1_pd(1.0), zero = _mm512_setzero_pd();
     const __m512d inf = _mm512_set1_pd(INFINITY), dmax = _mm512_set1_pd(DBL_MAX);
     const __m512d m700 = _mm512_set1_pd(-700.0), sign = _mm512_set1_pd(-0.0);
     const bool beta_finite = isfinite(c->beta64);
-    /* SPD_K vectors per pass, stage by stage (the rare branches once per pass, for every vector
-     * at once): the chain (exp, division, correction) is long, and vectors in program order keep
-     * the FMA pipes busy where one after the other did not.  Round 18, L1, 1 thread, one process
-     * alternating: 5.17 cycles per element one vector at a time, 4.88 two, 4.63 three, 4.42 four,
-     * 4.34-4.38 five, 4.36-4.77 six.  The same operations per element, so the same bits. */
-#define SPD_K 4
-    for (int64_t i = 0; i < n; i += 8 * SPD_K) {
-        __mmask8 m[SPD_K], lin[SPD_K], nonfin[SPD_K], fast[SPD_K], odd[SPD_K], slow[SPD_K], anyfin = 0, anyodd = 0, anyslow = 0;
-        __m512d xv[SPD_K], g[SPD_K], z[SPD_K], zh[SPD_K], zl[SPD_K], E[SPD_K], El[SPD_K], sm[SPD_K], q[SPD_K], res[SPD_K];
-        for (int k = 0; k < SPD_K; k++) {
-            m[k] = n - i > 8 * k ? acl_mask8(n - i - 8 * k) : 0;
-            xv[k] = acl_loadu8_pd(x + i + 8 * k, m[k]);
-            g[k] = acl_loadu8_pd(dy + i + 8 * k, m[k]);
-            z[k] = _mm512_mul_pd(beta, xv[k]);
+    __mmask8 m[SPD_K], lin[SPD_K], nonfin[SPD_K], fast[SPD_K], odd[SPD_K], slow[SPD_K], anyfin = 0, anyodd = 0, anyslow = 0;
+    __m512d xv[SPD_K], g[SPD_K], z[SPD_K], zh[SPD_K], zl[SPD_K], E[SPD_K], El[SPD_K], sm[SPD_K], q[SPD_K], res[SPD_K];
+    for (int k = 0; k < SPD_K; k++) {
+        m[k] = left > 8 * k ? acl_mask8(left - 8 * k) : 0;
+        xv[k] = acl_loadu8_pd(x + 8 * k, m[k]);
+        g[k] = acl_loadu8_pd(dy + 8 * k, m[k]);
+        z[k] = _mm512_mul_pd(beta, xv[k]);
 #if ACLCONFORM_MUTANT == 23 /* branch-boundary: f64 path: threshold compare z >= threshold instead of z > threshold */
-            lin[k] = _mm512_cmp_pd_mask(z[k], thr, _CMP_GE_OQ);
+        lin[k] = _mm512_cmp_pd_mask(z[k], thr, _CMP_GE_OQ);
 #else
-            lin[k] = _mm512_cmp_pd_mask(z[k], thr, _CMP_GT_OQ);
+        lin[k] = _mm512_cmp_pd_mask(z[k], thr, _CMP_GT_OQ);
 #endif
 #if ACLCONFORM_MUTANT == 27 /* f64-precision: f64 path drops the low part zl of beta*self (the pre-issue-12 rounding) */
-            zh[k] = z[k], zl[k] = _mm512_mul_pd(zero, _mm512_fmsub_pd(beta, xv[k], z[k]));
+        zh[k] = z[k], zl[k] = _mm512_mul_pd(zero, _mm512_fmsub_pd(beta, xv[k], z[k]));
 #else
-            zh[k] = z[k], zl[k] = _mm512_fmsub_pd(beta, xv[k], z[k]);
+        zh[k] = z[k], zl[k] = _mm512_fmsub_pd(beta, xv[k], z[k]);
 #endif
-            /* rare: z NaN or ±Inf (fpclass QNaN, +Inf, -Inf, SNaN); then zl = 0, and an overflowed
-             * product of finite operands is zh = ±DBL_MAX */
-            nonfin[k] = _mm512_fpclass_pd_mask(z[k], 0x99);
-            anyfin |= nonfin[k];
-        }
-        if (__builtin_expect(anyfin != 0, 0))
-            for (int k = 0; k < SPD_K; k++) {
-                __mmask8 ovf = beta_finite ? _mm512_mask_cmp_pd_mask(nonfin[k], _mm512_abs_pd(z[k]), inf, _CMP_EQ_OQ) &
-                                                 _mm512_cmp_pd_mask(_mm512_abs_pd(xv[k]), inf, _CMP_LT_OQ)
-                                           : 0;
-                zh[k] = _mm512_mask_mov_pd(z[k], ovf, _mm512_or_pd(_mm512_and_pd(z[k], sign), dmax));
-                zl[k] = _mm512_mask_mov_pd(zl[k], nonfin[k], zero);
-            }
-        for (int k = 0; k < SPD_K; k++) {
-            fast[k] = _mm512_cmp_pd_mask(zh[k], m700, _CMP_GT_OQ) & (__mmask8)~lin[k] & m[k];
-            E[k] = acl_exp8_dd(_mm512_sub_pd(zero, zh[k]), &El[k]);
-        }
-        for (int k = 0; k < SPD_K; k++) {
-            sm[k] = _mm512_add_pd(one, E[k]);
-            /* Fast2Sum's larger and smaller operand (E is not NaN in the fast lanes) */
-            __m512d big = _mm512_max_pd(E[k], one), small = _mm512_min_pd(E[k], one);
-            __m512d t = _mm512_sub_pd(_mm512_add_pd(_mm512_add_pd(_mm512_sub_pd(big, sm[k]), small), El[k]),
-                                      _mm512_mul_pd(E[k], zl[k]));
-            __m512d inv = _mm512_div_pd(one, sm[k]);
-            q[k] = _mm512_mul_pd(g[k], inv);
-            __m512d r = _mm512_fnmadd_pd(q[k], sm[k], g[k]);
-            res[k] = _mm512_add_pd(q[k], _mm512_mul_pd(_mm512_sub_pd(r, _mm512_mul_pd(q[k], t)), inv));
-            /* rare: !isfinite(q) || q == 0 (fpclass NaN, ±Inf, ±0) gives dy / s (s is finite in the
-             * fast lanes; the others are redone below) */
-            odd[k] = _mm512_mask_fpclass_pd_mask(fast[k], q[k], 0x9f);
-            anyodd |= odd[k];
-        }
-        if (__builtin_expect(anyodd != 0, 0))
-            for (int k = 0; k < SPD_K; k++) res[k] = _mm512_mask_div_pd(res[k], odd[k], g[k], sm[k]);
-        for (int k = 0; k < SPD_K; k++) {
-            res[k] = _mm512_mask_mov_pd(res[k], lin[k], g[k]);
-            _mm512_mask_storeu_pd(out + i + 8 * k, m[k], res[k]);
-            slow[k] = (__mmask8)(~fast[k] & ~lin[k] & m[k]);
-            anyslow |= slow[k];
-        }
-        if (__builtin_expect(anyslow != 0, 0))
-            for (int k = 0; k < SPD_K; k++)
-                if (slow[k]) softplus_f64_slow(c, i + 8 * k, dy, x, out, slow[k]);
+        /* rare: z NaN or ±Inf (fpclass QNaN, +Inf, -Inf, SNaN); then zl = 0, and an overflowed
+         * product of finite operands is zh = ±DBL_MAX */
+        nonfin[k] = _mm512_fpclass_pd_mask(z[k], 0x99);
+        anyfin |= nonfin[k];
     }
+    if (__builtin_expect(anyfin != 0, 0))
+        for (int k = 0; k < SPD_K; k++) {
+            __mmask8 ovf = beta_finite ? _mm512_mask_cmp_pd_mask(nonfin[k], _mm512_abs_pd(z[k]), inf, _CMP_EQ_OQ) &
+                                             _mm512_cmp_pd_mask(_mm512_abs_pd(xv[k]), inf, _CMP_LT_OQ)
+                                       : 0;
+            zh[k] = _mm512_mask_mov_pd(z[k], ovf, _mm512_or_pd(_mm512_and_pd(z[k], sign), dmax));
+            zl[k] = _mm512_mask_mov_pd(zl[k], nonfin[k], zero);
+        }
+    for (int k = 0; k < SPD_K; k++) {
+        fast[k] = _mm512_cmp_pd_mask(zh[k], m700, _CMP_GT_OQ) & (__mmask8)~lin[k] & m[k];
+        E[k] = acl_exp8_dd(_mm512_sub_pd(zero, zh[k]), &El[k]);
+    }
+    for (int k = 0; k < SPD_K; k++) {
+        sm[k] = _mm512_add_pd(one, E[k]);
+        /* Fast2Sum's larger and smaller operand (E is not NaN in the fast lanes) */
+        __m512d big = _mm512_max_pd(E[k], one), small = _mm512_min_pd(E[k], one);
+        __m512d t = _mm512_sub_pd(_mm512_add_pd(_mm512_add_pd(_mm512_sub_pd(big, sm[k]), small), El[k]),
+                                  _mm512_mul_pd(E[k], zl[k]));
+        __m512d inv = _mm512_div_pd(one, sm[k]);
+        q[k] = _mm512_mul_pd(g[k], inv);
+        __m512d r = _mm512_fnmadd_pd(q[k], sm[k], g[k]);
+        res[k] = _mm512_add_pd(q[k], _mm512_mul_pd(_mm512_sub_pd(r, _mm512_mul_pd(q[k], t)), inv));
+        /* rare: !isfinite(q) || q == 0 (fpclass NaN, ±Inf, ±0) gives dy / s (s is finite in the
+         * fast lanes; the others are redone below) */
+        odd[k] = _mm512_mask_fpclass_pd_mask(fast[k], q[k], 0x9f);
+        anyodd |= odd[k];
+    }
+    if (__builtin_expect(anyodd != 0, 0))
+        for (int k = 0; k < SPD_K; k++) res[k] = _mm512_mask_div_pd(res[k], odd[k], g[k], sm[k]);
+    for (int k = 0; k < SPD_K; k++) {
+        res[k] = _mm512_mask_mov_pd(res[k], lin[k], g[k]);
+        if (m[k] == 0xff) _mm512_storeu_pd(out + 8 * k, res[k]);
+        else _mm512_mask_storeu_pd(out + 8 * k, m[k], res[k]);
+        slow[k] = (__mmask8)(~fast[k] & ~lin[k] & m[k]);
+        anyslow |= slow[k];
+    }
+    if (__builtin_expect(anyslow != 0, 0))
+        for (int k = 0; k < SPD_K; k++)
+            if (slow[k]) softplus_f64_slow(c, 8 * k, dy, x, out, slow[k]);
+}
+
+ACL_AVX512_TARGET static void softplus_block_f64_avx512(const void *p, int64_t n, const double *dy,
+                                                        const double *x, double *out)
+{
+    ACL_STEPS_LEFT(8 * SPD_K, softplus_steps_f64, (const softplus_ctx *)p, n, dy, x, out);
 }
 #endif
 
