@@ -115,9 +115,9 @@ softplus_step_f32(const softplus_ctx *c, const float *dy, const float *x, float 
     __m512 xf[SPF_V], dyf[SPF_V], z[SPF_V];
     __m512d zd[2 * SPF_V], r[2 * SPF_V], t[2 * SPF_V];
     for (int j = 0; j < SPF_V; j++) {
-        m[j] = left >= 16 * (j + 1) ? 0xffff : left > 16 * j ? acl_mask16(left - 16 * j) : 0;
-        xf[j] = m[j] == 0xffff ? _mm512_loadu_ps(x + 16 * j) : _mm512_maskz_loadu_ps(m[j], x + 16 * j);
-        dyf[j] = m[j] == 0xffff ? _mm512_loadu_ps(dy + 16 * j) : _mm512_maskz_loadu_ps(m[j], dy + 16 * j);
+        m[j] = acl_mask16(left - 16 * j);
+        xf[j] = acl_loadu16_ps(x + 16 * j, m[j]);
+        dyf[j] = acl_loadu16_ps(dy + 16 * j, m[j]);
         z[j] = _mm512_mul_ps(_mm512_set1_ps(c->beta32), xf[j]);
 #if ACLCONFORM_MUTANT == 22 /* branch-boundary: f32 path: threshold compare z >= threshold instead of z > threshold */
         lin[j] = _mm512_cmp_ps_mask(z[j], _mm512_set1_ps(c->thr32), _CMP_GE_OQ);
@@ -256,8 +256,9 @@ static __attribute__((noinline, cold)) void softplus_f64_slow(const softplus_ctx
 /* softplus_block_f64 with AVX-512, 8 elements per vector (SPD_K vectors per pass): the same
  * operations in the same order (z, zh/zl, the threshold branch, softplus_sigmoid_times_f64's
  * zh > -700 branch), with E from acl_exp8_dd as E + El (< 0.18·2^-53 relative, simd512.h)
- * instead of glibc's exp (< 1.04·2^-53), El joining the Fast2Sum remainder: s + t = 1 + (E + El)·(1 - zl).  The bound above then reads
- * 0.18 ULP of the result's binade before the final rounding, ≤ 0.68 ULP + 2^-50 in all (≤ 2).
+ * instead of glibc's exp (< 1.04·2^-53), El joining the Fast2Sum remainder:
+ * s + t = 1 + (E + El)·(1 - zl).  The bound above then reads 0.18 ULP of the result's binade
+ * before the final rounding, ≤ 0.68 ULP + 2^-50 in all (≤ 2).
  * Lanes with zh ≤ -700 or NaN take the scalar forms; lanes whose q is not finite or 0, or s not
  * finite, give dy / s as the scalar form does.  The rare cases (a non-finite z, an odd q) are
  * tested by one fpclass each and handled under a branch (issue 14: 1.46x faster in cache, the
@@ -279,7 +280,7 @@ softplus_steps_f64(const softplus_ctx *c, const double *dy, const double *x, dou
     __mmask8 m[SPD_K], lin[SPD_K], nonfin[SPD_K], fast[SPD_K], odd[SPD_K], slow[SPD_K], anyfin = 0, anyodd = 0, anyslow = 0;
     __m512d xv[SPD_K], g[SPD_K], z[SPD_K], zh[SPD_K], zl[SPD_K], E[SPD_K], El[SPD_K], sm[SPD_K], q[SPD_K], res[SPD_K];
     for (int k = 0; k < SPD_K; k++) {
-        m[k] = left > 8 * k ? acl_mask8(left - 8 * k) : 0;
+        m[k] = acl_mask8(left - 8 * k);
         xv[k] = acl_loadu8_pd(x + 8 * k, m[k]);
         g[k] = acl_loadu8_pd(dy + 8 * k, m[k]);
         z[k] = _mm512_mul_pd(beta, xv[k]);
@@ -329,8 +330,7 @@ softplus_steps_f64(const softplus_ctx *c, const double *dy, const double *x, dou
         for (int k = 0; k < SPD_K; k++) res[k] = _mm512_mask_div_pd(res[k], odd[k], g[k], sm[k]);
     for (int k = 0; k < SPD_K; k++) {
         res[k] = _mm512_mask_mov_pd(res[k], lin[k], g[k]);
-        if (m[k] == 0xff) _mm512_storeu_pd(out + 8 * k, res[k]);
-        else _mm512_mask_storeu_pd(out + 8 * k, m[k], res[k]);
+        _mm512_mask_storeu_pd(out + 8 * k, m[k], res[k]);
         slow[k] = (__mmask8)(~fast[k] & ~lin[k] & m[k]);
         anyslow |= slow[k];
     }
@@ -487,7 +487,7 @@ ACL_AVX512_TARGET static void softplus16_block_avx512(const void *p, int64_t n, 
         __mmask16 m[SP16_K], redo[SP16_K];
         __m512 g[SP16_K], xv[SP16_K], res[SP16_K];
         SP16_EACH {
-            m[k] = i + 16 * k < n ? acl_mask16(n - i - 16 * k) : 0;
+            m[k] = acl_mask16(n - i - 16 * k);
             g[k] = _mm512_maskz_loadu_ps(m[k], dy + i + 16 * k);
             xv[k] = _mm512_maskz_loadu_ps(m[k], x + i + 16 * k);
         }
@@ -511,7 +511,7 @@ softplus16_step_f16(const softplus_ctx *c, const uint16_t *dy, const uint16_t *x
     __mmask16 m[SP16_K], redo[SP16_K], any = 0;
     __m512 g[SP16_K], xv[SP16_K], res[SP16_K];
     SP16_EACH {
-        m[k] = left >= 16 * SP16_K ? 0xffff : left > 16 * k ? acl_mask16(left - 16 * k) : 0;
+        m[k] = acl_mask16(left - 16 * k);
         g[k] = acl_load16_16(dy + 16 * k, m[k], false);
         xv[k] = acl_load16_16(x + 16 * k, m[k], false);
     }

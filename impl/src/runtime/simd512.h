@@ -54,9 +54,16 @@ ACL_AVX512_TARGET static inline __m512d acl_exp8_reduce(__m512d x, __m512d *ks, 
     return _mm512_fnmadd_pd(*k, C_LO, r);
 }
 
-/* 8 lanes with AVX-512 (a possibly partial last vector): the mask of the left lanes still to do. */
-ACL_AVX512_TARGET static inline __mmask8 acl_mask8(int64_t left) { return left >= 8 ? 0xff : (__mmask8)((1u << left) - 1u); }
-ACL_AVX512_TARGET static inline __mmask16 acl_mask16(int64_t left) { return left >= 16 ? 0xffff : (__mmask16)((1u << left) - 1u); }
+/* 8 lanes with AVX-512 (a possibly partial last vector): the mask of the left lanes still to do;
+ * 0 when none is left (left ≤ 0: a step's later vectors past the end of a tail). */
+ACL_AVX512_TARGET static inline __mmask8 acl_mask8(int64_t left)
+{
+    return left >= 8 ? 0xff : left > 0 ? (__mmask8)((1u << left) - 1u) : 0;
+}
+ACL_AVX512_TARGET static inline __mmask16 acl_mask16(int64_t left)
+{
+    return left >= 16 ? 0xffff : left > 0 ? (__mmask16)((1u << left) - 1u) : 0;
+}
 
 /* 2^(n/16) = 2^(j/16)·2^(n>>4) for n in the low mantissa bits of nm (see acl_expneg8_fast). */
 ACL_AVX512_TARGET static inline __m512d acl_exp2_16th(__m512d nm)
@@ -149,6 +156,11 @@ ACL_AVX512_TARGET static inline __m256 acl_loadu8_ps(const float *p, __mmask8 m)
 ACL_AVX512_TARGET static inline __m512d acl_loadu8_pd(const double *p, __mmask8 m)
 {
     return m == 0xff ? _mm512_loadu_pd(p) : _mm512_maskz_loadu_pd(m, p);
+}
+
+ACL_AVX512_TARGET static inline __m512 acl_loadu16_ps(const float *p, __mmask16 m)
+{
+    return m == 0xffff ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p);
 }
 
 /* An elementwise kernel as whole 8-lane steps under the constant mask 0xff (plain loads and
