@@ -11,10 +11,10 @@ With --ours LIB (a library with the CANN ABI, e.g. build/impl/libaclnn_impl.so) 
 also run through that library on the same input tensors, alternating with PyTorch rep by rep in
 this one process, and a seventh column gives its time.  --ours may be given more than once (two
 builds of a library, before and after a change): each library gets a column, in the order given,
-all of them alternating rep by rep with PyTorch and each other.  Two processes timed minutes apart on a
-shared machine see memory bandwidths up to 1.6x apart (measured here: a triad at 35 and at 56
-GB/s), so only times taken side by side make a trustworthy ratio; bench_speed --peer prints
-xtorch from this column when it is there.
+all of them alternating rep by rep with PyTorch and each other.  Two processes timed minutes
+apart on a shared machine see memory bandwidths up to 1.6x apart (measured here: a triad at 35
+and at 56 GB/s), so only times taken side by side make a trustworthy ratio; bench_speed --peer
+prints xtorch from the seventh column when it is there.
 
     /usr/bin/python3 bench/bench_torch.py [--n N] [--reps R] [--threads T] [--op NAME] [--dtype D]
                                           [--ours LIB [--ours LIB2 ...]]
