@@ -140,8 +140,8 @@ ACL_AVX512_TARGET static inline __m256 gelu_product8(__m512d g0, __m512d g)
 {
     /* r = g0·g with g0 as the first source: when both are NaN (a NaN gradient, a NaN x) the
      * result is g0's NaN, whatever order the compiler would pick for a commutative product in
-     * each inlined copy of the step (gelu_tanh_steps has several; which one an element meets depends
-     * on the block grid, that is on the output's address) */
+     * each inlined copy of the step (gelu_tanh_steps has several; which one an element meets
+     * depends on the block grid, that is on the output's address) */
     __m512d r;
     __asm__("vmulpd {%2, %1, %0|%0, %1, %2}" : "=v"(r) : "v"(g0), "v"(g));
     return _mm512_cvtpd_ps(r);
@@ -291,7 +291,7 @@ ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n,
  * cycles per element, 3.75 without the fix-up; every 29th f32 x with 5 gradients against a long
  * double evaluation: both within 0.5000 ULP.  For x = ±Inf, e is forced to 0 and so is w·e (w
  * infinite: no Inf·0): g is 1 and 0.
- * The lane tests are on the f32 x (the sign of u is the sign of x), like gelu_none_step's. */
+ * The lane tests are on the f32 x (the sign of u is the sign of x), like gelu_none_steps'. */
 #define GELU_TANH_K 4
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
 gelu_tanh_steps(int K, const float *dy, const float *x, float *out, __mmask8 m)
