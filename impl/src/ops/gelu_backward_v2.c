@@ -138,13 +138,9 @@ ACL_AVX512_TARGET static inline __m512d gelu_near_root(const gelu_root *rt, __m2
  * the product's sign by itself; g is 0 only for x = -Inf, where dy·0 is the rule. */
 ACL_AVX512_TARGET static inline __m256 gelu_product8(__m512d g0, __m512d g)
 {
-    /* r = g0·g with g0 as the first source: when both are NaN (a NaN gradient, a NaN x) the
-     * result is g0's NaN, whatever order the compiler would pick for a commutative product in
-     * each inlined copy of the step (gelu_tanh_steps has several; which one an element meets
-     * depends on the block grid, that is on the output's address) */
-    __m512d r;
-    __asm__("vmulpd {%2, %1, %0|%0, %1, %2}" : "=v"(r) : "v"(g0), "v"(g));
-    return _mm512_cvtpd_ps(r);
+    /* g0 as the first source: when both are NaN (a NaN gradient, a NaN x) the result is g0's
+     * NaN in every inlined copy of the step (gelu_tanh_steps has several) */
+    return _mm512_cvtpd_ps(acl_mul_first_pd(g0, g));
 }
 
 /* gelu_none_block with AVX-512 doubles, 8 elements per step.  With t = min(|x|, 8⁻), D(t) = M(t) - t
@@ -487,7 +483,7 @@ gelu_lut16_step(const void *ctx, const uint16_t *dy, const uint16_t *xb, uint16_
     const gelu_lut *c = ctx;
     __mmask16 m = acl_mask16(left);
     __m512 g = acl_table16(c->g32, xb, m), d = acl_load16_16(dy, m, bf);
-    __m512 r = _mm512_mul_ps(d, g);
+    __m512 r = acl_mul_first_ps(d, g); /* d's NaN where both are NaN, in the whole steps and the tail alike */
     __mmask16 z = _mm512_mask_cmp_ps_mask(m, g, _mm512_setzero_ps(), _CMP_EQ_OQ);
     if (z) r = gelu_lut16_slow(c, xb, d, r, z);
     acl_store16_16(out, m, r, bf);

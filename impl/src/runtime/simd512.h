@@ -158,6 +158,25 @@ ACL_AVX512_TARGET static inline __m512d acl_loadu8_pd(const double *p, __mmask8 
     return m == 0xff ? _mm512_loadu_pd(p) : _mm512_maskz_loadu_pd(m, p);
 }
 
+/* a·b in every lane with a as the first source operand: where both are NaN the result is a's
+ * (quiet) NaN.  A commutative product written in C may be emitted with its operands in either
+ * order, and differently in each inlined copy of a kernel's step (whole steps, the tail, several
+ * vectors per pass); which copy an element meets depends on the block grid, that is on the
+ * output's address, so a NaN result would too (round 18: the ASan build's Gelu f16 tail did it). */
+ACL_AVX512_TARGET static inline __m512d acl_mul_first_pd(__m512d a, __m512d b)
+{
+    __m512d r;
+    __asm__("vmulpd {%2, %1, %0|%0, %1, %2}" : "=v"(r) : "v"(a), "v"(b));
+    return r;
+}
+
+ACL_AVX512_TARGET static inline __m512 acl_mul_first_ps(__m512 a, __m512 b)
+{
+    __m512 r;
+    __asm__("vmulps {%2, %1, %0|%0, %1, %2}" : "=v"(r) : "v"(a), "v"(b));
+    return r;
+}
+
 ACL_AVX512_TARGET static inline __m512 acl_loadu16_ps(const float *p, __mmask16 m)
 {
     return m == 0xffff ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p);
