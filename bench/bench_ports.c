@@ -117,7 +117,11 @@ static double now(void)
 CMPMIX(mix_cmppd, K_PD)
 CMPMIX(mix_cmpps8, K_PS8)
 CMPMIX(mix_cmpps16, K_PS16)
+#define K_MOVD2M8(b) _mm256_movepi32_mask(_mm256_castpd_si256(_mm512_castpd512_pd256(b)))
+#define K_PCMPD8(b) _mm256_cmpgt_epu32_mask(_mm256_castpd_si256(_mm512_castpd512_pd256(b)), _mm256_set1_epi32(0x3f000000))
 CMPMIX(mix_fpclass8, K_FPC8)
+CMPMIX(mix_movd2m8, K_MOVD2M8)
+CMPMIX(mix_pcmpd8, K_PCMPD8)
 
 /* one division among 9 FMA chains: the divider is a separate unit, busy for several cycles per
  * 512-bit division (the saturated rate is printed too), so a kernel with one division per vector
@@ -202,6 +206,8 @@ int main(int argc, char **argv)
         {"cmpps8", "vcmpps ymm->k", "the same test on the 8 f32 inputs", mix_cmpps8, 5, 10},
         {"cmpps16", "vcmpps zmm->k", "a test of 16 f32 lanes", mix_cmpps16, 5, 10},
         {"fpclass8", "vfpclassps ymm->k", "Inf/NaN lanes of 8 f32 inputs", mix_fpclass8, 5, 10},
+        {"movd2m8", "vpmovd2m ymm->k", "sign bits of 8 f32 inputs", mix_movd2m8, 5, 10},
+        {"pcmpud8", "vpcmpud ymm->k", "an integer test of 8 f32 inputs' bits", mix_pcmpd8, 5, 10},
         {"masksub", "vsubpd zmm{k}", "select 1 - P under a mask", mix_masksub, 5, 5},
         {"scalef", "vscalefpd zmm", "x·2^k", mix_scalef, 5, 5},
         {"max", "vmaxpd/vminpd zmm", "clamps", mix_max, 5, 5},
