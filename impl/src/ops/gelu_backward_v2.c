@@ -253,7 +253,10 @@ ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n,
                                                      const float *x, float *out)
 {
     int64_t i = 0;
-    for (; i + 8 * GN_K <= n; i += 8 * GN_K) gelu_none_steps(GN_K, dy + i, x + i, out + i, 0xff);
+    for (; i + 8 * GN_K <= n; i += 8 * GN_K) {
+        acl_prefetch_pass_f32(dy + i, x + i);
+        gelu_none_steps(GN_K, dy + i, x + i, out + i, 0xff);
+    }
     acl_steps8_f32(ctx, n - i, dy + i, x + i, out + i, gelu_none_step);
 }
 
@@ -363,7 +366,10 @@ ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n,
                                                      const float *x, float *out)
 {
     int64_t i = 0;
-    for (; i + 8 * GELU_TANH_K <= n; i += 8 * GELU_TANH_K) gelu_tanh_steps(GELU_TANH_K, dy + i, x + i, out + i, 0xff);
+    for (; i + 8 * GELU_TANH_K <= n; i += 8 * GELU_TANH_K) {
+        acl_prefetch_pass_f32(dy + i, x + i);
+        gelu_tanh_steps(GELU_TANH_K, dy + i, x + i, out + i, 0xff);
+    }
     acl_steps8_f32(ctx, n - i, dy + i, x + i, out + i, gelu_tanh_step);
 }
 #endif
@@ -545,11 +551,14 @@ static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
         acl_ewise2_f32_u16(&vdy, &vx, &vo, gelu_lut_block, &c);
         return ACLNN_SUCCESS;
     }
-    acl_ewise_f32_fn fn = a->mode == GELU_NONE ? gelu_none_block : gelu_tanh_block;
 #ifdef ACL_HAVE_AVX512_KERNELS
-    if (acl_have_avx512()) fn = a->mode == GELU_NONE ? gelu_none_block_avx512 : gelu_tanh_block_avx512;
+    if (acl_have_avx512()) {
+        acl_ewise2_f32_pf(&vdy, &vx, &vo, a->mode == GELU_NONE ? gelu_none_block_avx512 : gelu_tanh_block_avx512,
+                          NULL);
+        return ACLNN_SUCCESS;
+    }
 #endif
-    acl_ewise2_f32(&vdy, &vx, &vo, fn, NULL);
+    acl_ewise2_f32(&vdy, &vx, &vo, a->mode == GELU_NONE ? gelu_none_block : gelu_tanh_block, NULL);
     return ACLNN_SUCCESS;
 }
 

@@ -156,7 +156,12 @@ softplus_step_f32(const softplus_ctx *c, const float *dy, const float *x, float 
 ACL_AVX512_TARGET static void softplus_block_f32_avx512(const void *p, int64_t n, const float *dy,
                                                         const float *x, float *out)
 {
-    ACL_STEPS_LEFT(16 * SPF_V, softplus_step_f32, p, n, dy, x, out);
+    int64_t i = 0;
+    for (; i + 16 * SPF_V <= n; i += 16 * SPF_V) {
+        acl_prefetch_pass_f32(dy + i, x + i);
+        softplus_step_f32(p, dy + i, x + i, out + i, 16 * SPF_V);
+    }
+    if (i < n) softplus_step_f32(p, dy + i, x + i, out + i, n - i);
 }
 #endif
 
@@ -599,11 +604,11 @@ static aclnnStatus softplus_kernel(void *p, void *ws, uint64_t ws_size)
     else if (o->dtype == ACL_FLOAT16 || o->dtype == ACL_BF16)
         softplus16(&c, &vdy, &vx, &vo);
     else
-        acl_ewise2_f32(&vdy, &vx, &vo,
 #ifdef ACL_HAVE_AVX512_KERNELS
-                       acl_have_avx512() ? softplus_block_f32_avx512 :
+        if (acl_have_avx512()) acl_ewise2_f32_pf(&vdy, &vx, &vo, softplus_block_f32_avx512, &c);
+        else
 #endif
-                       softplus_block_f32, &c);
+            acl_ewise2_f32(&vdy, &vx, &vo, softplus_block_f32, &c);
     return ACLNN_SUCCESS;
 }
 

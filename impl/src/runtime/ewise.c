@@ -16,6 +16,13 @@
  * ms without against 15.1-16.7 ms with (16 Mi, 2 threads, six alternating pairs of `bench_speed
  * --op softplus_backward --dtype f64 --reps 9 --median`).  For the f32 rows the same test was a
  * draw (Gelu none a little better with it), so they keep it.
+ * Kernels that prefetch themselves (acl_ewise2_f32_pf, round 19): a 128-element call costs a
+ * kernel its entry, its constants and its tail check every 128 elements; Gelu none f32 ran 3.36-3.38
+ * cycles per element in L1 in such calls against 3.20 in 4096-element ones.  Gelu (both modes) and
+ * SoftplusBackward f32 prefetch the same 2 KiB ahead in their own loop, 128 bytes of each input per
+ * pass of 32 elements (acl_prefetch_pass_f32), and get whole blocks: 16 Mi elements, 2 threads,
+ * alternating with the sub-block form in one process, Gelu none 8.56-8.60 -> 7.99-8.17 ms, tanh
+ * 8.99-9.05 -> 8.65-8.81, Softplus 5.69-6.88 -> 5.48-6.50 (a draw on 64-byte-aligned copies).
  *
  * Alignment (issue 14, round 13): the block grid is shifted so that every block but the first
  * starts on a 64-byte line of the output (of the first input when the output is not contiguous
@@ -66,6 +73,7 @@ typedef struct {
     acl_ewise_u16_fn raw;
     const void *ctx;
     bool prefetch; /* sub-blocks with prefetch: f32 a large output, into L1; u16 into L2 (see the top of this file) */
+    bool kernel_prefetches; /* f32: the kernel prefetches itself (acl_ewise2_f32_pf): whole blocks */
     int64_t shift; /* the block grid's offset, in elements (see the top of this file) */
     int tp;        /* tiled walk (see the top of this file): dimension p, or -1 for flat blocks */
     int64_t rows, cols, ntp, ntl; /* tile extents along p and the innermost dimension; tiles along each */
@@ -105,7 +113,6 @@ static float *direct_f32(const acl_view *v)
 }
 
 #define ACL_EWISE_SUB_BYTES 512
-#define ACL_PREFETCH_BYTES 2048
 #define ACL_PREFETCH_MIN_BYTES ((int64_t)2 << 20)
 
 #define ACL_PREFETCH_L2_BYTES 8192
@@ -147,10 +154,11 @@ static void run_f32(void *p, int64_t begin, int64_t end)
         float *po = dout ? dout + s : o;
         if (!da) acl_view_load_f32(j->a, s, n, a);
         if (!db) acl_view_load_f32(j->b, s, n, b);
-        int64_t sub = j->prefetch ? ACL_EWISE_SUB_BYTES / (int64_t)sizeof(float) : n;
+        bool pf = j->prefetch && !j->kernel_prefetches;
+        int64_t sub = pf ? ACL_EWISE_SUB_BYTES / (int64_t)sizeof(float) : n;
         for (int64_t k = 0; k < n; k += sub) {
             int64_t m = n - k < sub ? n - k : sub;
-            if (j->prefetch) prefetch_ahead((const char *)da, (const char *)db, sizeof(float), s, k, m, total, false);
+            if (pf) prefetch_ahead((const char *)da, (const char *)db, sizeof(float), s, k, m, total, false);
             j->f32(j->ctx, m, pa + k, pb + k, po + k);
         }
         if (!dout) acl_view_store_f32(j->out, s, n, o);
@@ -418,14 +426,27 @@ static void run_job(ewise_job *j, void (*body)(void *, int64_t, int64_t))
     acl_parallel_for(nb, 16, body, j);
 }
 
-void acl_ewise2_f32(const acl_view *a, const acl_view *b, const acl_view *out,
-                    acl_ewise_f32_fn fn, const void *ctx)
+static void ewise2_f32(const acl_view *a, const acl_view *b, const acl_view *out, acl_ewise_f32_fn fn,
+                       const void *ctx, bool kernel_prefetches)
 {
     ewise_job j = {.a = a, .b = b, .out = out, .f32 = fn, .ctx = ctx,
-                   .prefetch = out->numel * (int64_t)sizeof(float) >= ACL_PREFETCH_MIN_BYTES, .tp = -1};
+                   .prefetch = out->numel * (int64_t)sizeof(float) >= ACL_PREFETCH_MIN_BYTES,
+                   .kernel_prefetches = kernel_prefetches, .tp = -1};
     int64_t nt = tile_plan(&j);
     if (nt) acl_parallel_for(nt, 16, run_f32_tiled, &j);
     else run_job(&j, run_f32);
+}
+
+void acl_ewise2_f32(const acl_view *a, const acl_view *b, const acl_view *out,
+                    acl_ewise_f32_fn fn, const void *ctx)
+{
+    ewise2_f32(a, b, out, fn, ctx, false);
+}
+
+void acl_ewise2_f32_pf(const acl_view *a, const acl_view *b, const acl_view *out,
+                       acl_ewise_f32_fn fn, const void *ctx)
+{
+    ewise2_f32(a, b, out, fn, ctx, true);
 }
 
 void acl_ewise2_f64(const acl_view *a, const acl_view *b, const acl_view *out,

@@ -26,6 +26,26 @@ typedef void (*acl_ewise_f64_fn)(const void *ctx, int64_t n, const double *a, co
 void acl_ewise2_f32(const acl_view *a, const acl_view *b, const acl_view *out,
                     acl_ewise_f32_fn fn, const void *ctx);
 
+/* How far ahead of the kernel the in-place inputs of a large f32 job are prefetched into L1. */
+#define ACL_PREFETCH_BYTES 2048
+/* The same driver for a kernel that prefetches its inputs itself, acl_prefetch_pass_f32 once per
+ * pass: the driver hands it whole blocks (acl_ewise2_f32 hands a large job's blocks over in
+ * sub-blocks of 128 elements, each after its own prefetches; see ewise.c). */
+void acl_ewise2_f32_pf(const acl_view *a, const acl_view *b, const acl_view *out,
+                       acl_ewise_f32_fn fn, const void *ctx);
+/* For a kernel run by acl_ewise2_f32_pf: prefetch into L1 the 128 bytes of a and of b that lie
+ * ACL_PREFETCH_BYTES past a and b (a pass of 32 elements).  The addresses may lie past the arrays'
+ * ends (a prefetch never faults), so they are formed as integers. */
+static inline void acl_prefetch_pass_f32(const float *a, const float *b)
+{
+    const char *pa = (const char *)(uintptr_t)((uintptr_t)a + ACL_PREFETCH_BYTES);
+    const char *pb = (const char *)(uintptr_t)((uintptr_t)b + ACL_PREFETCH_BYTES);
+    __builtin_prefetch(pa, 0, 3);
+    __builtin_prefetch(pa + 64, 0, 3);
+    __builtin_prefetch(pb, 0, 3);
+    __builtin_prefetch(pb + 64, 0, 3);
+}
+
 /* Same blocking, but b is a contiguous 16-bit (f16 or bf16) view handed to the kernel as its raw
  * bits, so that the kernel can index a 65536-entry table by them (acl_ewise_raw16_ok(b)). */
 typedef void (*acl_ewise_f32_u16_fn)(const void *ctx, int64_t n, const float *a, const uint16_t *b,
