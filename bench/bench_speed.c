@@ -48,6 +48,7 @@
 #include "aclnnop/aclnn_scaled_masked_softmax_backward.h"
 #include "aclnnop/aclnn_softplus_backward.h"
 #include "runtime/conv.h"
+#include "runtime/ewise.h"
 #include "runtime/runtime.h"
 #include "runtime/simd512.h"
 
@@ -166,23 +167,25 @@ floor_step(const floor_job *j, int64_t i, int64_t left, bool bf)
     acl_store16_16(j->o + i, m, v, bf);
 }
 
-/* whole 16-lane steps under the constant mask, as the kernels' ACL_STEPS_LEFT; f16 with both
- * inputs prefetched into L2 8 KiB ahead every 256 elements, as Gelu f16's driver
- * (acl_ewise2_u16_l2) */
+/* whole 16-lane steps under the constant mask, as the kernels' ACL_STEPS32_PF16: both inputs
+ * prefetched into L2, a line of each per 32 elements (acl_prefetch_pass_u16), as Gelu's 16-bit
+ * kernels since round 19 */
 ACL_AVX512_TARGET static void floor_avx512(const floor_job *j, int64_t lo, int64_t hi)
 {
     int64_t i = lo;
     if (j->bf)
-        for (; i + 16 <= hi; i += 16) floor_step(j, i, 16, true);
-    else
-        for (; i + 16 <= hi; i += 16) {
-            if (i % 256 == 0 && i + 4096 + 256 <= j->n)
-                for (int64_t q = 0; q < 256; q += 32) {
-                    _mm_prefetch((const char *)(j->dy + i + 4096 + q), _MM_HINT_T1);
-                    _mm_prefetch((const char *)(j->x + i + 4096 + q), _MM_HINT_T1);
-                }
-            floor_step(j, i, 16, false);
+        for (; i + 32 <= hi; i += 32) {
+            acl_prefetch_pass_u16(j->dy + i, j->x + i);
+            floor_step(j, i, 16, true);
+            floor_step(j, i + 16, 16, true);
         }
+    else
+        for (; i + 32 <= hi; i += 32) {
+            acl_prefetch_pass_u16(j->dy + i, j->x + i);
+            floor_step(j, i, 16, false);
+            floor_step(j, i + 16, 16, false);
+        }
+    for (; i + 16 <= hi; i += 16) floor_step(j, i, 16, j->bf);
     if (i < hi) floor_step(j, i, hi - i, j->bf);
 }
 #endif

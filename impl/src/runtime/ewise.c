@@ -33,13 +33,15 @@
  * ms, bf16 4.03 against 3.43, GeluBackwardV2 none bf16 5.69 against 5.19.  The kernels run their
  * tails under masks with the same instructions, so where the blocks start never changes a bit.
  *
- * L2 prefetch (issue 14, round 14): acl_ewise2_u16_l2 prefetches the two inputs into L2 only
- * (PREFETCHT1) ACL_PREFETCH_L2_BYTES ahead, for GeluBackwardV2 f16, whose f32 table is read at
- * random over ~30 KiB for x in [-6, 6] (bf16: ~3 KiB): there the hardware's own stream fills of
- * L1 evict table lines.  Measured on 16 Mi elements, 2 threads, alternating in one process: Gelu
- * none f16 3.56-3.67 ms against 4.12-4.39 without, tanh f16 3.45-3.65 against 4.19-4.31 (NTA
- * hints the same; T0 hints, the f32 driver's, no gain); Gelu bf16, SoftplusBackward and LogitGrad f16/bf16 gained nothing or lost 3-10 %, so
- * they keep acl_ewise2_u16.
+ * L2 prefetch (issue 14, round 14): GeluBackwardV2 f16 reads its f32 table at random over ~30
+ * KiB for x in [-6, 6] (bf16: ~3 KiB), and the hardware's own stream fills of L1 evict table
+ * lines; its inputs are prefetched into L2 only (PREFETCHT1) ACL_PREFETCH_L2_BYTES ahead.  Round
+ * 14 did it here, in sub-blocks of 256 elements (Gelu none f16 3.56-3.67 ms against 4.12-4.39
+ * without, 16 Mi elements, 2 threads; Gelu bf16, SoftplusBackward and LogitGrad 16-bit gained
+ * nothing or lost 3-10 %).  Since round 19 the kernels do it in their own loop, a line of each
+ * input per pass of 32 elements (acl_prefetch_pass_u16, ACL_STEPS32_PF16), and this driver hands
+ * every all-16-bit kernel whole blocks: Gelu f16 and bf16, and SoftplusBackward 16-bit (figures at
+ * the kernels).
  *
  * Tiles (issue 14, round 16): when a view's innermost stride puts every element of a run on a
  * cache line of its own (x.t() of a row-major matrix) and another dimension p steps through it
@@ -72,7 +74,7 @@ typedef struct {
     acl_ewise_f32_u16_fn u16;
     acl_ewise_u16_fn raw;
     const void *ctx;
-    bool prefetch; /* sub-blocks with prefetch: f32 a large output, into L1; u16 into L2 (see the top of this file) */
+    bool prefetch; /* f32, a large output: sub-blocks with prefetch into L1 (see the top of this file) */
     bool kernel_prefetches; /* f32: the kernel prefetches itself (acl_ewise2_f32_pf): whole blocks */
     int64_t shift; /* the block grid's offset, in elements (see the top of this file) */
     int tp;        /* tiled walk (see the top of this file): dimension p, or -1 for flat blocks */
@@ -115,26 +117,20 @@ static float *direct_f32(const acl_view *v)
 #define ACL_EWISE_SUB_BYTES 512
 #define ACL_PREFETCH_MIN_BYTES ((int64_t)2 << 20)
 
-#define ACL_PREFETCH_L2_BYTES 8192
-
-/* into L1 (l2 false) or L2 only (PREFETCHT1) */
-static void prefetch_span(const char *p, size_t bytes, bool l2)
+/* into L1 */
+static void prefetch_span(const char *p, size_t bytes)
 {
-    for (size_t o = 0; o < bytes; o += 64)
-        if (l2) __builtin_prefetch(p + o, 0, 2);
-        else __builtin_prefetch(p + o, 0, 3);
+    for (size_t o = 0; o < bytes; o += 64) __builtin_prefetch(p + o, 0, 3);
 }
 
-/* The in-place inputs ia, ib (NULL: staged, not prefetched) of elements [s, s + n) of a total of
- * `total`: prefetch the span ahead of sub-block [s + k, s + k + m), ACL_PREFETCH_BYTES into L1,
- * or (l2) ACL_PREFETCH_L2_BYTES into L2 only. */
-static void prefetch_ahead(const char *ia, const char *ib, size_t esize, int64_t s, int64_t k, int64_t m,
-                           int64_t total, bool l2)
+/* The in-place f32 inputs ia, ib (NULL: staged, not prefetched) of elements [s, s + n) of a total
+ * of `total`: prefetch the span ahead of sub-block [s + k, s + k + m), ACL_PREFETCH_BYTES into L1. */
+static void prefetch_ahead(const float *ia, const float *ib, int64_t s, int64_t k, int64_t m, int64_t total)
 {
-    int64_t ahead = (l2 ? ACL_PREFETCH_L2_BYTES : ACL_PREFETCH_BYTES) / (int64_t)esize;
+    int64_t ahead = ACL_PREFETCH_BYTES / (int64_t)sizeof(float);
     if (s + k + ahead + m > total) return;
-    if (ia) prefetch_span(ia + (size_t)(s + k + ahead) * esize, (size_t)m * esize, l2);
-    if (ib) prefetch_span(ib + (size_t)(s + k + ahead) * esize, (size_t)m * esize, l2);
+    if (ia) prefetch_span((const char *)(ia + s + k + ahead), (size_t)m * sizeof(float));
+    if (ib) prefetch_span((const char *)(ib + s + k + ahead), (size_t)m * sizeof(float));
 }
 
 static void run_f32(void *p, int64_t begin, int64_t end)
@@ -158,7 +154,7 @@ static void run_f32(void *p, int64_t begin, int64_t end)
         int64_t sub = pf ? ACL_EWISE_SUB_BYTES / (int64_t)sizeof(float) : n;
         for (int64_t k = 0; k < n; k += sub) {
             int64_t m = n - k < sub ? n - k : sub;
-            if (pf) prefetch_ahead((const char *)da, (const char *)db, sizeof(float), s, k, m, total, false);
+            if (pf) prefetch_ahead(da, db, s, k, m, total);
             j->f32(j->ctx, m, pa + k, pb + k, po + k);
         }
         if (!dout) acl_view_store_f32(j->out, s, n, o);
@@ -195,15 +191,9 @@ static void run_u16(void *p, int64_t begin, int64_t end)
     const uint16_t *b = (const uint16_t *)(const void *)j->b->data + j->b->offset;
 #endif
     uint16_t *o = (uint16_t *)(void *)j->out->data + j->out->offset;
-    int64_t total = j->out->numel;
     for (int64_t blk = begin; blk < end; blk++) {
         int64_t n, s = block_range(j, blk, &n);
-        int64_t sub = j->prefetch ? ACL_EWISE_SUB_BYTES / (int64_t)sizeof(uint16_t) : n;
-        for (int64_t k = 0; k < n; k += sub) {
-            int64_t m = n - k < sub ? n - k : sub;
-            if (j->prefetch) prefetch_ahead((const char *)a, (const char *)b, sizeof(uint16_t), s, k, m, total, true);
-            j->raw(j->ctx, m, a + s + k, b + s + k, o + s + k);
-        }
+        j->raw(j->ctx, n, a + s, b + s, o + s);
     }
 }
 
@@ -469,12 +459,5 @@ void acl_ewise2_u16(const acl_view *a, const acl_view *b, const acl_view *out, a
                     const void *ctx)
 {
     ewise_job j = {.a = a, .b = b, .out = out, .raw = fn, .ctx = ctx, .tp = -1};
-    run_job(&j, run_u16);
-}
-
-void acl_ewise2_u16_l2(const acl_view *a, const acl_view *b, const acl_view *out, acl_ewise_u16_fn fn,
-                       const void *ctx)
-{
-    ewise_job j = {.a = a, .b = b, .out = out, .raw = fn, .ctx = ctx, .prefetch = true, .tp = -1};
     run_job(&j, run_u16);
 }

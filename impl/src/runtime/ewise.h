@@ -74,9 +74,14 @@ static inline bool acl_ewise_all16_ok(const acl_view *a, const acl_view *b, cons
 }
 void acl_ewise2_u16(const acl_view *a, const acl_view *b, const acl_view *out, acl_ewise_u16_fn fn,
                     const void *ctx);
-/* The same with a and b prefetched into L2 (not L1) ahead of the kernel: for a kernel whose own
- * random reads (a table larger than L1) need L1 to themselves (see ewise.c). */
-void acl_ewise2_u16_l2(const acl_view *a, const acl_view *b, const acl_view *out, acl_ewise_u16_fn fn,
-                       const void *ctx);
+/* How far ahead the all-16-bit kernels prefetch their inputs into L2 (acl_prefetch_pass_u16). */
+#define ACL_PREFETCH_L2_BYTES 8192
+/* For an all-16-bit kernel, once per pass of 32 elements: prefetch into L2 only (PREFETCHT1) the
+ * line of a and of b ACL_PREFETCH_L2_BYTES past a and b (see ewise.c). */
+static inline void acl_prefetch_pass_u16(const uint16_t *a, const uint16_t *b)
+{
+    __builtin_prefetch((const char *)(uintptr_t)((uintptr_t)a + ACL_PREFETCH_L2_BYTES), 0, 2);
+    __builtin_prefetch((const char *)(uintptr_t)((uintptr_t)b + ACL_PREFETCH_L2_BYTES), 0, 2);
+}
 
 #endif

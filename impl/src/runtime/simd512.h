@@ -206,6 +206,18 @@ acl_steps8_f32(const void *ctx, int64_t n, const float *dy, const float *x, floa
         if (i_ < (n)) step(ctx, (dy) + i_, (x) + i_, (out) + i_, (n) - i_);                          \
     } while (0)
 
+/* ACL_STEPS_LEFT for an all-16-bit kernel (acl_ewise2_u16) whose step takes 32 elements and that
+ * prefetches its inputs itself: each whole step after acl_prefetch_pass_u16 (ewise.h). */
+#define ACL_STEPS32_PF16(step, ctx, n, a, b, out)                                                    \
+    do {                                                                                            \
+        int64_t i_ = 0;                                                                             \
+        for (; i_ + 32 <= (n); i_ += 32) {                                                          \
+            acl_prefetch_pass_u16((a) + i_, (b) + i_);                                              \
+            step(ctx, (a) + i_, (b) + i_, (out) + i_, 32);                                          \
+        }                                                                                           \
+        if (i_ < (n)) step(ctx, (a) + i_, (b) + i_, (out) + i_, (n) - i_);                          \
+    } while (0)
+
 /* 8 f16 (bf = false) or bf16 bit patterns, exactly widened to f32. */
 ACL_AVX512_TARGET static inline __m256 acl_widen8_16(__m128i h, bool bf)
 {
