@@ -167,7 +167,7 @@ floor_step(const floor_job *j, int64_t i, int64_t left, bool bf)
     acl_store16_16(j->o + i, m, v, bf);
 }
 
-/* whole 16-lane steps under the constant mask, as the kernels' ACL_STEPS32_PF16: both inputs
+/* whole 16-lane steps under the constant mask, as the kernels' ACL_STEPS32_PF: both inputs
  * prefetched into L2, a line of each per 32 elements (acl_prefetch_pass_u16), as Gelu's 16-bit
  * kernels since round 19 */
 ACL_AVX512_TARGET static void floor_avx512(const floor_job *j, int64_t lo, int64_t hi)

@@ -252,12 +252,8 @@ ACL_AVX512_TARGET static inline void gelu_none_step(const void *ctx, const float
 ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n, const float *dy,
                                                      const float *x, float *out)
 {
-    int64_t i = 0;
-    for (; i + 8 * GN_K <= n; i += 8 * GN_K) {
-        acl_prefetch_pass_f32(dy + i, x + i);
-        gelu_none_steps(GN_K, dy + i, x + i, out + i, 0xff);
-    }
-    acl_steps8_f32(ctx, n - i, dy + i, x + i, out + i, gelu_none_step);
+    _Static_assert(GN_K == 4, "acl_passes32_f32_pf runs passes of four vectors");
+    acl_passes32_f32_pf(ctx, n, dy, x, out, gelu_none_steps, gelu_none_step);
 }
 
 /* gelu_tanh_block with AVX-512 doubles: K (1 or GELU_TANH_K) steps of 8 elements under mask m,
@@ -365,12 +361,8 @@ ACL_AVX512_TARGET static inline void gelu_tanh_step(const void *ctx, const float
 ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n, const float *dy,
                                                      const float *x, float *out)
 {
-    int64_t i = 0;
-    for (; i + 8 * GELU_TANH_K <= n; i += 8 * GELU_TANH_K) {
-        acl_prefetch_pass_f32(dy + i, x + i);
-        gelu_tanh_steps(GELU_TANH_K, dy + i, x + i, out + i, 0xff);
-    }
-    acl_steps8_f32(ctx, n - i, dy + i, x + i, out + i, gelu_tanh_step);
+    _Static_assert(GELU_TANH_K == 4, "acl_passes32_f32_pf runs passes of four vectors");
+    acl_passes32_f32_pf(ctx, n, dy, x, out, gelu_tanh_steps, gelu_tanh_step);
 }
 #endif
 
@@ -526,13 +518,13 @@ ACL_AVX512_TARGET static inline void gelu_lut16_step_bf16(const void *ctx, const
 ACL_AVX512_TARGET static void gelu_lut16_f16(const void *ctx, int64_t n, const uint16_t *dy,
                                              const uint16_t *xb, uint16_t *out)
 {
-    ACL_STEPS32_PF16(gelu_lut16_step_f16, ctx, n, dy, xb, out);
+    ACL_STEPS32_PF(acl_prefetch_pass_u16, gelu_lut16_step_f16, ctx, n, dy, xb, out);
 }
 
 ACL_AVX512_TARGET static void gelu_lut16_bf16(const void *ctx, int64_t n, const uint16_t *dy,
                                               const uint16_t *xb, uint16_t *out)
 {
-    ACL_STEPS32_PF16(gelu_lut16_step_bf16, ctx, n, dy, xb, out);
+    ACL_STEPS32_PF(acl_prefetch_pass_u16, gelu_lut16_step_bf16, ctx, n, dy, xb, out);
 }
 #endif
 

@@ -156,12 +156,8 @@ softplus_step_f32(const softplus_ctx *c, const float *dy, const float *x, float 
 ACL_AVX512_TARGET static void softplus_block_f32_avx512(const void *p, int64_t n, const float *dy,
                                                         const float *x, float *out)
 {
-    int64_t i = 0;
-    for (; i + 16 * SPF_V <= n; i += 16 * SPF_V) {
-        acl_prefetch_pass_f32(dy + i, x + i);
-        softplus_step_f32(p, dy + i, x + i, out + i, 16 * SPF_V);
-    }
-    if (i < n) softplus_step_f32(p, dy + i, x + i, out + i, n - i);
+    _Static_assert(16 * SPF_V == 32, "ACL_STEPS32_PF steps 32 elements");
+    ACL_STEPS32_PF(acl_prefetch_pass_f32, softplus_step_f32, p, n, dy, x, out);
 }
 #endif
 

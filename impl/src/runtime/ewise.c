@@ -39,7 +39,7 @@
  * 14 did it here, in sub-blocks of 256 elements (Gelu none f16 3.56-3.67 ms against 4.12-4.39
  * without, 16 Mi elements, 2 threads; Gelu bf16, SoftplusBackward and LogitGrad 16-bit gained
  * nothing or lost 3-10 %).  Since round 19 the kernels do it in their own loop, a line of each
- * input per pass of 32 elements (acl_prefetch_pass_u16, ACL_STEPS32_PF16), and this driver hands
+ * input per pass of 32 elements (acl_prefetch_pass_u16, ACL_STEPS32_PF), and this driver hands
  * every all-16-bit kernel whole blocks: Gelu f16 and bf16, and SoftplusBackward 16-bit (figures at
  * the kernels).
  *

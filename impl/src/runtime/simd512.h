@@ -19,6 +19,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "ewise.h"
+
 /* avx512bf16 is in the target so that the f32 -> bf16 stores below can use VCVTNEPS2BF16; they
  * execute it only when acl_bf16_hw is set (the CPU has it): GCC emits that extension's
  * instructions only for its intrinsics, never on its own. */
@@ -206,17 +208,34 @@ acl_steps8_f32(const void *ctx, int64_t n, const float *dy, const float *x, floa
         if (i_ < (n)) step(ctx, (dy) + i_, (x) + i_, (out) + i_, (n) - i_);                          \
     } while (0)
 
-/* ACL_STEPS_LEFT for an all-16-bit kernel (acl_ewise2_u16) whose step takes 32 elements and that
- * prefetches its inputs itself: each whole step after acl_prefetch_pass_u16 (ewise.h). */
-#define ACL_STEPS32_PF16(step, ctx, n, a, b, out)                                                    \
+/* ACL_STEPS_LEFT for a kernel whose step takes 32 elements and that prefetches its inputs
+ * itself: each whole step after prefetch(a, b) of its start (acl_prefetch_pass_f32 for the f32
+ * kernels of acl_ewise2_f32_pf, acl_prefetch_pass_u16 for the all-16-bit ones; ewise.h). */
+#define ACL_STEPS32_PF(prefetch, step, ctx, n, a, b, out)                                            \
     do {                                                                                            \
         int64_t i_ = 0;                                                                             \
         for (; i_ + 32 <= (n); i_ += 32) {                                                          \
-            acl_prefetch_pass_u16((a) + i_, (b) + i_);                                              \
+            prefetch((a) + i_, (b) + i_);                                                           \
             step(ctx, (a) + i_, (b) + i_, (out) + i_, 32);                                          \
         }                                                                                           \
         if (i_ < (n)) step(ctx, (a) + i_, (b) + i_, (out) + i_, (n) - i_);                          \
     } while (0)
+
+/* The same for an f32 kernel whose step takes masks: passes of four 8-lane vectors under the
+ * constant mask (steps(4, ...)), each after acl_prefetch_pass_f32, then the rest by its one-vector
+ * form as acl_steps8_f32 does. */
+typedef void (*acl_steps8k_f32)(int K, const float *dy, const float *x, float *out, __mmask8 m);
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+acl_passes32_f32_pf(const void *ctx, int64_t n, const float *dy, const float *x, float *out, acl_steps8k_f32 steps,
+                    acl_step8_f32 step)
+{
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        acl_prefetch_pass_f32(dy + i, x + i);
+        steps(4, dy + i, x + i, out + i, 0xff);
+    }
+    acl_steps8_f32(ctx, n - i, dy + i, x + i, out + i, step);
+}
 
 /* 8 f16 (bf = false) or bf16 bit patterns, exactly widened to f32. */
 ACL_AVX512_TARGET static inline __m256 acl_widen8_16(__m128i h, bool bf)
