@@ -74,8 +74,8 @@ typedef struct {
     acl_ewise_f32_u16_fn u16;
     acl_ewise_u16_fn raw;
     const void *ctx;
-    bool prefetch; /* f32, a large output: sub-blocks with prefetch into L1 (see the top of this file) */
-    bool kernel_prefetches; /* f32: the kernel prefetches itself (acl_ewise2_f32_pf): whole blocks */
+    bool prefetch; /* f32, a large output and a kernel that does not prefetch itself: sub-blocks with
+                    * prefetch into L1 (see the top of this file) */
     int64_t shift; /* the block grid's offset, in elements (see the top of this file) */
     int tp;        /* tiled walk (see the top of this file): dimension p, or -1 for flat blocks */
     int64_t rows, cols, ntp, ntl; /* tile extents along p and the innermost dimension; tiles along each */
@@ -150,11 +150,10 @@ static void run_f32(void *p, int64_t begin, int64_t end)
         float *po = dout ? dout + s : o;
         if (!da) acl_view_load_f32(j->a, s, n, a);
         if (!db) acl_view_load_f32(j->b, s, n, b);
-        bool pf = j->prefetch && !j->kernel_prefetches;
-        int64_t sub = pf ? ACL_EWISE_SUB_BYTES / (int64_t)sizeof(float) : n;
+        int64_t sub = j->prefetch ? ACL_EWISE_SUB_BYTES / (int64_t)sizeof(float) : n;
         for (int64_t k = 0; k < n; k += sub) {
             int64_t m = n - k < sub ? n - k : sub;
-            if (pf) prefetch_ahead(da, db, s, k, m, total);
+            if (j->prefetch) prefetch_ahead(da, db, s, k, m, total);
             j->f32(j->ctx, m, pa + k, pb + k, po + k);
         }
         if (!dout) acl_view_store_f32(j->out, s, n, o);
@@ -420,8 +419,8 @@ static void ewise2_f32(const acl_view *a, const acl_view *b, const acl_view *out
                        const void *ctx, bool kernel_prefetches)
 {
     ewise_job j = {.a = a, .b = b, .out = out, .f32 = fn, .ctx = ctx,
-                   .prefetch = out->numel * (int64_t)sizeof(float) >= ACL_PREFETCH_MIN_BYTES,
-                   .kernel_prefetches = kernel_prefetches, .tp = -1};
+                   .prefetch = !kernel_prefetches && out->numel * (int64_t)sizeof(float) >= ACL_PREFETCH_MIN_BYTES,
+                   .tp = -1};
     int64_t nt = tile_plan(&j);
     if (nt) acl_parallel_for(nt, 16, run_f32_tiled, &j);
     else run_job(&j, run_f32);
