@@ -91,7 +91,7 @@ typedef struct {
     const void *ctx;
     bool prefetch; /* f32, a large output, an input read in place and a kernel that does not
                     * prefetch itself: sub-blocks with prefetch into L1 (see the top of this file) */
-    int64_t stage_chunk; /* f32: the staged inputs are loaded alternately in pieces of this many
+    int64_t stage_chunk; /* f32: two staged inputs are loaded alternately in pieces of this many
                           * elements (see the top of this file) */
     int64_t shift; /* the block grid's offset, in elements (see the top of this file) */
     int tp;        /* tiled walk (see the top of this file): dimension p, or -1 for flat blocks */
@@ -442,7 +442,9 @@ static void ewise2_f32(const acl_view *a, const acl_view *b, const acl_view *out
     ewise_job j = {.a = a, .b = b, .out = out, .f32 = fn, .ctx = ctx,
                    .prefetch = !kernel_prefetches && out->numel * (int64_t)sizeof(float) >= ACL_PREFETCH_MIN_BYTES &&
                                (direct_f32(a) || direct_f32(b)),
-                   .stage_chunk = a->esize < 4 || b->esize < 4 ? ACL_EWISE_BLOCK : ACL_STAGE_CHUNK, .tp = -1};
+                   .stage_chunk = direct_f32(a) || direct_f32(b) || a->esize < 4 || b->esize < 4 ? ACL_EWISE_BLOCK
+                                                                                              : ACL_STAGE_CHUNK,
+                   .tp = -1};
     int64_t nt = tile_plan(&j);
     if (nt) acl_parallel_for(nt, 16, run_f32_tiled, &j);
     else run_job(&j, run_f32);
