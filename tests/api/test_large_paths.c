@@ -3,10 +3,10 @@
  * driver prefetches ahead in 512-byte sub-blocks once an output passes 2 MiB, and 16-bit
  * LogitGrad runs 16 lanes with a masked tail.  Those paths may only change timing: a call on
  * N = 2^20 + 37 elements (specials sprinkled in) must give, for 1, 2 and 3 threads, exactly the
- * bits of the same elements computed by calls of 4096 elements (below every threshold).  16-bit
- * SoftplusBackward converts in registers when all three tensors are contiguous and goes through
- * f32 staging buffers otherwise: the same call on strided views (every other element of buffers
- * twice as long) must give the same bits too.  So must calls whose tensors start at other places
+ * bits of the same elements computed by calls of 4096 elements (below every threshold).  The
+ * 16-bit operators read contiguous tensors in place and stage strided ones (as raw bits since
+ * round 20): the same call on strided views (every other element of buffers twice as long) must
+ * give the same bits too.  So must calls whose tensors start at other places
  * within a 64-byte line (the driver starts its blocks on the output's lines).  Permuted views
  * (x.t() and the like) run in tiles of two dimensions instead of flat blocks (round 16): on 4-D
  * views whose storage orders differ from tensor to tensor, padded, with partial tiles, broadcast
@@ -245,36 +245,45 @@ static void softplus_large_equals_chunked(void **state)
     check(SOFTPLUS, ACL_BF16, 2);
 }
 
-/* 16-bit SoftplusBackward on views of stride 2 (staged path) against the contiguous call
- * (in-register path), element by element, bit for bit */
-static void softplus16_strided_equals_contiguous(void **state)
+/* The 16-bit operators on views of stride 2 (every other element of buffers twice as long: the
+ * all-16-bit driver stages them as raw bits, round 20; the f32 staging before) against the
+ * contiguous call (in place), element by element, bit for bit, for 1, 2 and 3 threads; the gaps
+ * between the output's elements stay untouched */
+static void strided16_equals_contiguous(void **state)
 {
     (void)state;
     enum { M = (1 << 16) + 21 };
+    static const which ops[] = {GELU_NONE, GELU_TANH, SOFTPLUS, LOGIT};
     const aclDataType dts[2] = {ACL_FLOAT16, ACL_BF16};
-    for (int d = 0; d < 2; d++) {
-        uint16_t *g = malloc(M * 2), *x = malloc(M * 2), *out = malloc(M * 2);
-        uint16_t *g2 = malloc(M * 4), *x2 = malloc(M * 4), *out2 = malloc(M * 4);
-        assert_true(g && x && out && g2 && x2 && out2);
-        uint32_t s = 777u + (uint32_t)d;
-        for (int64_t i = 0; i < M; i++) {
-            store(dts[d], g, i, value(SOFTPLUS, 0, i, &s));
-            store(dts[d], x, i, value(SOFTPLUS, 1, i, &s));
-            g2[2 * i] = g[i];
-            x2[2 * i] = x[i];
-            g2[2 * i + 1] = x2[2 * i + 1] = 0x7e00; /* gaps: a NaN that must not leak in */
+    for (size_t op = 0; op < sizeof ops / sizeof ops[0]; op++)
+        for (int d = 0; d < 2; d++) {
+            uint16_t *g = malloc(M * 2), *x = malloc(M * 2), *out = malloc(M * 2);
+            uint16_t *g2 = malloc(M * 4), *x2 = malloc(M * 4), *out2 = malloc(M * 4);
+            assert_true(g && x && out && g2 && x2 && out2);
+            uint32_t s = 777u + (uint32_t)d + 10u * (uint32_t)op;
+            for (int64_t i = 0; i < M; i++) {
+                store(dts[d], g, i, value(ops[op], 0, i, &s));
+                store(dts[d], x, i, value(ops[op], 1, i, &s));
+                g2[2 * i] = g[i];
+                x2[2 * i] = x[i];
+                g2[2 * i + 1] = x2[2 * i + 1] = 0x7e00; /* gaps: a NaN that must not leak in */
+            }
+            aclconformSetNumThreads(1);
+            call(ops[op], dts[d], M, g, x, out);
+            for (int t = 1; t <= 3; t++) {
+                aclconformSetNumThreads(t);
+                memset(out2, 0x5a, M * 4);
+                call_strided(ops[op], dts[d], M, 2, g2, x2, out2);
+                int64_t first = -1;
+                for (int64_t i = 0; i < M && first < 0; i++)
+                    if (out2[2 * i] != out[i] || (i + 1 < M && out2[2 * i + 1] != 0x5a5a)) first = i;
+                if (first >= 0)
+                    fail_msg("op %d dtype %d threads %d: element %lld differs between the strided and the contiguous call",
+                             (int)ops[op], (int)dts[d], t, (long long)first);
+            }
+            aclconformSetNumThreads(0);
+            free(g); free(x); free(out); free(g2); free(x2); free(out2);
         }
-        memset(out2, 0x5a, M * 4);
-        call(SOFTPLUS, dts[d], M, g, x, out);
-        call_strided(SOFTPLUS, dts[d], M, 2, g2, x2, out2);
-        int64_t first = -1;
-        for (int64_t i = 0; i < M && first < 0; i++)
-            if (out2[2 * i] != out[i] || (i + 1 < M && out2[2 * i + 1] != 0x5a5a)) first = i;
-        if (first >= 0) print_error("dtype %d: element %lld differs between the strided and the contiguous call\n",
-                                    (int)dts[d], (long long)first);
-        assert_int_equal(first, -1);
-        free(g); free(x); free(out); free(g2); free(x2); free(out2);
-    }
 }
 
 /* ---- permuted views (tiled walk) ---------------------------------------------------------- */
@@ -449,7 +458,7 @@ int main(void)
         cmocka_unit_test(specials_do_not_depend_on_placement),
         cmocka_unit_test(gelu16_large_equals_chunked),
         cmocka_unit_test(softplus_large_equals_chunked),
-        cmocka_unit_test(softplus16_strided_equals_contiguous),
+        cmocka_unit_test(strided16_equals_contiguous),
         cmocka_unit_test(logit_large_equals_chunked),
         cmocka_unit_test(permuted_views_equal_contiguous),
     };

@@ -450,9 +450,10 @@ ACL_KERNEL_CLONES static void gelu_lut_block(const void *ctx, int64_t n, const f
         for (int64_t i = 0; i < n; i++) out[i] = gelu_lut_one(c, false, xb[i], dy[i]);
 }
 
-/* The same for an x that is not contiguous, staged as f32 by the f32 driver: its values are
- * exactly those of the 16-bit dtype, so converting back gives the bits, and every layout of a
- * 16-bit x reads the same table (the same bits as the contiguous run, by construction). */
+/* The same for an x that is not contiguous, staged as f32 by the f32 driver (a gradient or
+ * gradInput of another dtype, or views run in tiles; all-16-bit views of other layouts are staged
+ * as raw bits for the 16-lane kernels since round 20): its values are exactly those of the 16-bit
+ * dtype, so converting back gives the bits, and every layout of a 16-bit x reads the same table. */
 static void gelu_lut_staged_block(const void *ctx, int64_t n, const float *dy, const float *x, float *out)
 {
     const gelu_lut *c = ctx;
@@ -541,16 +542,16 @@ static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
     if (vx.dtype == ACL_FLOAT16 || vx.dtype == ACL_BF16) {
         bool bf = vx.dtype == ACL_BF16;
         gelu_lut c = {gelu_table(a->mode, bf), vo.dtype == ACL_FLOAT ? NULL : g_lut32[a->mode][bf], bf};
-        if (!acl_ewise_raw16_ok(&vx) || acl_ewise_tiled(&vdy, &vx, &vo)) {
-            acl_ewise2_f32(&vdy, &vx, &vo, gelu_lut_staged_block, &c);
-            return ACLNN_SUCCESS;
-        }
 #ifdef ACL_HAVE_AVX512_KERNELS
         if (acl_ewise_all16_ok(&vdy, &vx, &vo) && acl_have_avx512()) {
             acl_ewise2_u16(&vdy, &vx, &vo, bf ? gelu_lut16_bf16 : gelu_lut16_f16, &c);
             return ACLNN_SUCCESS;
         }
 #endif
+        if (!acl_ewise_raw16_ok(&vx) || acl_ewise_tiled(&vdy, &vx, &vo)) {
+            acl_ewise2_f32(&vdy, &vx, &vo, gelu_lut_staged_block, &c);
+            return ACLNN_SUCCESS;
+        }
         acl_ewise2_f32_u16(&vdy, &vx, &vo, gelu_lut_block, &c);
         return ACLNN_SUCCESS;
     }

@@ -11,7 +11,7 @@
  * ≥ 2^-53).  For 0 < lo < 2^-30 the exact hi lies strictly between 1 − 2^-24 (the largest float
  * below 1) and 1, so for every float x "x ≤ hi" is "x < 1", which hi = 1 − 2^-53 decides.
  *
- * 16-bit x, dy and out (contiguous, AVX-512): logit16 below evaluates in f32 on 16 lanes and
+ * 16-bit x, dy and out (any layout not run in tiles, AVX-512): logit16 below evaluates in f32 on 16 lanes and
  * rounds once to the 16-bit dtype; its error bound is there. */
 #include <math.h>
 #include <string.h>

@@ -480,7 +480,7 @@ softplus16_vec(const softplus_ctx *c, const __m512 *g, const __m512 *x, __m512 *
     SP16_EACH res[k] = _mm512_mask_mov_ps(res[k], lin[k], g[k]);
 }
 
-/* f32 arrays (the staged path: strided, broadcast or mixed-dtype views) */
+/* f32 arrays (the staged path: mixed-dtype views, or views run in tiles) */
 ACL_AVX512_TARGET static void softplus16_block_avx512(const void *p, int64_t n, const float *dy,
                                                       const float *x, float *out)
 {

@@ -63,14 +63,16 @@ void acl_ewise2_f32_u16(const acl_view *a, const acl_view *b, const acl_view *ou
 void acl_ewise2_f64(const acl_view *a, const acl_view *b, const acl_view *out,
                     acl_ewise_f64_fn fn, const void *ctx);
 
-/* Same blocking, all three views contiguous and of one 16-bit dtype (acl_ewise_all16_ok): the
- * kernel gets the raw bits of a, b and out and converts in registers (no staging copies). */
+/* Same blocking, all three views of one 16-bit dtype and not run in tiles (acl_ewise_all16_ok):
+ * the kernel gets the raw bits of a, b and out and converts in registers.  Contiguous views are
+ * read and written in place; the others (strided, broadcast) are copied as raw bits through
+ * block buffers, so every layout gets the contiguous form's kernel and its bits. */
 typedef void (*acl_ewise_u16_fn)(const void *ctx, int64_t n, const uint16_t *a, const uint16_t *b,
                                  uint16_t *out);
 static inline bool acl_ewise_all16_ok(const acl_view *a, const acl_view *b, const acl_view *out)
 {
-    return acl_ewise_raw16_ok(b) && a->contiguous && out->contiguous && a->dtype == b->dtype &&
-           out->dtype == b->dtype;
+    return (b->dtype == ACL_FLOAT16 || b->dtype == ACL_BF16) && a->dtype == b->dtype && out->dtype == b->dtype &&
+           !acl_ewise_tiled(a, b, out);
 }
 void acl_ewise2_u16(const acl_view *a, const acl_view *b, const acl_view *out, acl_ewise_u16_fn fn,
                     const void *ctx);

@@ -99,6 +99,10 @@ void acl_run_load_f32(aclDataType dt, const char *p, int64_t bstride, int64_t le
 void acl_run_load_f64(aclDataType dt, const char *p, int64_t bstride, int64_t len, double *dst);
 void acl_run_store_f32(aclDataType dt, char *p, int64_t bstride, int64_t len, const float *src);
 void acl_run_store_f64(aclDataType dt, char *p, int64_t bstride, int64_t len, const double *src);
+/* A view of a 16-bit dtype (f16 or bf16) copied to / from a contiguous array as its raw bits, no
+ * conversion (the all-16-bit elementwise driver's staging). */
+void acl_view_load_raw16(const acl_view *v, int64_t start, int64_t n, uint16_t *dst);
+void acl_view_store_raw16(const acl_view *v, int64_t start, int64_t n, const uint16_t *src);
 /* Address of element i (row-major index into the view's iteration shape). */
 void *acl_view_ptr(const acl_view *v, int64_t i);
 

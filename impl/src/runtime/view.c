@@ -322,6 +322,48 @@ void acl_view_store_f32(const acl_view *v, int64_t start, int64_t n, const float
 #undef STORE_RUN
 }
 
+/* Raw 16-bit runs: a contiguous run is one copy, a broadcast one a fill, any other an element
+ * copy per element (unrolled as strided_load_f32's loops). */
+static void run_load_raw16(const char *p, int64_t bstride, int64_t len, uint16_t *dst)
+{
+    if (bstride == 2) {
+        memcpy(dst, p, (size_t)len * 2);
+    } else if (bstride == 0) {
+        uint16_t h;
+        memcpy(&h, p, 2);
+        for (int64_t j = 0; j < len; j++) dst[j] = h;
+    } else {
+#pragma GCC unroll 4
+        for (int64_t j = 0; j < len; j++) memcpy(dst + j, p + j * bstride, 2);
+    }
+}
+
+static void run_store_raw16(char *p, int64_t bstride, int64_t len, const uint16_t *src)
+{
+    if (bstride == 2) {
+        memcpy(p, src, (size_t)len * 2);
+    } else {
+#pragma GCC unroll 4
+        for (int64_t j = 0; j < len; j++) memcpy(p + j * bstride, src + j, 2);
+    }
+}
+
+void acl_view_load_raw16(const acl_view *v, int64_t start, int64_t n, uint16_t *dst)
+{
+    if (n <= 0) return;
+#define LOAD_RUN(p, bstride, len, j0) run_load_raw16((p), (bstride), (len), dst + (j0))
+    VIEW_WALK(v, start, n, LOAD_RUN);
+#undef LOAD_RUN
+}
+
+void acl_view_store_raw16(const acl_view *v, int64_t start, int64_t n, const uint16_t *src)
+{
+    if (n <= 0) return;
+#define STORE_RUN(p, bstride, len, j0) run_store_raw16((p), (bstride), (len), src + (j0))
+    VIEW_WALK(v, start, n, STORE_RUN);
+#undef STORE_RUN
+}
+
 void acl_run_store_f64(aclDataType dt, char *p, int64_t bstride, int64_t len, const double *src)
 {
     if (dt == ACL_DOUBLE && bstride < STRIDED_TIGHT_MAX)
