@@ -29,6 +29,21 @@ static int64_t naive_off(const aclTensor *t, int nd, const int64_t *shape, int64
     return off;
 }
 
+/* The n elements of the 2-D view t (dims) in storage[200] hold want[], and every other element
+ * of the storage still holds 0xdead. */
+static void assert_view_holds(const aclTensor *t, const int64_t *dims, int n, const uint16_t *storage,
+                              const uint16_t *want)
+{
+    unsigned char touched[200] = {0};
+    for (int i = 0; i < n; i++) {
+        int64_t off = naive_off(t, 2, dims, i);
+        touched[off] = 1;
+        assert_int_equal(storage[off], want[i]);
+    }
+    for (int i = 0; i < 200; i++)
+        if (!touched[i]) assert_int_equal(storage[i], 0xdead);
+}
+
 static void strided_loads_match_naive_indexing(void **state)
 {
     (void)state;
@@ -84,14 +99,9 @@ static void strided_stores_touch_only_the_view_and_round_once(void **state)
     for (int i = 0; i < 20; i++) src[i] = 1.0f + (float)i * 0x1p-11f; /* odd i: ties to even */
     acl_view_store_f32(&v, 0, 7, src);
     acl_view_store_f32(&v, 7, 13, src + 7);
-    unsigned char touched[200] = {0};
-    for (int i = 0; i < 20; i++) {
-        int64_t off = naive_off(t, 2, dims, i);
-        touched[off] = 1;
-        assert_int_equal(storage[off], acl_f32_to_f16(src[i]));
-    }
-    for (int i = 0; i < 200; i++)
-        if (!touched[i]) assert_int_equal(storage[i], 0xdead);
+    uint16_t want[20];
+    for (int i = 0; i < 20; i++) want[i] = acl_f32_to_f16(src[i]);
+    assert_view_holds(t, dims, 20, storage, want);
     /* the tie cases really did round to even */
     assert_int_equal(acl_f32_to_f16(1.0f + 0x1p-11f), 0x3c00);
     aclDestroyTensor(t);
@@ -172,14 +182,7 @@ static void raw16_views_match_naive_indexing(void **state)
     acl_view_init(&v, t);
     acl_view_store_raw16(&v, 0, 45, src);
     acl_view_store_raw16(&v, 45, 75, src + 45);
-    unsigned char touched[200] = {0};
-    for (int i = 0; i < 120; i++) {
-        int64_t off = naive_off(t, 2, dims, i);
-        touched[off] = 1;
-        assert_int_equal(buf[off], src[i]);
-    }
-    for (int i = 0; i < 200; i++)
-        if (!touched[i]) assert_int_equal(buf[i], 0xdead);
+    assert_view_holds(t, dims, 120, buf, src);
     aclDestroyTensor(t);
     munmap(map, (size_t)pg * 2);
 }
