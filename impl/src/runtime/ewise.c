@@ -103,8 +103,6 @@ typedef struct {
     const void *ctx;
     bool prefetch; /* f32, a large output, an input read in place and a kernel that does not
                     * prefetch itself: sub-blocks with prefetch into L1 (see the top of this file) */
-    int64_t stage_chunk; /* f32: two staged inputs are loaded alternately in pieces of this many
-                          * elements (see the top of this file) */
     int64_t shift; /* the block grid's offset, in elements (see the top of this file) */
     int tp;        /* tiled walk (see the top of this file): dimension p, or -1 for flat blocks */
     int64_t rows, cols, ntp, ntl; /* tile extents along p and the innermost dimension; tiles along each */
@@ -174,12 +172,14 @@ static void run_f32(void *p, int64_t begin, int64_t end)
     float *da = direct_f32(j->a), *db = direct_f32(j->b), *dout = direct_f32(j->out);
 #endif
     int64_t total = j->out->numel;
+    /* two staged inputs of 32 bits or more are loaded alternately in pieces (top of this file) */
+    int64_t chunk = !da && !db && j->a->esize >= 4 && j->b->esize >= 4 ? ACL_STAGE_CHUNK : ACL_EWISE_BLOCK;
     for (int64_t blk = begin; blk < end; blk++) {
         int64_t n, s = block_range(j, blk, &n);
         const float *pa = da ? da + s : a, *pb = db ? db + s : b;
         float *po = dout ? dout + s : o;
-        for (int64_t k = 0; k < n; k += j->stage_chunk) {
-            int64_t m = n - k < j->stage_chunk ? n - k : j->stage_chunk;
+        for (int64_t k = 0; k < n; k += chunk) {
+            int64_t m = n - k < chunk ? n - k : chunk;
             if (!da) acl_view_load_f32(j->a, s + k, m, a + k);
             if (!db) acl_view_load_f32(j->b, s + k, m, b + k);
         }
@@ -464,8 +464,6 @@ static void ewise2_f32(const acl_view *a, const acl_view *b, const acl_view *out
     ewise_job j = {.a = a, .b = b, .out = out, .f32 = fn, .ctx = ctx,
                    .prefetch = !kernel_prefetches && out->numel * (int64_t)sizeof(float) >= ACL_PREFETCH_MIN_BYTES &&
                                (direct_f32(a) || direct_f32(b)),
-                   .stage_chunk = direct_f32(a) || direct_f32(b) || a->esize < 4 || b->esize < 4 ? ACL_EWISE_BLOCK
-                                                                                              : ACL_STAGE_CHUNK,
                    .tp = -1};
     int64_t nt = tile_plan(&j);
     if (nt) acl_parallel_for(nt, 16, run_f32_tiled, &j);
