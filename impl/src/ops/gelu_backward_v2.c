@@ -267,28 +267,33 @@ ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n,
  * NaN rule: with several copies of the step, a NaN result must not depend on which copy an element
  * meets (the block grid follows the output's address): a NaN x makes g x's quiet NaN, and the
  * product takes the gradient's NaN first (gelu_product8).  NaN lanes are found with the ±Inf ones
- * by the one class test the exp needs anyway (e and w·e forced to 0 there), and the compare that
- * picks them out runs only in a pass that has such a lane (round 19: one mask-producing operation
- * less per vector, 3.45 -> 3.34-3.38 cycles per element in L1, 1 thread).
- * Same quantities as gelu_g_tanh, regrouped to save operations:
- *   v = 2u = x·(2k + 2kc·x²),  e = e^{-min(|v|, 708)} (acl_expneg8_fast5: < 2^-47 relative for
- *                              |v| < 8, where the root is; the reduction's n·ln2/16 adds up to
- *                              2^-45.3 at |v| = 708, where nothing cancels),
- *                              q = 1/(1 + e) (one correctly rounded division),
+ * by one class test per vector, and the fix-ups of those lanes run only in a pass that has one.
+ * Same quantities as gelu_g_tanh, in the logistic form of 1 + t = 2σ(2u) (round 21):
+ *   v = 2u = x·(2k + 2kc·x²) clamped to [-708, 708],
+ *   E = e^{-v} = sc·P          (acl_expneg8_fast5: < 2^-47 relative for |v| < 8, where the root is;
+ *                              the reduction's n·ln2/16 adds up to 2^-45.3 at |v| = 708),
+ *   q = 1/(1 + E)              (= (1 + t)/2; 1 + E in the exp's last FMA, one correctly rounded
+ *                              division; 1 - q = E·q = (1 - t)/2),
  *   w = x·(2k + 6kc·x²)        (= 0.5·x·k·(1 + 3c·x²)·4)
- *   g = q·((u ≥ 0 ? 1 : e) + w·e·q)       = half_1p + t2 of gelu_g_tanh
- * Every factor is within 2^-45 relative of its exact value (2^-46 for |v| < 8), so g is within
- * ~2^-44 of (|half_1p| + |t2|): relative away from the root (the single rounding to f32 does not
- * see it, < 2^-20 ULP), at most 17× 2^-45 (2^-41) relative where the terms cancel most outside
- * the root window (its edges, |v| < 8; < 2^-17 ULP); in the window, gelu_near_root.
- * The clamp at 708 (e stays normal) changes no result: where it acts (x < -21.14) the computed g
- * is below 2^-639 in magnitude (e^-708·|w| at x = -FLT_MAX) and negative, as the exact one, so
- * dy·g rounds to ∓0 in f32 as the exact product does; and g is never 0 for a finite x
- * (|1 + w·q| > 0.52 for x < -1), so the §5a rule for an infinite dy needs no fix-up.
- * Measured against the acl_exp8 kernel before it (< 2^-50 relative): L1, 1 thread, 4.51 -> 4.0
- * cycles per element, 3.75 without the fix-up; every 29th f32 x with 5 gradients against a long
- * double evaluation: both within 0.5000 ULP.  For x = ±Inf, e is forced to 0 and so is w·e (w
- * infinite: no Inf·0): g is 1 and 0.  (For a NaN x too, before g becomes x's NaN.)
+ *   g = q·(1 + w·(1 - q))      = half_1p + t2 of gelu_g_tanh.
+ * It replaces the form on e^{-|v|} of rounds 17-20, g = q'·((u ≥ 0 ? 1 : e) + w·e·q'), which needed
+ * the sign select, its compare and the product w·e: L1, 1 thread, 3.34 -> 3.12 cycles per element;
+ * 16 Mi elements, 2 threads, beside the old library in one process, 8.61-8.64 -> 7.83-7.86 ms; the
+ * same f32 results for every 13th f32 x in [-12, 12] and every 97th of all f32 (212 M x, with
+ * gradients in [1, 2)).  Errors: q and, for x < 0 (q < 1/2), 1 - q are within ~2^-46 relative.  For
+ * x ≥ 0, 1 - q is exact given q (Sterbenz) and carries q's absolute error, < 2^-52, into
+ * w·(1 - q) ≥ 0, so into 1 + w·(1 - q) ≥ 1 as at most |w|·2^-52: |w| < 60 while 1 - q can be
+ * nonzero (E ≥ 2^-54, x < 5.9), < 2^-46; beyond, q rounds to 1 and the neglected w·E·q is below
+ * 2^-47.  So g is within ~2^-44 of its value relative away from the root, and where 1 and
+ * w·(1 - q) cancel (x < 0) the two terms are those of the old form, at most 17× 2^-45 (2^-41)
+ * relative outside the root window (its edges, |v| < 8; < 2^-17 ULP); in the window,
+ * gelu_near_root.
+ * The clamp at ±708 (E and q stay normal) changes no result: for x > 21.14, q is 1 and so is g
+ * (exactly 1 within 2^-1000); for x < -21.14, g = q·(1 + w·(1 - q)) is below 2^-639 in magnitude
+ * (e^-708·|w|, |w| < 2^382 at x = -FLT_MAX) and negative, as the exact one, so dy·g rounds to ∓0
+ * in f32 as the exact product does.  g is never 0 for a finite x (|1 + w·(1 - q)| > 0.52 for
+ * x < -1), so the §5a rule for an infinite dy needs no fix-up.  For x = ±Inf the generic steps
+ * give NaN (+Inf: Inf·0) and -Inf: the pass sets g to 1 and 0 there.
  * The lane tests are on the f32 x (the sign of u is the sign of x), like gelu_none_steps'. */
 #define GELU_TANH_K 4
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
@@ -299,43 +304,40 @@ gelu_tanh_steps(int K, const float *dy, const float *x, float *out, __mmask8 m)
     const __m512d CK6 = _mm512_set1_pd(6.0 * 0.79788456080286535588 * 0.044715);
     const __m512d one = _mm512_set1_pd(1.0);
     __m256 xf[GELU_TANH_K];
-    __m512d xd[GELU_TANH_K], g0[GELU_TANH_K], w[GELU_TANH_K], e[GELU_TANH_K], q[GELU_TANH_K], sel[GELU_TANH_K],
-        we[GELU_TANH_K];
-    __mmask8 fin[GELU_TANH_K], special = 0;
+    __m512d xd[GELU_TANH_K], g0[GELU_TANH_K], w[GELU_TANH_K], v[GELU_TANH_K], q[GELU_TANH_K];
+    __mmask8 special = 0;
     for (int k = 0; k < K; k++) {
         xf[k] = acl_loadu8_ps(x + 8 * k, m);
         xd[k] = _mm512_cvtps_pd(xf[k]);
         g0[k] = _mm512_cvtps_pd(acl_loadu8_ps(dy + 8 * k, m));
         __m512d x2 = _mm512_mul_pd(xd[k], xd[k]);
         w[k] = _mm512_mul_pd(xd[k], _mm512_fmadd_pd(CK6, x2, K2));
-        e[k] = _mm512_mul_pd(xd[k], _mm512_fmadd_pd(CK2, x2, K2)); /* v, for now */
+        v[k] = _mm512_mul_pd(xd[k], _mm512_fmadd_pd(CK2, x2, K2));
     }
     for (int k = 0; k < K; k++) {
-#if ACLCONFORM_MUTANT == 61 /* special-value: Gelu tanh f32: e^{-|v|} without its clamp at 708 (the fast exp's exponent wraps for x < -21.14) */
-        __m512d sc, y = _mm512_abs_pd(e[k]);
+#if ACLCONFORM_MUTANT == 61 /* special-value: Gelu tanh f32: e^{-v} without its clamp at ±708 (the fast exp's exponent wraps for |x| > 21.14) */
+        __m512d sc, y = v[k];
 #else
-        __m512d sc, y = _mm512_min_pd(_mm512_set1_pd(708.0), _mm512_abs_pd(e[k]));
+        __m512d sc, y = _mm512_max_pd(_mm512_set1_pd(-708.0), _mm512_min_pd(_mm512_set1_pd(708.0), v[k]));
 #endif
         __m512d p = acl_expneg8_fast5(y, &sc);
-        fin[k] = (__mmask8)~_mm256_fpclass_ps_mask(xf[k], 0x99); /* x is not ±Inf or NaN */
-        special |= (__mmask8)~fin[k];
-        e[k] = _mm512_maskz_mul_pd(fin[k], sc, p);
+        special |= _mm256_fpclass_ps_mask(xf[k], 0x99); /* ±Inf or NaN */
+        q[k] = _mm512_div_pd(one, _mm512_fmadd_pd(sc, p, one));
     }
     for (int k = 0; k < K; k++) {
-        q[k] = _mm512_div_pd(one, _mm512_add_pd(one, e[k]));
-        sel[k] = _mm512_mask_mov_pd(e[k], _mm256_cmp_ps_mask(xf[k], _mm256_setzero_ps(), _CMP_GE_OQ), one);
-#if ACLCONFORM_MUTANT == 58 /* special-value: Gelu tanh f32: w·e not forced to 0 for x = ±Inf (Inf·0: NaN) */
-        we[k] = _mm512_mul_pd(w[k], e[k]);
-#else
-        we[k] = _mm512_maskz_mul_pd(fin[k], w[k], e[k]);
+        __m512d g = _mm512_mul_pd(q[k], _mm512_fmadd_pd(w[k], _mm512_sub_pd(one, q[k]), one));
+        g = gelu_near_root(&ROOT_TANH, xf[k], xd[k], g);
+        if (__builtin_expect(special != 0, 0)) {
+            __mmask8 pinf = _mm256_fpclass_ps_mask(xf[k], 0x08);
+#if ACLCONFORM_MUTANT == 58 /* special-value: Gelu tanh f32: x = +Inf keeps the generic steps' g (Inf·0: NaN) */
+            pinf = 0;
 #endif
-    }
-    for (int k = 0; k < K; k++) {
-        __m512d g = gelu_near_root(&ROOT_TANH, xf[k], xd[k], _mm512_mul_pd(q[k], _mm512_fmadd_pd(we[k], q[k], sel[k])));
-        /* a NaN x: g is x's (quiet) NaN itself; the exp's integer steps make other NaNs of it,
-         * which commutative operations would pass on in an order that depends on the copy */
-        if (__builtin_expect(special != 0, 0))
+            g = _mm512_mask_mov_pd(g, pinf, one);
+            g = _mm512_mask_mov_pd(g, _mm256_fpclass_ps_mask(xf[k], 0x10), _mm512_setzero_pd());
+            /* a NaN x: g is x's (quiet) NaN itself; the exp's integer steps make other NaNs of it,
+             * which commutative operations would pass on in an order that depends on the copy */
             g = _mm512_mask_mov_pd(g, _mm256_cmp_ps_mask(xf[k], xf[k], _CMP_UNORD_Q), xd[k]);
+        }
 #if ACLCONFORM_MUTANT == 38 /* mode-confusion: tanh mode uses the erf derivative for |x| > 3 */
         {
             double gl[8], xl[8];
