@@ -8,8 +8,8 @@ what bench/bench_ports measured each class to cost in 512-bit FMA issue slots.
 FUNCTION is a kernel's symbol (e.g. gelu_none_block_avx512); its hot loop is the backward jump
 (within the function, no return inside) whose body holds the most 512-bit instructions.  Loops
 nested in it (the per-lane scalar redo of rare lanes) and
-code that a forward jump right after a kortest skips (the paths only some lanes need: "if (!mask)
-skip", a je within three instructions of a kortest) are the rare paths: counted apart, not in the
+code that a forward je skips on the flags of a kortest (the paths only some lanes need: "if (!mask)
+skip", however many vector instructions are scheduled between the two) are the rare paths: counted apart, not in the
 floor.  --ports is the output of
 `bench_ports --tsv` (run when not given: build/bench/bench_ports).  --elems is the number of
 elements one pass of the loop computes (8 for the f32 kernels: one 512-bit vector of doubles;
@@ -69,6 +69,47 @@ def jump_target(mn, ops):
     return int(t.group(1), 16) if mn.startswith("j") and t else None
 
 
+# Mnemonics that leave the flags alone: vector arithmetic (but its compares into flags), moves,
+# mask register operations other than the tests, prefetches.
+FLAGS_KEPT = re.compile(r"^(v(?!u?comis|ptest|testp)|kmov|kand|kor(?!test)|kxor|knot|kshift|kunpck|kadd|"
+                        r"mov|lea|prefetch|nop)")
+
+
+def flags_setter(body, i):
+    """The instruction whose flags the conditional jump body[i] reads: the nearest one before it
+    that writes them (None if the loop body starts first)."""
+    for j in range(i - 1, -1, -1):
+        mn = body[j][1]
+        if not FLAGS_KEPT.match(mn):
+            return body[j]
+    return None
+
+
+def mask_skipped(insns, body, start, end):
+    """Addresses in the loop body [start, end] of code that only lanes of a mask reach ("if (mask)
+    ..."): a forward je/jz taken on the flags of a kortest/ktest skips it, however many vector
+    instructions the compiler scheduled between the test and the jump (they do not touch the
+    flags); or, in a rotated loop, the loop's last jne/jnz on such flags goes back to it (the block
+    at the loop head) while the fall-through path jumps to the join after it."""
+    rare = set()
+    for i in range(1, len(body)):
+        mn, addr = body[i][1], body[i][0]
+        target = jump_target(mn, body[i][2])
+        if target is None or mn not in ("je", "jz", "jne", "jnz"):
+            continue
+        setter = flags_setter(body, i)
+        if setter is None or not setter[1].startswith(("kortest", "ktest")):
+            continue
+        if mn in ("je", "jz") and addr < target <= end:
+            rare.update(x[0] for x in body if addr < x[0] < target)
+        elif mn in ("jne", "jnz") and start <= target < addr:
+            after = [x for x in insns if x[0] > addr][:4]
+            join = next((jump_target(x[1], x[2]) for x in after if x[1] == "jmp"), None)
+            if join is not None and target < join <= addr:
+                rare.update(x[0] for x in body if target <= x[0] < join)
+    return rare
+
+
 def hot_loop(insns):
     """the loop with the most 512-bit instructions, and the loops nested in it"""
     loops = []
@@ -123,19 +164,14 @@ def main():
             sys.exit("kernel_mix: %s: ELEMS must be an integer" % spec)
         if elems < 1:
             sys.exit("kernel_mix: %s: ELEMS must be at least 1" % spec)
-        lp, nested = hot_loop(disasm(listing, a.lib, func))
+        insns = disasm(listing, a.lib, func)
+        lp, nested = hot_loop(insns)
         if lp is None:
             print("%s: no loop found" % func)
             continue
         counts, other = {}, {}
-        rare = {x[0] for o in nested for x in o[2]}
+        rare = {x[0] for o in nested for x in o[2]} | mask_skipped(insns, lp[2], lp[0], lp[1])
         body = lp[2]
-        for i in range(1, len(body)):
-            target = jump_target(body[i][1], body[i][2])
-            after_kortest = any(x[1].startswith("kortest") for x in body[max(0, i - 3):i])
-            if body[i][1] in ("je", "jz") and after_kortest and target is not None:
-                if body[i][0] < target <= lp[1]:
-                    rare.update(x[0] for x in body if body[i][0] < x[0] < target)
         for addr, mn, ops in body:
             if addr in rare:
                 continue
