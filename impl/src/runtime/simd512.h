@@ -132,6 +132,26 @@ ACL_AVX512_TARGET static inline __m512d acl_expneg8_fast5(__m512d y, __m512d *sc
     return _mm512_fmadd_pd(_mm512_fmadd_pd(p, r, one), r, one);
 }
 
+/* The logistic 1/(1 + e^-y) for double y in [-708, 708] (callers clamp), with acl_expneg8_fast5's
+ * reduction and polynomial: e^-y = 2^(n/16)·P, so 1/(1 + e^-y) = s/(s + P) with s = 2^(-n/16), read
+ * from the same table for -n (nm' = 3·2^52 - nm = 1.5·2^52 - n, exact: one add-pipe operation).
+ * An add and the division replace the FMA 1 + 2^(n/16)·P and the division (one FMA-pipe operation
+ * less: Gelu tanh f32, L1, 1 thread, 3.12 -> 2.99 cycles per element, round 21).  s is within
+ * 2^-53 relative of 1/2^(n/16), so the result is within 2^-47 relative as 1/(1 + e^-y) from
+ * acl_expneg8_fast5 is; s and the result stay normal for |y| ≤ 708 (s ≥ 2^-1021.5). */
+ACL_AVX512_TARGET static inline __m512d acl_logistic8_fast5(__m512d y)
+{
+    const __m512d magic = _mm512_set1_pd(0x1.8p52), one = _mm512_set1_pd(1.0);
+    __m512d nm = _mm512_fmadd_pd(y, _mm512_set1_pd(-0x1.71547652b82fep+4), magic);
+    __m512d s = acl_exp2_16th(_mm512_sub_pd(_mm512_set1_pd(0x1.8p53), nm));
+    __m512d r = _mm512_fnmsub_pd(_mm512_sub_pd(nm, magic), _mm512_set1_pd(0x1.62e42fefa39efp-5), y);
+    __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(0x1.111115f7e1214p-7), r, _mm512_set1_pd(0x1.55573c3267e9ep-5));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0x1.555555567c710p-3));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0x1.fffffffdbda35p-2));
+    p = _mm512_fmadd_pd(_mm512_fmadd_pd(p, r, one), r, one);
+    return _mm512_div_pd(s, _mm512_add_pd(s, p));
+}
+
 /* acl_expneg8_fast(y/2) for y in [0, 1416] (Gelu's t²), one multiply less: with n = round(-8y/ln2)
  * and s = y + n·ln2/8 = -2r, e^r is the same polynomial in s with the coefficient of s^k
  * multiplied by (-1/2)^k (exact). */
