@@ -86,13 +86,23 @@ ACL_AVX512_TARGET static inline __m512d acl_exp2_16th(__m512d nm)
 #define ACL_EXP16_C3 0x1.55571d834a8f6p-3
 #define ACL_EXP16_C4 0x1.5552101b791cep-5
 
-/* the reduction of acl_expneg8_fast and acl_expneg8_fast5: r, and 2^(n/16) in *scale */
+/* the reduction of acl_expneg8_fast and acl_logistic8_fast5: n = round(-16y/ln2) in the low
+ * mantissa bits of nm (acl_exp16_nm), then r = -y - n·ln2/16 (acl_exp16_r) */
+ACL_AVX512_TARGET static inline __m512d acl_exp16_nm(__m512d y)
+{
+    return _mm512_fmadd_pd(y, _mm512_set1_pd(-0x1.71547652b82fep+4), _mm512_set1_pd(0x1.8p52));
+}
+ACL_AVX512_TARGET static inline __m512d acl_exp16_r(__m512d y, __m512d nm)
+{
+    return _mm512_fnmsub_pd(_mm512_sub_pd(nm, _mm512_set1_pd(0x1.8p52)), _mm512_set1_pd(0x1.62e42fefa39efp-5), y);
+}
+
+/* r, and 2^(n/16) in *scale */
 ACL_AVX512_TARGET static inline __m512d acl_expneg8_reduce16(__m512d y, __m512d *scale)
 {
-    const __m512d magic = _mm512_set1_pd(0x1.8p52);
-    __m512d nm = _mm512_fmadd_pd(y, _mm512_set1_pd(-0x1.71547652b82fep+4), magic);
+    __m512d nm = acl_exp16_nm(y);
     *scale = acl_exp2_16th(nm);
-    return _mm512_fnmsub_pd(_mm512_sub_pd(nm, magic), _mm512_set1_pd(0x1.62e42fefa39efp-5), y);
+    return acl_exp16_r(y, nm);
 }
 
 /* e^-y for double y in [-708, 708] or NaN (callers clamp), to 2^-37 relative: enough for the f32
@@ -118,33 +128,22 @@ ACL_AVX512_TARGET static inline __m512d acl_expneg8_fast(__m512d y, __m512d *sca
     return _mm512_fmadd_pd(_mm512_fmadd_pd(p, r, one), r, one);
 }
 
-/* acl_expneg8_fast with a degree-5 polynomial for e^r: relative 2^-47.3 on |r| <= ln2/32 (one FMA
- * more; scripts/fit_gelu_none.py prints the coefficients).  The reduction's error, |n| times that
- * of the double ln2/16 (2^-59.3), is then the larger term for large y: 2^-51.7 at y = 8, 2^-45.3
- * at y = 708. */
-ACL_AVX512_TARGET static inline __m512d acl_expneg8_fast5(__m512d y, __m512d *scale)
-{
-    const __m512d one = _mm512_set1_pd(1.0);
-    __m512d r = acl_expneg8_reduce16(y, scale);
-    __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(0x1.111115f7e1214p-7), r, _mm512_set1_pd(0x1.55573c3267e9ep-5));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0x1.555555567c710p-3));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0x1.fffffffdbda35p-2));
-    return _mm512_fmadd_pd(_mm512_fmadd_pd(p, r, one), r, one);
-}
-
-/* The logistic 1/(1 + e^-y) for double y in [-708, 708] (callers clamp), with acl_expneg8_fast5's
- * reduction and polynomial: e^-y = 2^(n/16)·P, so 1/(1 + e^-y) = s/(s + P) with s = 2^(-n/16), read
- * from the same table for -n (nm' = 3·2^52 - nm = 1.5·2^52 - n, exact: one add-pipe operation).
- * An add and the division replace the FMA 1 + 2^(n/16)·P and the division (one FMA-pipe operation
- * less: Gelu tanh f32, L1, 1 thread, 3.12 -> 2.99 cycles per element, round 21).  s is within
- * 2^-53 relative of 1/2^(n/16), so the result is within 2^-47 relative as 1/(1 + e^-y) from
- * acl_expneg8_fast5 is; s and the result stay normal for |y| ≤ 708 (s ≥ 2^-1021.5). */
+/* The logistic 1/(1 + e^-y) for double y in [-708, 708] (callers clamp).  With acl_expneg8_fast's
+ * reduction, e^-y = 2^(n/16)·P(r), P of degree 5 here: relative 2^-47.3 on |r| ≤ ln2/32
+ * (scripts/fit_gelu_none.py prints the coefficients); the reduction's error, |n| times that of the
+ * double ln2/16 (2^-59.3), is the larger term for large y: 2^-51.7 at y = 8, 2^-45.3 at y = 708.
+ * Then 1/(1 + e^-y) = s/(s + P) with s = 2^(-n/16), read from the same table for -n
+ * (nm' = 3·2^52 - nm = 1.5·2^52 - n, exact: one add-pipe operation): an add and the division, where
+ * 1/(1 + 2^(n/16)·P) takes an FMA and the division (round 21, Gelu tanh f32, L1, 1 thread: 3.12
+ * -> 3.07 cycles per element, the same f32 results).  s is within 2^-53 relative of 1/2^(n/16), so
+ * the result is within 2^-47 relative (2^-45 at |y| = 708); s and the result stay normal for
+ * |y| ≤ 708 (s ≥ 2^-1021.5). */
 ACL_AVX512_TARGET static inline __m512d acl_logistic8_fast5(__m512d y)
 {
-    const __m512d magic = _mm512_set1_pd(0x1.8p52), one = _mm512_set1_pd(1.0);
-    __m512d nm = _mm512_fmadd_pd(y, _mm512_set1_pd(-0x1.71547652b82fep+4), magic);
+    const __m512d one = _mm512_set1_pd(1.0);
+    __m512d nm = acl_exp16_nm(y);
     __m512d s = acl_exp2_16th(_mm512_sub_pd(_mm512_set1_pd(0x1.8p53), nm));
-    __m512d r = _mm512_fnmsub_pd(_mm512_sub_pd(nm, magic), _mm512_set1_pd(0x1.62e42fefa39efp-5), y);
+    __m512d r = acl_exp16_r(y, nm);
     __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(0x1.111115f7e1214p-7), r, _mm512_set1_pd(0x1.55573c3267e9ep-5));
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0x1.555555567c710p-3));
     p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0x1.fffffffdbda35p-2));
