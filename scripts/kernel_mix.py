@@ -7,10 +7,10 @@ what bench/bench_ports measured each class to cost in 512-bit FMA issue slots.
 
 FUNCTION is a kernel's symbol (e.g. gelu_none_block_avx512); its hot loop is the backward jump
 (within the function, no return inside) whose body holds the most 512-bit instructions.  Loops
-nested in it (the per-lane scalar redo of rare lanes) and
-code that a forward je skips on the flags of a kortest (the paths only some lanes need: "if (!mask)
-skip", however many vector instructions are scheduled between the two) are the rare paths: counted apart, not in the
-floor.  --ports is the output of
+nested in it (the per-lane scalar redo of rare lanes) and code that only the lanes of a mask reach
+("if (mask) ...": a forward je on the flags of a kortest skips it, however many vector
+instructions are scheduled between the two; or a rotated loop's last jne on such flags goes back to
+it) are the rare paths: counted apart, not in the floor.  --ports is the output of
 `bench_ports --tsv` (run when not given: build/bench/bench_ports).  --elems is the number of
 elements one pass of the loop computes (8 for the f32 kernels: one 512-bit vector of doubles;
 FUNCTION:ELEMS overrides it for one kernel, e.g. softplus_block_f32_avx512:16).

@@ -281,16 +281,16 @@ ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n,
  * 16 Mi elements, 2 threads, beside the old library in one process, 8.61-8.64 -> 7.83-7.86 ms; the
  * same f32 results for every 13th f32 x in [-12, 12] and every 97th of all f32 (212 M x, with
  * gradients in [1, 2)).  The logistic as s/(s + P) instead of 1/(1 + 2^(n/16)·P): 3.12 -> 3.07
- * cycles per element, 7.85-7.98 -> 7.76-7.88 ms, the same results on the same 212 M x.  Errors: q and, for x < 0 (q < 1/2), 1 - q are within ~2^-46 relative.  For
- * x ≥ 0, 1 - q is exact given q (Sterbenz) and carries q's absolute error, < 2^-52, into
- * w·(1 - q) ≥ 0, so into 1 + w·(1 - q) ≥ 1 as at most |w|·2^-52: |w| < 60 while 1 - q can be
- * nonzero (E ≥ 2^-54, x < 5.9), < 2^-46; beyond, q rounds to 1 and the neglected w·E·q is below
- * 2^-47.  So g is within ~2^-44 of its value relative away from the root, and where 1 and
- * w·(1 - q) cancel (x < 0) the two terms are those of the old form, at most 17× 2^-45 (2^-41)
- * relative outside the root window (its edges, |v| < 8; < 2^-17 ULP); in the window,
- * gelu_near_root.
- * The clamp at ±708 (E and q stay normal) changes no result: for x > 21.14, q is 1 and so is g
- * (exactly 1 within 2^-1000); for x < -21.14, g = q·(1 + w·(1 - q)) is below 2^-639 in magnitude
+ * cycles per element, 7.85-7.98 -> 7.76-7.88 ms, the same results on the same 212 M x.
+ * Errors: q and, for x < 0 (q < 1/2), 1 - q are within ~2^-46 relative.  For x ≥ 0, 1 - q is exact
+ * given q (Sterbenz) and carries q's absolute error, < 2^-52, into w·(1 - q) ≥ 0, so into
+ * 1 + w·(1 - q) ≥ 1 as at most |w|·2^-52: |w| < 60 while 1 - q can be nonzero (e^{-v} ≥ 2^-54,
+ * x < 5.9), < 2^-46; beyond, q rounds to 1 and the neglected w·e^{-v}·q is below 2^-47.  So g is
+ * within ~2^-44 of its value relative away from the root, and where 1 and w·(1 - q) cancel (x < 0)
+ * the two terms are those of the old form, at most 17× 2^-45 (2^-41) relative outside the root
+ * window (its edges, |v| < 8; < 2^-17 ULP); in the window, gelu_near_root.
+ * The clamp at ±708 (s, s + P and q stay normal) changes no result: for x > 21.14, q is 1 and so
+ * is g (exactly 1 within 2^-1000); for x < -21.14, g = q·(1 + w·(1 - q)) is below 2^-639 in magnitude
  * (e^-708·|w|, |w| < 2^382 at x = -FLT_MAX) and negative, as the exact one, so dy·g rounds to ∓0
  * in f32 as the exact product does.  g is never 0 for a finite x (|1 + w·(1 - q)| > 0.52 for
  * x < -1), so the §5a rule for an infinite dy needs no fix-up.  For x = ±Inf the generic steps
