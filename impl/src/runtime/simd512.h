@@ -135,9 +135,11 @@ ACL_AVX512_TARGET static inline __m512d acl_expneg8_fast(__m512d y, __m512d *sca
  * Then 1/(1 + e^-y) = s/(s + P) with s = 2^(-n/16), read from the same table for -n
  * (nm' = 3·2^52 - nm = 1.5·2^52 - n, exact: one add-pipe operation): an add and the division, where
  * 1/(1 + 2^(n/16)·P) takes an FMA and the division (round 21, Gelu tanh f32, L1, 1 thread: 3.12
- * -> 3.07 cycles per element, the same f32 results).  s is within 2^-53 relative of 1/2^(n/16), so
- * the result is within 2^-47 relative (2^-45 at |y| = 708); s and the result stay normal for
- * |y| ≤ 708 (s ≥ 2^-1021.5). */
+ * -> 3.07 cycles per element, the same f32 results).  s is within 2^-53 relative of 1/2^(n/16);
+ * with P's error, the reduction's and four roundings (s, P's last step, the add, the division)
+ * the result is within 2^-47 relative for |y| < 8 and 2^-44.9 at |y| = 708 (tests/unit/
+ * test_simd512.c measures 2^-47.2 and 2^-44.96); s and the result stay normal for |y| ≤ 708
+ * (s ≥ 2^-1021.5). */
 ACL_AVX512_TARGET static inline __m512d acl_logistic8_fast5(__m512d y)
 {
     const __m512d one = _mm512_set1_pd(1.0);

@@ -1,0 +1,101 @@
+/* ctest-labels: unit
+ * The AVX-512 exp helpers of impl/src/runtime/simd512.h against long double, at the bounds their
+ * comments state: acl_logistic8_fast5 (Gelu tanh f32's q = 1/(1 + e^-v), read as s/(s + P) with s
+ * from the exp table for -n) within 2^-47 relative for |y| < 8 and 2^-44.9 up to |y| = 708
+ * (measured here: 2^-47.2 and 2^-44.96), its result normal over the whole clamped range; acl_expneg8_fast (SoftplusBackward f32's e^-y)
+ * within 2^-37.  On a CPU without AVX-512 the kernels are never called and the test is skipped. */
+#include <float.h>
+#include <math.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "runtime/simd512.h"
+
+#ifdef ACL_HAVE_AVX512_KERNELS
+/* the largest relative error of f over n evenly spaced points from y0 to y1, both included (n a
+ * multiple of 8: 8 lanes a call), and the smallest result seen */
+typedef __m512d (*vec_fn)(__m512d);
+
+ACL_AVX512_TARGET static __m512d expneg(__m512d y)
+{
+    __m512d sc, p = acl_expneg8_fast(y, &sc);
+    return _mm512_mul_pd(sc, p);
+}
+
+ACL_AVX512_TARGET static __m512d logistic(__m512d y) { return acl_logistic8_fast5(y); }
+
+ACL_AVX512_TARGET static void logistic_at(const double *y, double *r)
+{
+    _mm512_storeu_pd(r, acl_logistic8_fast5(_mm512_loadu_pd(y)));
+}
+
+static long double exact(vec_fn f, double y)
+{
+    return f == logistic ? 1.0L / (1.0L + expl(-(long double)y)) : expl(-(long double)y);
+}
+
+ACL_AVX512_TARGET static double worst(vec_fn f, double y0, double y1, int n, double *smallest)
+{
+    double w = 0.0;
+    for (int i = 0; i < n; i += 8) {
+        double y[8], r[8];
+        for (int l = 0; l < 8; l++) y[l] = fmin(y1, y0 + (y1 - y0) * (i + l) / (n - 1));
+        _mm512_storeu_pd(r, f(_mm512_loadu_pd(y)));
+        for (int l = 0; l < 8; l++) {
+            long double e = exact(f, y[l]);
+            double rel = (double)fabsl(((long double)r[l] - e) / e);
+            if (!(rel <= w)) w = rel; /* NaN counts as the worst */
+            if (r[l] < *smallest) *smallest = r[l];
+        }
+    }
+    return w;
+}
+#endif
+
+static void logistic_within_its_bound_and_normal(void **state)
+{
+    (void)state;
+#ifdef ACL_HAVE_AVX512_KERNELS
+    if (!acl_have_avx512()) skip();
+    double small = INFINITY;
+    /* the root's neighbourhood (|v| < 8), a step that is not a multiple of ln2/16 */
+    double near = worst(logistic, -7.999, 7.999, 400000, &small);
+    assert_true(near < 0x1p-47);
+    /* the whole clamped range, both ends included */
+    double far = worst(logistic, -708.0, 708.0, 400000, &small);
+    assert_true(far < exp2(-44.9));
+    assert_true(small >= DBL_MIN);
+    double ends[8] = {-708.0, 708.0, -707.99, 707.99, 0.0, -0.0, -1e-300, 1e-300}, r[8];
+    logistic_at(ends, r);
+    assert_true(r[0] >= DBL_MIN && r[0] < 0x1p-1020);
+    assert_true(r[1] == 1.0);
+    assert_true(r[4] == 0.5 && r[5] == 0.5);
+#else
+    skip();
+#endif
+}
+
+static void expneg_within_its_bound(void **state)
+{
+    (void)state;
+#ifdef ACL_HAVE_AVX512_KERNELS
+    if (!acl_have_avx512()) skip();
+    double small = INFINITY;
+    assert_true(worst(expneg, -708.0, 708.0, 400000, &small) < 0x1p-37);
+    assert_true(small >= DBL_MIN);
+#else
+    skip();
+#endif
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(logistic_within_its_bound_and_normal),
+        cmocka_unit_test(expneg_within_its_bound),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
