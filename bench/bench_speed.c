@@ -169,24 +169,24 @@ floor_step(const floor_job *j, int64_t i, int64_t left, bool bf)
 
 /* whole 16-lane steps under the constant mask, as the kernels' ACL_STEPS32_PF: both inputs
  * prefetched into L2, a line of each per 32 elements (acl_prefetch_pass_u16), as Gelu's 16-bit
- * kernels since round 19 */
-ACL_AVX512_TARGET static void floor_avx512(const floor_job *j, int64_t lo, int64_t hi)
+ * kernels since round 19; bf a constant once inlined */
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+floor_span(const floor_job *j, int64_t lo, int64_t hi, bool bf)
 {
     int64_t i = lo;
-    if (j->bf)
-        for (; i + 32 <= hi; i += 32) {
-            acl_prefetch_pass_u16(j->dy + i, j->x + i);
-            floor_step(j, i, 16, true);
-            floor_step(j, i + 16, 16, true);
-        }
-    else
-        for (; i + 32 <= hi; i += 32) {
-            acl_prefetch_pass_u16(j->dy + i, j->x + i);
-            floor_step(j, i, 16, false);
-            floor_step(j, i + 16, 16, false);
-        }
-    for (; i + 16 <= hi; i += 16) floor_step(j, i, 16, j->bf);
-    if (i < hi) floor_step(j, i, hi - i, j->bf);
+    for (; i + 32 <= hi; i += 32) {
+        acl_prefetch_pass_u16(j->dy + i, j->x + i);
+        floor_step(j, i, 16, bf);
+        floor_step(j, i + 16, 16, bf);
+    }
+    for (; i + 16 <= hi; i += 16) floor_step(j, i, 16, bf);
+    if (i < hi) floor_step(j, i, hi - i, bf);
+}
+
+ACL_AVX512_TARGET static void floor_avx512(const floor_job *j, int64_t lo, int64_t hi)
+{
+    if (j->bf) floor_span(j, lo, hi, true);
+    else floor_span(j, lo, hi, false);
 }
 #endif
 
