@@ -541,7 +541,7 @@ static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
     acl_view_init(&vo, o);
     acl_view_broadcast(&vdy, &a->gradOutput, (int)o->ndim, o->dims);
     acl_view_broadcast(&vx, &a->self, (int)o->ndim, o->dims);
-    if (vx.dtype == ACL_FLOAT16 || vx.dtype == ACL_BF16) {
+    if (acl_dtype_is16(vx.dtype)) {
         bool bf = vx.dtype == ACL_BF16;
         gelu_lut c = {gelu_table(a->mode, bf), vo.dtype == ACL_FLOAT ? NULL : g_lut32[a->mode][bf], bf};
 #ifdef ACL_HAVE_AVX512_KERNELS

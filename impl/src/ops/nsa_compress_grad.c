@@ -509,7 +509,7 @@ static aclnnStatus nsa_validate(const aclTensor *og, const aclTensor *in, const 
 {
     if (!og || !in || !w || !ig || !wg) return ACLNN_ERR_PARAM_NULLPTR;
     /* dtypes: all f16 or all bf16 */
-    if ((og->dtype != ACL_FLOAT16 && og->dtype != ACL_BF16) || in->dtype != og->dtype ||
+    if (!acl_dtype_is16(og->dtype) || in->dtype != og->dtype ||
         w->dtype != og->dtype || ig->dtype != og->dtype || wg->dtype != og->dtype)
         return ACLNN_ERR_PARAM_INVALID;
     /* shapes: outputGrad [C,N,D], input and inputGrad [T,N,D], weight and weightGrad [l,N] */

@@ -607,7 +607,7 @@ static aclnnStatus softplus_kernel(void *p, void *ws, uint64_t ws_size)
                        acl_have_avx512() ? softplus_block_f64_avx512 :
 #endif
                        softplus_block_f64, &c);
-    else if (o->dtype == ACL_FLOAT16 || o->dtype == ACL_BF16)
+    else if (acl_dtype_is16(o->dtype))
         softplus16(&c, &vdy, &vx, &vo);
     else
 #ifdef ACL_HAVE_AVX512_KERNELS

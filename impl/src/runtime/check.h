@@ -19,7 +19,7 @@ static inline bool acl_data_ok(const aclTensor *t) { return t->numel == 0 || t->
 
 static inline bool acl_dtype_is_half_or_f32(aclDataType dt)
 {
-    return dt == ACL_FLOAT16 || dt == ACL_BF16 || dt == ACL_FLOAT;
+    return acl_dtype_is16(dt) || dt == ACL_FLOAT;
 }
 
 #endif

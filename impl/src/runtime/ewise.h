@@ -53,9 +53,9 @@ typedef void (*acl_ewise_f32_u16_fn)(const void *ctx, int64_t n, const float *a,
 static inline bool acl_ewise_raw16_ok(const acl_view *b)
 {
 #if ACLCONFORM_MUTANT == 8 /* broadcast-stride: raw 16-bit table path taken for strided/broadcast b (read as contiguous) */
-    return b->dtype == ACL_FLOAT16 || b->dtype == ACL_BF16;
+    return acl_dtype_is16(b->dtype);
 #else
-    return b->contiguous && (b->dtype == ACL_FLOAT16 || b->dtype == ACL_BF16);
+    return b->contiguous && acl_dtype_is16(b->dtype);
 #endif
 }
 void acl_ewise2_f32_u16(const acl_view *a, const acl_view *b, const acl_view *out,
@@ -71,8 +71,7 @@ typedef void (*acl_ewise_u16_fn)(const void *ctx, int64_t n, const uint16_t *a, 
                                  uint16_t *out);
 static inline bool acl_ewise_all16_ok(const acl_view *a, const acl_view *b, const acl_view *out)
 {
-    return (b->dtype == ACL_FLOAT16 || b->dtype == ACL_BF16) && a->dtype == b->dtype && out->dtype == b->dtype &&
-           !acl_ewise_tiled(a, b, out);
+    return acl_dtype_is16(b->dtype) && a->dtype == b->dtype && out->dtype == b->dtype && !acl_ewise_tiled(a, b, out);
 }
 void acl_ewise2_u16(const acl_view *a, const acl_view *b, const acl_view *out, acl_ewise_u16_fn fn,
                     const void *ctx);

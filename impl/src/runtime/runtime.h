@@ -50,6 +50,8 @@ struct aclIntArray {
 
 /* ---- dtypes ---------------------------------------------------------------------------- */
 size_t acl_dtype_size(aclDataType dt); /* 0 for an unknown dtype */
+/* f16 or bf16: the dtypes whose raw bits the 16-bit kernels and tables take */
+static inline bool acl_dtype_is16(aclDataType dt) { return dt == ACL_FLOAT16 || dt == ACL_BF16; }
 bool acl_dtype_is_float(aclDataType dt);  /* f16 bf16 f32 f64 */
 bool acl_format_is_nd(aclFormat f);        /* ND, NCHW, NHWC, NCL, NCDHW */
 /* Promotion table of ops.md §0.5 (symmetric).  Returns ACL_DT_UNDEFINED if neither is a float. */
