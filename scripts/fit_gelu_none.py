@@ -105,3 +105,26 @@ for deg in (4, 5):
         lw /= lw.sum()
     print("/* e^r, degree %d: max relative error 2^%.2f */ c2..c%d = %s" % (deg, np.log2(best[0]), deg, hexs(best[1])))
 print("2^(j/16) = {%s}" % hexs(mp.power(2, mp.mpf(j) / 16) for j in range(16)))
+
+# acl_exp8_fast_nhalf (round 23): its polynomial e^{-s/2} = 1 - s/2 + C2/4 s² - C3/8 s³ + C4/16 s⁴,
+# from the double ACL_EXP16_C2..C4 of simd512.h (exactly as the code holds them), written as
+# c·(s⁴ + a3 s³ + a2 s² + a1 s + a0), c = C4/16, and the monic quartic in Knuth's adapted form
+# (TAOCP vol. 2, 4.6.4): y = (s + A0)·s + A1, u = (y + s + A2)·y + A3.  Matching coefficients:
+# A0 = (a3 - 1)/2, then with B = a2 - A0(A0 + 1): A1 = a1 - A0·B, A2 = B - 2·A1, A3 = a0 - A1·(B - A1)
+# (always solvable).  c is folded into the table: c·2^(j/16), rounded once, minus j<<48.
+import os
+import re
+import struct
+hdr = open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "impl", "src", "runtime", "simd512.h")).read()
+C = {k: mp.mpf(float.fromhex(re.search(r"#define ACL_EXP16_%s (\S+)" % k, hdr).group(1))) for k in ("C2", "C3", "C4")}
+c = C["C4"] / 16
+a3, a2, a1, a0 = (-C["C3"] / 8) / c, (C["C2"] / 4) / c, mp.mpf(-0.5) / c, 1 / c
+A0 = (a3 - 1) / 2
+B = a2 - A0 * (A0 + 1)
+A1 = a1 - A0 * B
+A2 = B - 2 * A1
+A3 = a0 - A1 * (B - A1)
+print("ACL_EXPNH_A = {%s};" % hexs([A0, A1, A2, A3]))
+print("acl_exp8_fast_nhalf's table, c·2^(j/16) minus j<<48 = {%s}" % ", ".join(
+    "0x%016xu" % (struct.unpack("<Q", struct.pack("<d", float(c * mp.power(2, mp.mpf(j) / 16))))[0] - (j << 48))
+    for j in range(16)))

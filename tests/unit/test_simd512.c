@@ -3,7 +3,9 @@
  * comments state: acl_logistic8_fast5 (Gelu tanh f32's q = 1/(1 + e^-v), read as s/(s + P) with s
  * from the exp table for -n) within 2^-47 relative for |y| < 8 and 2^-44.9 up to |y| = 708
  * (measured here: 2^-47.2 and 2^-44.96), its result normal over the whole clamped range; acl_expneg8_fast (SoftplusBackward f32's e^-y)
- * within 2^-37.  On a CPU without AVX-512 the kernels are never called and the test is skipped. */
+ * within 2^-37; acl_exp8_fast_nhalf (Gelu none f32's e^{-t²/2}, its polynomial in Knuth's adapted form
+ * with the constant in the table) within 2^-37 for y in [0, 64] (t ≤ 8) and normal up to y = 1400.
+ * On a CPU without AVX-512 the kernels are never called and the test is skipped. */
 #include <float.h>
 #include <math.h>
 #include <setjmp.h>
@@ -26,6 +28,9 @@ static long double expneg_exact(long double y) { return expl(-y); }
 
 ACL_AVX512_TARGET static __m512d logistic(__m512d y) { return acl_logistic8_fast5(y); }
 static long double logistic_exact(long double y) { return 1.0L / (1.0L + expl(-y)); }
+
+ACL_AVX512_TARGET static __m512d expnhalf(__m512d y) { return acl_exp8_fast_nhalf(y); }
+static long double expnhalf_exact(long double y) { return expl(-y / 2); }
 
 /* r[0..7] = f(y[0..7]) */
 ACL_AVX512_TARGET static void apply8(vec_fn f, const double *y, double *r)
@@ -89,11 +94,32 @@ static void expneg_within_its_bound(void **state)
 #endif
 }
 
+static void exp_nhalf_within_its_bound_and_normal(void **state)
+{
+    (void)state;
+#ifdef ACL_HAVE_AVX512_KERNELS
+    if (!acl_have_avx512()) skip();
+    double small = INFINITY;
+    /* Gelu's t² for t < 8, a step that is not a multiple of ln2/8 */
+    double near = worst(expnhalf, expnhalf_exact, 0.0, 63.9999, 400000, &small);
+    assert_true(near < 0x1p-37);
+    double far = worst(expnhalf, expnhalf_exact, 0.0, 1400.0, 400000, &small);
+    assert_true(far < 0x1p-37);
+    assert_true(small >= DBL_MIN);
+    double ends[8] = {0.0, 1400.0, 64.0, 1e-300, 2 * 0x1.62e42fefa39efp-1, 1.0, 2.0, 8.0}, r[8];
+    apply8(expnhalf, ends, r);
+    for (int l = 0; l < 8; l++) assert_true(fabsl((r[l] - expnhalf_exact(ends[l])) / expnhalf_exact(ends[l])) < 0x1p-37);
+#else
+    skip();
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(logistic_within_its_bound_and_normal),
         cmocka_unit_test(expneg_within_its_bound),
+        cmocka_unit_test(exp_nhalf_within_its_bound_and_normal),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -160,7 +160,10 @@ ACL_AVX512_TARGET static inline __m256 gelu_product8(__m512d g0, __m512d g)
  *          reweighting), relative error 2^-35.6, then rewritten in d and scaled by 1/√(2π) in
  *          40 digits and rounded to double (each coefficient once; the sums of |terms| are within
  *          7× of |P| and |Q| on the interval).
- *   e^{-t²/2} by acl_exp8_fast_nhalf (t² exact, ≤ 64: relative 2^-37).
+ *   e^{-t²/2} by acl_exp8_fast_nhalf (t² exact, ≤ 64: relative 2^-37; since round 23 its
+ *          polynomial in Knuth's adapted form, two FMAs and three adds: g within 2^-48 relative of
+ *          round 22's on every f32 x in [-8, 8], the same 2^-35.29 from a long double g on every
+ *          1024th; in L1, 1 thread, 3.20 -> 3.12 cycles per element).
  * Measured against the previous kernel (degree-12 Mills-ratio polynomials and a Taylor window at
  * the root, within 2^-40 relative) on every f32 x in [-8, 8]: g within 2^-35.3 relative, so the
  * single rounding of dy·g to f32 is off by < 0.5 + 2^-11 ULP.  x ≥ 8 is exact enough through the

@@ -153,18 +153,37 @@ ACL_AVX512_TARGET static inline __m512d acl_logistic8_fast5(__m512d y)
     return _mm512_div_pd(s, _mm512_add_pd(s, p));
 }
 
-/* acl_expneg8_fast(y/2) for y in [0, 1416] (Gelu's t²), one multiply less: with n = round(-8y/ln2)
- * and s = y + n·ln2/8 = -2r, e^r is the same polynomial in s with the coefficient of s^k
- * multiplied by (-1/2)^k (exact). */
+/* acl_expneg8_fast(y/2) for y in [0, 1400] (Gelu's t², at most 64), one multiply less: with
+ * n = round(-8y/ln2) and s = y + n·ln2/8 = -2r, e^r is the same polynomial in s with the coefficient
+ * of s^k multiplied by (-1/2)^k (exact): c·(s⁴ + a3·s³ + a2·s² + a1·s + a0), c = ACL_EXP16_C4/16.
+ * Round 23: the monic quartic in Knuth's adapted form (TAOCP vol. 2, 4.6.4), y = (s + A0)·s + A1,
+ * u = (y + s + A2)·y + A3: two FMAs and three adds where Horner takes four FMAs, and c folded into
+ * the table (c·2^(j/16) rounded once, minus j<<48, as acl_exp2_16th's; scripts/fit_gelu_none.py
+ * prints both from ACL_EXP16_C2..C4).  The adds run on this CPU's add pipes, beside the FMA pipes:
+ * Gelu none f32 in L1, 1 thread, 3.20 -> 3.12 cycles per element.  u is ~384 and its largest
+ * term ~4093 (A3), so the adapted form's rounding is ~11 double ULP of u, 2^-49.5: within the
+ * polynomial's own 2^-37.5 (tests/unit/test_simd512.c measures the function against expl).
+ * The table's values c·2^(j/16) ≥ 2^-8.6 keep c·2^(n/16) normal for y ≤ 1400. */
+#define ACL_EXPNH_A0 -0x1.2003ca172888ap+2
+#define ACL_EXPNH_A1 -0x1.76ffefb98855bp+5
+#define ACL_EXPNH_A2 0x1.f7ffe1a48f641p+6
+#define ACL_EXPNH_A3 0x1.ff9fc111d0eb3p+11
 ACL_AVX512_TARGET static inline __m512d acl_exp8_fast_nhalf(__m512d y)
 {
-    const __m512d magic = _mm512_set1_pd(0x1.8p52), one = _mm512_set1_pd(1.0);
+    static const uint64_t tb[16] __attribute__((aligned(64))) = {
+        0x3f65552101b791ceu, 0x3f6546e9ec9bda3cu, 0x3f65436740a12c14u, 0x3f654b1251d5f800u,
+        0x3f655e69d36e1aaeu, 0x3f657df214a4e40cu, 0x3f65aa3540512bedu, 0x3f65e3c39f4a0137u,
+        0x3f662b33ddbbdafeu, 0x3f668123538f9c83u, 0x3f66731b28031b5fu, 0x3f662d8c34569e23u,
+        0x3f65f03e65e92c3bu, 0x3f65bb8f4b4ea427u, 0x3f658fe0977cda92u, 0x3f656d9850be12d2u};
+    const __m512d magic = _mm512_set1_pd(0x1.8p52);
     __m512d nm = _mm512_fmadd_pd(y, _mm512_set1_pd(-0x1.71547652b82fep+3), magic);
     __m512d s = _mm512_fmadd_pd(_mm512_sub_pd(nm, magic), _mm512_set1_pd(0x1.62e42fefa39efp-4), y);
-    __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(ACL_EXP16_C4 / 16), s, _mm512_set1_pd(-ACL_EXP16_C3 / 8));
-    p = _mm512_fmadd_pd(p, s, _mm512_set1_pd(ACL_EXP16_C2 / 4));
-    p = _mm512_fmadd_pd(_mm512_fmadd_pd(p, s, _mm512_set1_pd(-0.5)), s, one);
-    return _mm512_mul_pd(acl_exp2_16th(nm), p);
+    __m512i nb = _mm512_castpd_si512(nm);
+    __m512d c2n = _mm512_castsi512_pd(_mm512_add_epi64(
+        _mm512_permutex2var_epi64(_mm512_load_si512(tb), nb, _mm512_load_si512(tb + 8)), _mm512_slli_epi64(nb, 48)));
+    __m512d u = _mm512_fmadd_pd(_mm512_add_pd(s, _mm512_set1_pd(ACL_EXPNH_A0)), s, _mm512_set1_pd(ACL_EXPNH_A1));
+    u = _mm512_fmadd_pd(_mm512_add_pd(u, _mm512_add_pd(s, _mm512_set1_pd(ACL_EXPNH_A2))), u, _mm512_set1_pd(ACL_EXPNH_A3));
+    return _mm512_mul_pd(c2n, u);
 }
 
 /* Loads of 8 lanes under mask m (others 0): a plain load when all 8 are wanted, the masked load
