@@ -67,7 +67,17 @@ ACL_AVX512_TARGET static inline __mmask16 acl_mask16(int64_t left)
     return left >= 16 ? 0xffff : left > 0 ? (__mmask16)((1u << left) - 1u) : 0;
 }
 
-/* 2^(n/16) = 2^(j/16)·2^(n>>4) for n in the low mantissa bits of nm (see acl_expneg8_fast). */
+/* c·2^(n/16) = c·2^(j/16)·2^(n>>4) for n in the low mantissa bits of nm, from tb[j] = the bits of
+ * c·2^(j/16) minus j<<48 (64-byte aligned): one two-table permute and an integer add of nm's
+ * bits << 48 (see acl_expneg8_fast).  c·2^(n/16) must be normal. */
+ACL_AVX512_TARGET static inline __m512d acl_exp2_16th_tb(const uint64_t *tb, __m512d nm)
+{
+    __m512i nb = _mm512_castpd_si512(nm);
+    return _mm512_castsi512_pd(_mm512_add_epi64(
+        _mm512_permutex2var_epi64(_mm512_load_si512(tb), nb, _mm512_load_si512(tb + 8)), _mm512_slli_epi64(nb, 48)));
+}
+
+/* 2^(n/16) (c = 1) */
 ACL_AVX512_TARGET static inline __m512d acl_exp2_16th(__m512d nm)
 {
     static const uint64_t tb[16] __attribute__((aligned(64))) = {
@@ -75,9 +85,7 @@ ACL_AVX512_TARGET static inline __m512d acl_exp2_16th(__m512d nm)
         0x3fef06fe0a31b715u, 0x3feedea64c123422u, 0x3feebfdad5362a27u, 0x3feeab07dd485429u,
         0x3feea09e667f3bcdu, 0x3feea11473eb0187u, 0x3feeace5422aa0dbu, 0x3feec49182a3f090u,
         0x3feee89f995ad3adu, 0x3fef199bdd85529cu, 0x3fef5818dcfba487u, 0x3fefa4afa2a490dau};
-    __m512i nb = _mm512_castpd_si512(nm);
-    return _mm512_castsi512_pd(_mm512_add_epi64(
-        _mm512_permutex2var_epi64(_mm512_load_si512(tb), nb, _mm512_load_si512(tb + 8)), _mm512_slli_epi64(nb, 48)));
+    return acl_exp2_16th_tb(tb, nm);
 }
 
 /* e^r ≈ 1 + r + ACL_EXP16_C2·r² + ACL_EXP16_C3·r³ + ACL_EXP16_C4·r⁴ on |r| ≤ ln2/32
@@ -178,9 +186,7 @@ ACL_AVX512_TARGET static inline __m512d acl_exp8_fast_nhalf(__m512d y)
     const __m512d magic = _mm512_set1_pd(0x1.8p52);
     __m512d nm = _mm512_fmadd_pd(y, _mm512_set1_pd(-0x1.71547652b82fep+3), magic);
     __m512d s = _mm512_fmadd_pd(_mm512_sub_pd(nm, magic), _mm512_set1_pd(0x1.62e42fefa39efp-4), y);
-    __m512i nb = _mm512_castpd_si512(nm);
-    __m512d c2n = _mm512_castsi512_pd(_mm512_add_epi64(
-        _mm512_permutex2var_epi64(_mm512_load_si512(tb), nb, _mm512_load_si512(tb + 8)), _mm512_slli_epi64(nb, 48)));
+    __m512d c2n = acl_exp2_16th_tb(tb, nm);
     __m512d u = _mm512_fmadd_pd(_mm512_add_pd(s, _mm512_set1_pd(ACL_EXPNH_A0)), s, _mm512_set1_pd(ACL_EXPNH_A1));
     u = _mm512_fmadd_pd(_mm512_add_pd(u, _mm512_add_pd(s, _mm512_set1_pd(ACL_EXPNH_A2))), u, _mm512_set1_pd(ACL_EXPNH_A3));
     return _mm512_mul_pd(c2n, u);
