@@ -87,7 +87,8 @@ print("GN_Q = {%s}; /* and 1·d^5 */" % hexs(qd[:-1]))
 print("GN_N0 = %s;" % float(t0lo * pd[0]).hex())
 
 # e^r ≈ 1 + r + c2 r² + ... + c_deg r^deg on |r| ≤ ln2/32, relative, Lawson-weighted: degree 4
-# (ACL_EXP16_C2..C4 of simd512.h) and degree 5 (acl_logistic8_fast5, Gelu tanh f32)
+# (ACL_EXP16_C2..C4 of simd512.h, used by every fast exp since round 24) and degree 5 (Gelu tanh
+# f32's logistic in rounds 21-23)
 h = float(mp.log(2) / 32) * 1.0001
 xr = np.cos(np.pi * (np.arange(400) + 0.5) / 400) * h
 yr = np.array([float(mp.exp(x)) for x in xr])

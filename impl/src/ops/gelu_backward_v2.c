@@ -160,7 +160,7 @@ ACL_AVX512_TARGET static inline __m256 gelu_product8(__m512d g0, __m512d g)
  *          reweighting), relative error 2^-35.6, then rewritten in d and scaled by 1/√(2π) in
  *          40 digits and rounded to double (each coefficient once; the sums of |terms| are within
  *          7× of |P| and |Q| on the interval).
- *   e^{-t²/2} by acl_exp8_fast_nhalf (t² exact, ≤ 64: relative 2^-37; since round 23 its
+ *   e^{-t²/2} by acl_exp8_fast_nhalf (t² exact, < 64: relative 2^-37; since round 23 its
  *          polynomial in Knuth's adapted form, two FMAs and three adds: g within 2^-48 relative of
  *          round 22's on every f32 x in [-8, 8], the same 2^-35.29 from a long double g on every
  *          1024th; in L1, 1 thread, 3.20 -> 3.12 cycles per element).
@@ -169,19 +169,24 @@ ACL_AVX512_TARGET static inline __m256 gelu_product8(__m512d g0, __m512d g)
  * single rounding of dy·g to f32 is off by < 0.5 + 2^-11 ULP.  x ≥ 8 is exact enough through the
  * clamp (g = 1 - phi·D off by < 2^-44); x ≤ -8 (and -Inf) is evaluated per lane by gelu_g_none
  * and gelu_apply, with the §5a fix-up (the only lanes whose g can underflow), and so is NaN x
- * (the clamp, one VRANGEPD, turns it into 8⁻). */
+ * (the clamp, one VRANGEPS, turns it into 8⁻). */
 static const double GN_P[6] = {-0x1.3bce4f61f6b69p+8, 0x1.67c34f845520fp+8, -0x1.648b517964dbdp+7,
                                0x1.793cd4c969588p+5, -0x1.a8f576b8b0db2p+2, 0x1.98840e493b1cdp-2};
 static const double GN_Q[5] = {-0x1.13dbb46504746p+9, 0x1.6319f2486a095p+9, -0x1.7d580e73f8339p+8,
                                0x1.ad03f2f178a49p+6, -0x1.fc8bd3b32de29p+3}; /* and 1·d^5 */
 static const double GN_N0 = 0x1.545bf49ea6267p-48; /* T0_LO·GN_P[0] */
 
-ACL_AVX512_TARGET static inline __m512d gelu_none_g8(__m512d xd, __mmask8 pos)
+ACL_AVX512_TARGET static inline __m512d gelu_none_g8(__m256 xf, __mmask8 pos)
 {
     const __m512d one = _mm512_set1_pd(1.0);
-    /* t = min(|x|, 8⁻) in one VRANGEPD (the smaller magnitude, sign cleared); it turns NaN into
-     * 8⁻, so NaN lanes take the scalar form with x ≤ -8 (gelu_none_step) */
-    __m512d t = _mm512_range_pd(xd, _mm512_set1_pd(0x1.fffffffffffffp+2), 0xA);
+    /* t = min(|x|, 8⁻) in one VRANGEPS on the f32 x (the smaller magnitude, sign cleared), then
+     * widened; it turns a quiet NaN into 8⁻, so NaN lanes take the scalar form with x ≤ -8
+     * (gelu_none_far_lanes).  8⁻ is the f32 below 8 since round 24 (the double below 8 before,
+     * by VRANGEPD on the widened x): it is reached only by x ≥ 8, where both give g = 1 - phi·D
+     * within 2^-44 of 1, so dy·g rounds to dy; every f32 x ≥ -8 gives round 23's bits with
+     * gradients 1, 1.7, -3e38, Inf and 0.  The narrower operation: L1, 1 thread, 3.12 -> 3.09
+     * cycles per element. */
+    __m512d t = _mm512_cvtps_pd(_mm256_range_ps(xf, _mm256_set1_ps(0x1.fffffep+2f), 0xA));
     __m512d d = _mm512_sub_pd(_mm512_set1_pd(0x1.80ead197f00b4p-1), t); /* T0_HI - t */
     __m512d p = _mm512_set1_pd(GN_P[5]), q = _mm512_add_pd(d, _mm512_set1_pd(GN_Q[4]));
     for (int k = 4; k >= 0; k--) p = _mm512_fmadd_pd(p, d, _mm512_set1_pd(GN_P[k]));
@@ -209,7 +214,7 @@ ACL_AVX512_TARGET __attribute__((noinline, cold)) static __m256 gelu_none_far(co
 /* the lanes of x (under m) that gelu_none_g8 leaves to the scalar form: x ≤ -8 or NaN */
 ACL_AVX512_TARGET static inline __mmask8 gelu_none_far_lanes(__m256 xf, __mmask8 m)
 {
-#if ACLCONFORM_MUTANT == 57 /* precision-branch: Gelu none f32: NaN lanes not redone by the scalar form (the VRANGEPD clamp made them 8: a finite result) */
+#if ACLCONFORM_MUTANT == 57 /* precision-branch: Gelu none f32: NaN lanes not redone by the scalar form (the VRANGEPS clamp made them 8: a finite result) */
     return _mm256_mask_cmp_ps_mask(m, xf, _mm256_set1_ps(-8.0f), _CMP_LE_OQ);
 #else
     return _mm256_mask_cmp_ps_mask(m, xf, _mm256_set1_ps(-8.0f), _CMP_NGT_UQ);
@@ -231,7 +236,7 @@ gelu_none_steps(int K, const float *dy, const float *x, float *out, __mmask8 m)
     for (int k = 0; k < K; k++) {
         xf[k] = acl_loadu8_ps(x + 8 * k, m);
         __mmask8 pos = _mm256_cmp_ps_mask(xf[k], _mm256_setzero_ps(), _CMP_GE_OQ);
-        g[k] = gelu_none_g8(_mm512_cvtps_pd(xf[k]), pos);
+        g[k] = gelu_none_g8(xf[k], pos);
     }
     for (int k = 0; k < K; k++) {
         o[k] = _mm512_cvtpd_ps(_mm512_mul_pd(_mm512_cvtps_pd(acl_loadu8_ps(dy + 8 * k, m)), g[k]));
@@ -272,11 +277,10 @@ ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n,
  * product takes the gradient's NaN first (gelu_product8).  NaN lanes are found with the ±Inf ones
  * by one class test per vector, and the fix-ups of those lanes run only in a pass that has one.
  * Same quantities as gelu_g_tanh, in the logistic form of 1 + t = 2σ(2u) (round 21):
- *   v = 2u = x·(2k + 2kc·x²) clamped to [-708, 708],
- *   q = 1/(1 + e^{-v})         (= (1 + t)/2; 1 - q = (1 - t)/2) by acl_logistic8_fast5: e^{-v}
- *                              within 2^-47 relative for |v| < 8, where the root is (the
- *                              reduction's n·ln2/16 adds up to 2^-45.3 at |v| = 708), as s/(s + P)
- *                              with one correctly rounded division,
+ *   v = 2u = x·(2k + 2kc·x²), x clamped to [-21, 21] (|v| ≤ 694.3),
+ *   q = 1/(1 + e^{-v})         (= (1 + t)/2; 1 - q = (1 - t)/2) by acl_logistic8_fast: e^{-v}
+ *                              within 2^-37 relative, as s/(s + P) with one correctly rounded
+ *                              division,
  *   w = x·(2k + 6kc·x²)        (= 0.5·x·k·(1 + 3c·x²)·4)
  *   g = q·(1 + w·(1 - q))      = half_1p + t2 of gelu_g_tanh.
  * It replaces the form on e^{-|v|} of rounds 17-20, g = q'·((u ≥ 0 ? 1 : e) + w·e·q'), which needed
@@ -285,19 +289,25 @@ ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n,
  * same f32 results for every 13th f32 x in [-12, 12] and every 97th of all f32 (212 M x, with
  * gradients in [1, 2)).  The logistic as s/(s + P) instead of 1/(1 + 2^(n/16)·P): 3.12 -> 3.07
  * cycles per element, 7.85-7.98 -> 7.76-7.88 ms, the same results on the same 212 M x.
- * Errors: q and, for x < 0 (q < 1/2), 1 - q are within ~2^-46 relative.  For x ≥ 0, 1 - q is exact
- * given q (Sterbenz) and carries q's absolute error, < 2^-52, into w·(1 - q) ≥ 0, so into
- * 1 + w·(1 - q) ≥ 1 as at most |w|·2^-52: |w| < 60 while 1 - q can be nonzero (e^{-v} ≥ 2^-54,
- * x < 5.9), < 2^-46; beyond, q rounds to 1 and the neglected w·e^{-v}·q is below 2^-47.  So g is
- * within ~2^-44 of its value relative away from the root, and where 1 and w·(1 - q) cancel (x < 0)
- * the two terms are those of the old form, at most 17× 2^-45 (2^-41) relative outside the root
- * window (its edges, |v| < 8; < 2^-17 ULP); in the window, gelu_near_root.
- * The clamp at ±708 (s, s + P and q stay normal) changes no result: for x > 21.14, q is 1 and so
- * is g (exactly 1 within 2^-1000); for x < -21.14, g = q·(1 + w·(1 - q)) is below 2^-639 in magnitude
- * (e^-708·|w|, |w| < 2^382 at x = -FLT_MAX) and negative, as the exact one, so dy·g rounds to ∓0
- * in f32 as the exact product does.  g is never 0 for a finite x (|1 + w·(1 - q)| > 0.52 for
- * x < -1), so the §5a rule for an infinite dy needs no fix-up.  For x = ±Inf the generic steps
- * give NaN (+Inf: Inf·0) and -Inf: the pass sets g to 1 and 0 there.
+ * Errors (round 24: the degree-4 exp, 2^-37, where rounds 21-23 had a degree-5 one, 2^-47): a
+ * relative error ε of e^{-v} moves q by (1 - q)·ε and 1 - q by q·ε, relative, both within ~2^-37;
+ * for x ≥ 0, 1 - q is exact given q (Sterbenz).  So 1 + w·(1 - q), and g, are within ~2^-36
+ * relative away from the root; where 1 and w·(1 - q) cancel (x < 0) the error grows by at most
+ * 17× outside the root window (its edges, |v| < 8): 2^-32, so dy·g, rounded once to f32, is within
+ * 0.5 + 2^-8 ULP; in the window, gelu_near_root, as before.  Measured (2^32 / 7 f32 x outside the
+ * window with a gradient of 1.37, against a long double g): max 0.500196 ULP, 425 of 313 M
+ * results over 0.5 (none with the degree-5 exp); see the README's round 24.  The same
+ * 2^-37 exp as Gelu none f32's (whose sweep maximum is 0.50027 scaled ULP) for one FMA less:
+ * L1, 1 thread, 3.04 -> 2.91 cycles per element.
+ * The clamp of x to ±21 (one VRANGEPS on the f32 x, where rounds 21-23 clamped v to ±708 by a
+ * max and a min of doubles; L1 3.09 -> 3.04, the same bits for every f32 x with gradients 1,
+ * 1.7, -3e38, ±Inf and 0) keeps s, s + P and q normal and changes no result: for x > 21, q is 1
+ * and so is g (q rounds to 1 from x = 5.9 on, and then 1 - q = 0); for x < -21, g = q·(1 + w·(1 - q))
+ * at x = -21 is about -2^-990, and the exact g is negative and below 2^-990 in magnitude as well,
+ * so dy·g rounds to ∓0 in f32 (and an infinite dy gives ∓Inf) as the exact product does.  g is
+ * never 0 for a finite x (|1 + w·(1 - q)| > 0.52 for x < -1), so the §5a rule for an infinite dy
+ * needs no fix-up.  For x = +Inf the clamp gives g = 1, the rule's; for x = -Inf the pass sets
+ * g to 0 (the generic steps give x = -21's tiny negative g).
  * The lane tests are on the f32 x (the sign of u is the sign of x), like gelu_none_steps'. */
 #define GELU_TANH_K 4
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
@@ -312,34 +322,33 @@ gelu_tanh_steps(int K, const float *dy, const float *x, float *out, __mmask8 m)
     __mmask8 special = 0;
     for (int k = 0; k < K; k++) {
         xf[k] = acl_loadu8_ps(x + 8 * k, m);
+#if ACLCONFORM_MUTANT == 61 /* special-value: Gelu tanh f32: x not clamped to ±21 (the fast exp's exponent wraps for |x| > 21.14) */
         xd[k] = _mm512_cvtps_pd(xf[k]);
+#else
+        xd[k] = _mm512_cvtps_pd(_mm256_range_ps(xf[k], _mm256_set1_ps(21.0f), 0x2)); /* sign of x, min(|x|, 21) */
+#endif
         g0[k] = _mm512_cvtps_pd(acl_loadu8_ps(dy + 8 * k, m));
         __m512d x2 = _mm512_mul_pd(xd[k], xd[k]);
         w[k] = _mm512_mul_pd(xd[k], _mm512_fmadd_pd(CK6, x2, K2));
         v[k] = _mm512_mul_pd(xd[k], _mm512_fmadd_pd(CK2, x2, K2));
     }
     for (int k = 0; k < K; k++) {
-#if ACLCONFORM_MUTANT == 61 /* special-value: Gelu tanh f32: e^{-v} without its clamp at ±708 (the fast exp's exponent wraps for |x| > 21.14) */
-        __m512d y = v[k];
-#else
-        __m512d y = _mm512_max_pd(_mm512_set1_pd(-708.0), _mm512_min_pd(_mm512_set1_pd(708.0), v[k]));
-#endif
         special |= _mm256_fpclass_ps_mask(xf[k], 0x99); /* ±Inf or NaN */
-        q[k] = acl_logistic8_fast5(y);
+        q[k] = acl_logistic8_fast(v[k]);
     }
     for (int k = 0; k < K; k++) {
         __m512d g = _mm512_mul_pd(q[k], _mm512_fmadd_pd(w[k], _mm512_sub_pd(one, q[k]), one));
         g = gelu_near_root(&ROOT_TANH, xf[k], xd[k], g);
         if (__builtin_expect(special != 0, 0)) {
-            __mmask8 pinf = _mm256_fpclass_ps_mask(xf[k], 0x08);
-#if ACLCONFORM_MUTANT == 58 /* special-value: Gelu tanh f32: x = +Inf keeps the generic steps' g (Inf·0: NaN) */
-            pinf = 0;
+            __mmask8 ninf = _mm256_fpclass_ps_mask(xf[k], 0x10);
+#if ACLCONFORM_MUTANT == 58 /* special-value: Gelu tanh f32: x = -Inf keeps the generic steps' g (that of x = -21: a tiny negative g, so -0 for a positive gradient and ±Inf for an infinite one, where the rule's g = 0 gives +0 and NaN) */
+            ninf = 0;
 #endif
-            g = _mm512_mask_mov_pd(g, pinf, one);
-            g = _mm512_mask_mov_pd(g, _mm256_fpclass_ps_mask(xf[k], 0x10), _mm512_setzero_pd());
-            /* a NaN x: g is x's (quiet) NaN itself; the exp's integer steps make other NaNs of it,
-             * which commutative operations would pass on in an order that depends on the copy */
-            g = _mm512_mask_mov_pd(g, _mm256_cmp_ps_mask(xf[k], xf[k], _CMP_UNORD_Q), xd[k]);
+            g = _mm512_mask_mov_pd(g, ninf, _mm512_setzero_pd());
+            /* a NaN x: g is x's (quiet) NaN itself (widened from xf: the clamp turns a quiet NaN
+             * into ±21); the exp's integer steps make other NaNs of it, which commutative
+             * operations would pass on in an order that depends on the copy */
+            g = _mm512_mask_mov_pd(g, _mm256_cmp_ps_mask(xf[k], xf[k], _CMP_UNORD_Q), _mm512_cvtps_pd(xf[k]));
         }
 #if ACLCONFORM_MUTANT == 38 /* mode-confusion: tanh mode uses the erf derivative for |x| > 3 */
         {

@@ -94,7 +94,7 @@ ACL_AVX512_TARGET static inline __m512d acl_exp2_16th(__m512d nm)
 #define ACL_EXP16_C3 0x1.55571d834a8f6p-3
 #define ACL_EXP16_C4 0x1.5552101b791cep-5
 
-/* the reduction of acl_expneg8_fast and acl_logistic8_fast5: n = round(-16y/ln2) in the low
+/* the reduction of acl_expneg8_fast and acl_logistic8_fast: n = round(-16y/ln2) in the low
  * mantissa bits of nm (acl_exp16_nm), then r = -y - n·ln2/16 (acl_exp16_r) */
 ACL_AVX512_TARGET static inline __m512d acl_exp16_nm(__m512d y)
 {
@@ -103,6 +103,15 @@ ACL_AVX512_TARGET static inline __m512d acl_exp16_nm(__m512d y)
 ACL_AVX512_TARGET static inline __m512d acl_exp16_r(__m512d y, __m512d nm)
 {
     return _mm512_fnmsub_pd(_mm512_sub_pd(nm, _mm512_set1_pd(0x1.8p52)), _mm512_set1_pd(0x1.62e42fefa39efp-5), y);
+}
+
+/* e^r by the degree-4 polynomial (Horner, four FMAs) */
+ACL_AVX512_TARGET static inline __m512d acl_exp16_poly(__m512d r)
+{
+    const __m512d one = _mm512_set1_pd(1.0);
+    __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(ACL_EXP16_C4), r, _mm512_set1_pd(ACL_EXP16_C3));
+    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(ACL_EXP16_C2));
+    return _mm512_fmadd_pd(_mm512_fmadd_pd(p, r, one), r, one);
 }
 
 /* r, and 2^(n/16) in *scale */
@@ -129,35 +138,25 @@ ACL_AVX512_TARGET static inline __m512d acl_expneg8_reduce16(__m512d y, __m512d 
  * (SoftplusBackward's 1 + e^-y, one operation and one rounding less). */
 ACL_AVX512_TARGET static inline __m512d acl_expneg8_fast(__m512d y, __m512d *scale)
 {
-    const __m512d one = _mm512_set1_pd(1.0);
-    __m512d r = acl_expneg8_reduce16(y, scale);
-    __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(ACL_EXP16_C4), r, _mm512_set1_pd(ACL_EXP16_C3));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(ACL_EXP16_C2));
-    return _mm512_fmadd_pd(_mm512_fmadd_pd(p, r, one), r, one);
+    return acl_exp16_poly(acl_expneg8_reduce16(y, scale));
 }
 
 /* The logistic 1/(1 + e^-y) for double y in [-708, 708] (callers clamp).  With acl_expneg8_fast's
- * reduction, e^-y = 2^(n/16)·P(r), P of degree 5 here: relative 2^-47.3 on |r| ≤ ln2/32
- * (scripts/fit_gelu_none.py prints the coefficients); the reduction's error, |n| times that of the
- * double ln2/16 (2^-59.3), is the larger term for large y: 2^-51.7 at y = 8, 2^-45.3 at y = 708.
- * Then 1/(1 + e^-y) = s/(s + P) with s = 2^(-n/16), read from the same table for -n
- * (nm' = 3·2^52 - nm = 1.5·2^52 - n, exact: one add-pipe operation): an add and the division, where
- * 1/(1 + 2^(n/16)·P) takes an FMA and the division (round 21, Gelu tanh f32, L1, 1 thread: 3.12
- * -> 3.07 cycles per element, the same f32 results).  s is within 2^-53 relative of 1/2^(n/16);
- * with P's error, the reduction's and four roundings (s, P's last step, the add, the division)
- * the result is within 2^-47 relative for |y| < 8 and 2^-44.9 at |y| = 708 (tests/unit/
- * test_simd512.c measures 2^-47.2 and 2^-44.96); s and the result stay normal for |y| ≤ 708
- * (s ≥ 2^-1021.5). */
-ACL_AVX512_TARGET static inline __m512d acl_logistic8_fast5(__m512d y)
+ * reduction and polynomial, e^-y = 2^(n/16)·P(r), P of degree 4 (relative 2^-37.5 on
+ * |r| ≤ ln2/32); the reduction's error, |n| times that of the double ln2/16 (2^-59.3), is at most
+ * 2^-45.3 (y = 708).  Then 1/(1 + e^-y) = s/(s + P) with s = 2^(-n/16), read from the same table
+ * for -n (nm' = 3·2^52 - nm = 1.5·2^52 - n, exact: one add-pipe operation): an add and the
+ * division, where 1/(1 + 2^(n/16)·P) takes an FMA and the division (round 21, Gelu tanh f32, L1,
+ * 1 thread: 3.12 -> 3.07 cycles per element, the same f32 results).  The result is within 2^-37
+ * relative of the logistic (tests/unit/test_simd512.c measures it), and s and the result stay
+ * normal for |y| ≤ 708 (s ≥ 2^-1021.5).  Rounds 21-23 used a degree-5 P (2^-47 relative, one
+ * FMA more): round 24 took the degree-4 one for Gelu tanh f32, whose g then carries the same
+ * 2^-37 exp as Gelu none f32's (why that is enough: gelu_tanh_steps). */
+ACL_AVX512_TARGET static inline __m512d acl_logistic8_fast(__m512d y)
 {
-    const __m512d one = _mm512_set1_pd(1.0);
     __m512d nm = acl_exp16_nm(y);
     __m512d s = acl_exp2_16th(_mm512_sub_pd(_mm512_set1_pd(0x1.8p53), nm));
-    __m512d r = acl_exp16_r(y, nm);
-    __m512d p = _mm512_fmadd_pd(_mm512_set1_pd(0x1.111115f7e1214p-7), r, _mm512_set1_pd(0x1.55573c3267e9ep-5));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0x1.555555567c710p-3));
-    p = _mm512_fmadd_pd(p, r, _mm512_set1_pd(0x1.fffffffdbda35p-2));
-    p = _mm512_fmadd_pd(_mm512_fmadd_pd(p, r, one), r, one);
+    __m512d p = acl_exp16_poly(acl_exp16_r(y, nm));
     return _mm512_div_pd(s, _mm512_add_pd(s, p));
 }
 
