@@ -2,13 +2,16 @@
  * aclnnLogitGrad (ops.md §2): validation rules and order; an (eps × x × dy) grid against the
  * spec formula in long double with an exact range test written here (TwoSum), covering the
  * ±0/1 infinities with IEEE signs, NaN rules, eps < 0, eps > 0.5, tiny eps; views, threads,
- * sentinels. */
+ * sentinels; f32 results bit for bit against the correctly rounded quotient (MPFR), on random
+ * inputs and on quotients within 2^-40 of a rounding boundary. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <mpfr.h>
+#include <string.h>
 
 #include "aclnnop/aclnn_logit_grad.h"
 #include "op_util.h"
@@ -130,6 +133,89 @@ static void grid_matches_reference(void **state)
     assert_int_equal(fails, 0);
 }
 
+/* The correctly rounded f32 of dy/(x·(1 − x)) (x and dy floats, 0 < x < 1): x·(1 − x) is exact in
+ * 256 bits, then one division rounded to 24 bits in f32's exponent range (subnormals included).
+ * *near: whether the quotient lies within 2^-40 relative of a midpoint between two floats. */
+static float f32_logit_rn(float x, float dy, bool *near)
+{
+    mpfr_t xm, d, q, w;
+    mpfr_inits2(256, xm, d, w, (mpfr_ptr)0);
+    mpfr_init2(q, 24);
+    mpfr_set_flt(xm, x, MPFR_RNDN);
+    mpfr_ui_sub(d, 1, xm, MPFR_RNDN);
+    mpfr_mul(d, d, xm, MPFR_RNDN);
+    mpfr_exp_t emin = mpfr_get_emin(), emax = mpfr_get_emax();
+    mpfr_set_emin(-148);
+    mpfr_set_emax(128);
+    int inex = mpfr_div(q, (mpfr_set_flt(w, dy, MPFR_RNDN), w), d, MPFR_RNDN);
+    inex = mpfr_subnormalize(q, inex, MPFR_RNDN);
+    float r = mpfr_get_flt(q, MPFR_RNDN);
+    mpfr_set_emin(emin);
+    mpfr_set_emax(emax);
+    mpfr_div(w, w, d, MPFR_RNDN);                                      /* Q to 256 bits */
+    mpfr_t m;
+    mpfr_init2(m, 256);
+    float nb = nextafterf(r, mpfr_cmp_d(w, r) > 0 ? INFINITY : -INFINITY); /* the other side of Q */
+    mpfr_set_flt(m, r, MPFR_RNDN);
+    mpfr_add_d(m, m, nb, MPFR_RNDN);
+    mpfr_div_2ui(m, m, 1, MPFR_RNDN);                                  /* the midpoint (r + nb)/2 */
+    mpfr_sub(m, m, w, MPFR_RNDN);
+    mpfr_div(m, m, w, MPFR_RNDN);
+    *near = isfinite(r) && isfinite(nb) && fabs(mpfr_get_d(m, MPFR_RNDN)) < 0x1p-40;
+    mpfr_clears(xm, d, q, w, m, (mpfr_ptr)0);
+    return r;
+}
+
+/* Issue 14, round 25: the f32 kernel evaluates in f32 and proves per lane that its result is the
+ * correctly rounded quotient, redoing the lanes it cannot prove (a quotient near a rounding
+ * boundary, x < 2^-60, |dy| < 2^-100, x = 1, non-finite dy) in double.  Every result must be the
+ * correctly rounded one.  The table holds (x, dy) bit patterns whose quotient lies within 2^-40
+ * of a midpoint, found by searching with the redo switched off (there the f32 value was the wrong
+ * float): each must still come out right.  The random part spreads x over every binade below 1
+ * (below 2^-60 the double path) and dy over every binade, zeros and subnormals included. */
+static void f32_results_are_correctly_rounded(void **state)
+{
+    (void)state;
+    static const uint32_t near[][2] = {
+    {0x35f36ba0, 0x4b446577}, {0x3c4f96e6, 0x4347704b}, {0x3eec5018, 0x32218eb8}, {0x31aad238,
+    0x30b8099c}, {0x3d0b5270, 0xb19dd8d4}, {0x3edc0c77, 0x467849af}, {0x394cf4d5, 0x4d27f87c},
+    {0x3c0f9cde, 0x3d3d7467}, {0x3db41b99, 0xca5db5ee}, {0x379171e0, 0xb9ca2b03}, {0x3ce716f5,
+    0xba3ec598}, {0x309b58bc, 0x4442c10d}, {0x3452021e, 0x3494e19a}, {0x3d81e659, 0xc61c53d5},
+    {0x3edca609, 0x331ebd05}, {0x3e4c13ac, 0x47ece08b}, {0x312295bc, 0x46c43f97}, {0x36e72fba,
+    0x4c5c4f65}, {0x363bb04a, 0x4d9f95aa}, {0x3d0f1711, 0xce41ed7f}, {0x3cb0821c, 0xc393e418},
+    {0x35e82309, 0x3e22110f}, {0x346cc6aa, 0xcb5ef5a7}, {0x344e2866, 0x40426db6}, {0x3f6a25c0,
+    0xb9b2818b}, {0x3f5966f9, 0x3ed64a74}, {0x3f485518, 0x342483b2}, {0x3f01d234, 0xc0c2dc90},
+    {0x3f5b9e86, 0x3a0d483b}, {0x3f18ebaf, 0x43d2d1b8}};
+    enum { NNEAR = sizeof near / sizeof near[0], NRAND = 1 << 17, N = NNEAR + NRAND };
+    int64_t dims[1] = {N};
+    tt x = tt_new(ACL_FLOAT, 1, dims, TT_CONTIG), dy = tt_new(ACL_FLOAT, 1, dims, TT_CONTIG),
+       o = tt_new(ACL_FLOAT, 1, dims, TT_CONTIG);
+    float *xv = tt_ptr(&x, 0), *gv = tt_ptr(&dy, 0);
+    for (int i = 0; i < NNEAR; i++) { memcpy(&xv[i], &near[i][0], 4); memcpy(&gv[i], &near[i][1], 4); }
+    uint64_t s = 0x243f6a8885a308d3ull;
+    for (int i = NNEAR; i < N; i++) {
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        xv[i] = ldexpf(1.0f + (float)(s & 0x7fffff) * 0x1p-23f, -1 - (int)((s >> 32) % 149));
+        s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+        uint32_t gb = (uint32_t)(s >> 32) & 0xff7fffffu; /* every sign and binade but NaN/Inf */
+        if ((s & 63) == 0) gb &= 0x80000000u;             /* ±0 */
+        memcpy(&gv[i], &gb, 4);
+    }
+    assert_int_equal(run_logit(&x, &dy, &o, 0.0), ACLNN_SUCCESS);
+    const float *ov = tt_ptr(&o, 0);
+    int fails = 0, nnear = 0;
+    for (int i = 0; i < N; i++) {
+        bool nr;
+        float want = f32_logit_rn(xv[i], gv[i], &nr);
+        nnear += i < NNEAR && nr;
+        if (memcmp(&want, &ov[i], 4) != 0 && fails++ < 10)
+            fprintf(stderr, "logit f32 x=%a dy=%a got %a, correctly rounded %a\n", xv[i], gv[i], ov[i], want);
+    }
+    assert_int_equal(nnear, NNEAR); /* the table still exercises what it is for */
+    assert_int_equal(fails, 0);
+    tt_free(&x); tt_free(&dy); tt_free(&o);
+}
+
 static void zero_and_one_give_signed_infinities(void **state)
 {
     (void)state;
@@ -175,6 +261,7 @@ int main(void)
         cmocka_unit_test(validation_table_returns_documented_status),
         cmocka_unit_test(grid_matches_reference),
         cmocka_unit_test(zero_and_one_give_signed_infinities),
+        cmocka_unit_test(f32_results_are_correctly_rounded),
         cmocka_unit_test(threads_give_identical_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
