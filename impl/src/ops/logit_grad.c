@@ -70,13 +70,16 @@ ACL_KERNEL_CLONES static void logit_block(const void *p, int64_t n, const float 
  * Q (rounding is monotonic).  Lanes where they differ (|Q| within ~2^-42 relative of a midpoint
  * between floats: about 1 in 2^17), and the lanes outside the analysis, 0 < |dy| < 2^-100 (q0
  * and res must not underflow), are redone by logit_block's double formula (logit_lanes_f64).
- * dy = ±0 needs no redo: q0 = ±0 is the quotient, and q+ keeps its sign (see the subtraction); x = ±0 or 1 (dh = 0) and an infinite or NaN dy make q± NaN, so they
- * are redone too.  Tiny x needs no test: for x ≤ 2^-25, y = 1, x·y − dh = 0 and dl = fl(−x²) is
- * off by ≤ min(x², 2^-150) ≤ 2^-75 d; a subnormal dh whose reciprocal overflows gives NaN.  So
- * every lane is either correctly rounded or logit_block's own value, one f32 rounding of a value
- * within ~2^-52 relative, which differs from the correctly rounded float only where Q lies that
- * close to a midpoint (none among the 1.9·10^10 elements compared in round 25).  NaN x or dy gives NAN and x outside
- * [lo, hi] the outside value, by masks as in logit16 (the f32 range test is exact, see there). */
+ * x = ±0 or 1 (dh = 0) and an infinite or NaN dy make q± NaN, so they are redone too.  dy = ±0
+ * needs no redo: q0 = ±0 is the quotient, and q+ keeps its sign (see the subtraction).  Tiny x
+ * needs no test: for x ≤ 2^-25, y = 1, x·y − dh = 0 and dl = fl(−x²) is off by ≤ min(x², 2^-150)
+ * ≤ 2^-75 d; a subnormal dh whose reciprocal overflows gives NaN.  So every lane is either
+ * correctly rounded or logit_block's own value, one f32 rounding of a value within ~2^-52
+ * relative, which differs from the correctly rounded float only where Q lies that close to a
+ * midpoint (none among the 2.0·10^10 pairs compared in round 25: the same bits throughout).
+ * NaN x or dy gives NAN and x outside [lo, hi] the outside value, by masks as in logit16 (the
+ * f32 range test is exact, see there).  The redo reads x and dy after the store, like the other
+ * kernels' out-of-line lanes: an output that aliases an input is undefined (ops.md). */
 #define LOGIT_V 2 /* 16-lane f32 vectors per step */
 static __attribute__((noinline, cold)) void logit_lanes_f64(const logit_ctx *c, const float *x, const float *dy,
                                                             float *out, __mmask16 redo)
@@ -104,7 +107,7 @@ logit_step_f32(const logit_ctx *c, const float *x, const float *dy, float *out, 
         __m512 q0 = _mm512_mul_ps(g, r);
         __m512 res = _mm512_fnmadd_ps(q0, dl, _mm512_fnmadd_ps(q0, dh, g));
         __m512 p = _mm512_mul_ps(q0, _mm512_set1_ps(0x1p-42f));
-        /* q0 − (−res·r ∓ p), the same values as q0 + (res·r ± p), but for dy = ±0 (q0 = ±0, res = +0):
+        /* q0 − (−res·r ∓ p), the values of q0 + (res·r ± p), but for dy = ±0 (q0 = ±0, res = +0)
            −0 − (+0) keeps q0's sign where −0 + (+0) would not */
         __m512 qp = _mm512_sub_ps(q0, _mm512_fnmsub_ps(res, r, p));
         __m512 qm = _mm512_sub_ps(q0, _mm512_fnmadd_ps(res, r, p));
@@ -117,9 +120,9 @@ logit_step_f32(const logit_ctx *c, const float *x, const float *dy, float *out, 
 #endif
         __mmask16 nan = _mm512_cmp_ps_mask(xv, g, _CMP_UNORD_Q);
         /* 0 < |dy| < 2^-100: the bits of |dy| minus 1, below those of 2^-100 minus 1 (unsigned) */
-        __mmask16 tiny = _mm512_cmp_epu32_mask(
-            _mm512_sub_epi32(_mm512_and_si512(_mm512_castps_si512(g), _mm512_set1_epi32(0x7fffffff)), _mm512_set1_epi32(1)),
-            _mm512_set1_epi32(0x0d800000 - 1 /* 2^-100 */), _MM_CMPINT_LT);
+        __m512i gbits = _mm512_and_si512(_mm512_castps_si512(g), _mm512_set1_epi32(0x7fffffff));
+        __mmask16 tiny = _mm512_cmp_epu32_mask(_mm512_sub_epi32(gbits, _mm512_set1_epi32(1)),
+                                               _mm512_set1_epi32(0x0d800000 - 1 /* 2^-100 */), _MM_CMPINT_LT);
 #if ACLCONFORM_MUTANT == 63 /* precision-branch: LogitGrad f32: lanes whose rounding is not proven (finite q+ != q-) not redone */
         __mmask16 hard = _mm512_cmp_ps_mask(qp, qm, _CMP_UNORD_Q) | tiny;
 #elif ACLCONFORM_MUTANT == 64 /* precision-branch: LogitGrad f32: 0 < |dy| < 2^-100 kept in the f32 evaluation (q0, res underflow) */
