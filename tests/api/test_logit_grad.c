@@ -168,24 +168,26 @@ static float f32_logit_rn(float x, float dy, bool *near)
 
 /* Issue 14, round 25: the f32 kernel evaluates in f32 and proves per lane that its result is the
  * correctly rounded quotient, redoing the lanes it cannot prove (a quotient near a rounding
- * boundary, x < 2^-60, |dy| < 2^-100, x = 1, non-finite dy) in double.  Every result must be the
+ * boundary, 0 < |dy| < 2^-100, x = ±0 or 1, non-finite dy) in double.  Every result must be the
  * correctly rounded one.  The table holds (x, dy) bit patterns whose quotient lies within 2^-40
  * of a midpoint, found by searching with the redo switched off (there the f32 value was the wrong
  * float): each must still come out right.  The random part spreads x over every binade below 1
- * (below 2^-60 the double path) and dy over every binade, zeros and subnormals included. */
+ * (subnormals included) and dy over every finite binade of either sign, zeros included. */
 static void f32_results_are_correctly_rounded(void **state)
 {
     (void)state;
     static const uint32_t near[][2] = {
-    {0x35f36ba0, 0x4b446577}, {0x3c4f96e6, 0x4347704b}, {0x3eec5018, 0x32218eb8}, {0x31aad238,
-    0x30b8099c}, {0x3d0b5270, 0xb19dd8d4}, {0x3edc0c77, 0x467849af}, {0x394cf4d5, 0x4d27f87c},
-    {0x3c0f9cde, 0x3d3d7467}, {0x3db41b99, 0xca5db5ee}, {0x379171e0, 0xb9ca2b03}, {0x3ce716f5,
-    0xba3ec598}, {0x309b58bc, 0x4442c10d}, {0x3452021e, 0x3494e19a}, {0x3d81e659, 0xc61c53d5},
-    {0x3edca609, 0x331ebd05}, {0x3e4c13ac, 0x47ece08b}, {0x312295bc, 0x46c43f97}, {0x36e72fba,
-    0x4c5c4f65}, {0x363bb04a, 0x4d9f95aa}, {0x3d0f1711, 0xce41ed7f}, {0x3cb0821c, 0xc393e418},
-    {0x35e82309, 0x3e22110f}, {0x346cc6aa, 0xcb5ef5a7}, {0x344e2866, 0x40426db6}, {0x3f6a25c0,
-    0xb9b2818b}, {0x3f5966f9, 0x3ed64a74}, {0x3f485518, 0x342483b2}, {0x3f01d234, 0xc0c2dc90},
-    {0x3f5b9e86, 0x3a0d483b}, {0x3f18ebaf, 0x43d2d1b8}};
+        {0x35f36ba0, 0x4b446577}, {0x3c4f96e6, 0x4347704b}, {0x3eec5018, 0x32218eb8},
+        {0x31aad238, 0x30b8099c}, {0x3d0b5270, 0xb19dd8d4}, {0x3edc0c77, 0x467849af},
+        {0x394cf4d5, 0x4d27f87c}, {0x3c0f9cde, 0x3d3d7467}, {0x3db41b99, 0xca5db5ee},
+        {0x379171e0, 0xb9ca2b03}, {0x3ce716f5, 0xba3ec598}, {0x309b58bc, 0x4442c10d},
+        {0x3452021e, 0x3494e19a}, {0x3d81e659, 0xc61c53d5}, {0x3edca609, 0x331ebd05},
+        {0x3e4c13ac, 0x47ece08b}, {0x312295bc, 0x46c43f97}, {0x36e72fba, 0x4c5c4f65},
+        {0x363bb04a, 0x4d9f95aa}, {0x3d0f1711, 0xce41ed7f}, {0x3cb0821c, 0xc393e418},
+        {0x35e82309, 0x3e22110f}, {0x346cc6aa, 0xcb5ef5a7}, {0x344e2866, 0x40426db6},
+        {0x3f6a25c0, 0xb9b2818b}, {0x3f5966f9, 0x3ed64a74}, {0x3f485518, 0x342483b2},
+        {0x3f01d234, 0xc0c2dc90}, {0x3f5b9e86, 0x3a0d483b}, {0x3f18ebaf, 0x43d2d1b8}
+    };
     enum { NNEAR = sizeof near / sizeof near[0], NRAND = 1 << 17, N = NNEAR + NRAND };
     int64_t dims[1] = {N};
     tt x = tt_new(ACL_FLOAT, 1, dims, TT_CONTIG), dy = tt_new(ACL_FLOAT, 1, dims, TT_CONTIG),
@@ -197,8 +199,8 @@ static void f32_results_are_correctly_rounded(void **state)
         s ^= s << 13; s ^= s >> 7; s ^= s << 17;
         xv[i] = ldexpf(1.0f + (float)(s & 0x7fffff) * 0x1p-23f, -1 - (int)((s >> 32) % 149));
         s ^= s << 13; s ^= s >> 7; s ^= s << 17;
-        uint32_t gb = (uint32_t)(s >> 32) & 0xff7fffffu; /* every sign and binade but NaN/Inf */
-        if ((s & 63) == 0) gb &= 0x80000000u;             /* ±0 */
+        uint32_t gb = (uint32_t)(s >> 63) << 31 | (uint32_t)((s >> 40) % 255) << 23 | ((uint32_t)s & 0x7fffff);
+        if ((s & 0xfc00000) == 0) gb &= 0x80000000u; /* ±0, 1 in 64 */
         memcpy(&gv[i], &gb, 4);
     }
     assert_int_equal(run_logit(&x, &dy, &o, 0.0), ACLNN_SUCCESS);
