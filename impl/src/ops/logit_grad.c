@@ -12,7 +12,9 @@
  * below 1) and 1, so for every float x "x ≤ hi" is "x < 1", which hi = 1 − 2^-53 decides.
  *
  * 16-bit x, dy and out (any layout not run in tiles, AVX-512): logit16 below evaluates in f32 on 16 lanes and
- * rounds once to the 16-bit dtype; its error bound is there. */
+ * rounds once to the 16-bit dtype; its error bound is there.  Every other layout and dtype on
+ * AVX-512: logit_block_avx512 evaluates in f32 with a per-lane proof of correct rounding and
+ * redoes the lanes it cannot prove by logit_block (the same bits as logit_block; see there). */
 #include <math.h>
 #include <string.h>
 
@@ -80,6 +82,25 @@ ACL_KERNEL_CLONES static void logit_block(const void *p, int64_t n, const float 
  * NaN x or dy gives NAN and x outside [lo, hi] the outside value, by masks as in logit16 (the
  * f32 range test is exact, see there).  The redo reads x and dy after the store, like the other
  * kernels' out-of-line lanes: an output that aliases an input is undefined (ops.md). */
+/* The rules on 16 lanes of f32 x and dy: q where lo ≤ x ≤ hi, the outside value elsewhere, NAN
+ * where x or dy is NaN (x ≥ lo32 and x ≤ hi32 decide lo ≤ x ≤ hi exactly for an f32 x, see
+ * logit16); *valid (when not NULL) gets the lanes that keep q.  c should be a local copy in a loop
+ * that stores through a pointer the compiler may think aliases it. */
+ACL_AVX512_TARGET static inline __m512 logit_rules16(const logit_ctx *c, __m512 xv, __m512 g, __m512 q,
+                                                     __mmask16 *valid)
+{
+#if ACLCONFORM_MUTANT == 28 /* eps-range-edge: lower bound exclusive: x == eps falls outside */
+    __mmask16 in = _mm512_cmp_ps_mask(xv, _mm512_set1_ps(c->lo32), _CMP_GT_OQ) &
+                   _mm512_cmp_ps_mask(xv, _mm512_set1_ps(c->hi32), _CMP_LE_OQ);
+#else
+    __mmask16 in = _mm512_cmp_ps_mask(xv, _mm512_set1_ps(c->lo32), _CMP_GE_OQ) &
+                   _mm512_cmp_ps_mask(xv, _mm512_set1_ps(c->hi32), _CMP_LE_OQ);
+#endif
+    __mmask16 nan = _mm512_cmp_ps_mask(xv, g, _CMP_UNORD_Q);
+    if (valid) *valid = in & (__mmask16)~nan;
+    return _mm512_mask_mov_ps(_mm512_mask_mov_ps(_mm512_set1_ps((float)c->outside), in, q), nan, _mm512_set1_ps(NAN));
+}
+
 #define LOGIT_V 2 /* 16-lane f32 vectors per step */
 static __attribute__((noinline, cold)) void logit_lanes_f64(const logit_ctx *c, const float *x, const float *dy,
                                                             float *out, __mmask16 redo)
@@ -111,14 +132,8 @@ logit_step_f32(const logit_ctx *c, const float *x, const float *dy, float *out, 
            −0 − (+0) keeps q0's sign where −0 + (+0) would not */
         __m512 qp = _mm512_sub_ps(q0, _mm512_fnmsub_ps(res, r, p));
         __m512 qm = _mm512_sub_ps(q0, _mm512_fnmadd_ps(res, r, p));
-#if ACLCONFORM_MUTANT == 28 /* eps-range-edge: lower bound exclusive: x == eps falls outside */
-        __mmask16 in = _mm512_cmp_ps_mask(xv, _mm512_set1_ps(c->lo32), _CMP_GT_OQ) &
-                       _mm512_cmp_ps_mask(xv, _mm512_set1_ps(c->hi32), _CMP_LE_OQ);
-#else
-        __mmask16 in = _mm512_cmp_ps_mask(xv, _mm512_set1_ps(c->lo32), _CMP_GE_OQ) &
-                       _mm512_cmp_ps_mask(xv, _mm512_set1_ps(c->hi32), _CMP_LE_OQ);
-#endif
-        __mmask16 nan = _mm512_cmp_ps_mask(xv, g, _CMP_UNORD_Q);
+        __mmask16 valid;
+        __m512 o = logit_rules16(c, xv, g, qp, &valid);
         /* 0 < |dy| < 2^-100: the bits of |dy| minus 1, below those of 2^-100 minus 1 (unsigned) */
         __m512i gbits = _mm512_and_si512(_mm512_castps_si512(g), _mm512_set1_epi32(0x7fffffff));
         __mmask16 tiny = _mm512_cmp_epu32_mask(_mm512_sub_epi32(gbits, _mm512_set1_epi32(1)),
@@ -131,10 +146,8 @@ logit_step_f32(const logit_ctx *c, const float *x, const float *dy, float *out, 
 #else
         __mmask16 hard = _mm512_cmp_ps_mask(qp, qm, _CMP_NEQ_UQ) | tiny;
 #endif
-        redo[j] = hard & in & (__mmask16)~nan & m;
+        redo[j] = hard & valid & m;
         any |= redo[j];
-        __m512 o = _mm512_mask_mov_ps(_mm512_mask_mov_ps(_mm512_set1_ps((float)c->outside), in, qp), nan,
-                                      _mm512_set1_ps(NAN));
         _mm512_mask_storeu_ps(out + 16 * j, m, o);
     }
     if (__builtin_expect(any != 0, 0))
@@ -167,20 +180,13 @@ ACL_AVX512_TARGET static void logit_block_avx512(const void *p, int64_t n, const
 ACL_AVX512_TARGET static inline void logit16(const logit_ctx *c, int64_t n, const uint16_t *x,
                                              const uint16_t *dy, uint16_t *out, bool bf)
 {
-    const __m512 one = _mm512_set1_ps(1.0f), lo = _mm512_set1_ps(c->lo32), hi = _mm512_set1_ps(c->hi32);
-    const __m512 outside = _mm512_set1_ps((float)c->outside), qnan = _mm512_set1_ps(NAN);
+    const logit_ctx lc = *c; /* a local: the 16-bit stores cannot change it (logit_rules16) */
+    const __m512 one = _mm512_set1_ps(1.0f);
     for (int64_t i = 0; i < n; i += 16) {
         __mmask16 m = acl_mask16(n - i);
         __m512 xv = acl_load16_16(x + i, m, bf), g = acl_load16_16(dy + i, m, bf);
         __m512 q = _mm512_div_ps(g, _mm512_mul_ps(xv, _mm512_sub_ps(one, xv)));
-#if ACLCONFORM_MUTANT == 28 /* eps-range-edge: lower bound exclusive: x == eps falls outside */
-        __mmask16 in = _mm512_cmp_ps_mask(xv, lo, _CMP_GT_OQ) & _mm512_cmp_ps_mask(xv, hi, _CMP_LE_OQ);
-#else
-        __mmask16 in = _mm512_cmp_ps_mask(xv, lo, _CMP_GE_OQ) & _mm512_cmp_ps_mask(xv, hi, _CMP_LE_OQ);
-#endif
-        __mmask16 nan = _mm512_cmp_ps_mask(xv, g, _CMP_UNORD_Q);
-        __m512 r = _mm512_mask_mov_ps(_mm512_mask_mov_ps(outside, in, q), nan, qnan);
-        acl_store16_16(out + i, m, r, bf);
+        acl_store16_16(out + i, m, logit_rules16(&lc, xv, g, q, NULL), bf);
     }
 }
 
