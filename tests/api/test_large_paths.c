@@ -22,6 +22,8 @@
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "aclnn/acl_meta.h"
 #include "aclnnop/aclnn_gelu_backward_v2.h"
@@ -286,6 +288,77 @@ static void strided16_equals_contiguous(void **state)
         }
 }
 
+/* LogitGrad f32 on inputs that hold their elements at every other float (x[::2]) and a
+ * contiguous output: read in place, two loads and a permute per 16 lanes (acl_ewise2_f32_pairs,
+ * round 26).  Against the contiguous call, bit for bit, for 1, 2 and 3 threads: 1-D and 2-D
+ * views, lengths around the kernel's 16- and 32-lane steps and the 1024-element blocks, views
+ * starting at an odd float, the gaps holding a NaN that must not leak in, and each input's
+ * storage ending at its last element, on a page followed by an inaccessible one (the last
+ * element's partner lies past the storage: reading it faults).  Views that are not both x[::2] (dy contiguous, a stride of 3)
+ * take the staged path and must give the same bits too. */
+/* n floats that end where a page ends, the next page inaccessible (a read past them faults:
+ * AddressSanitizer does not see the kernels' vector loads); *map, *len: for munmap */
+static float *guarded_floats(int64_t n, void **map, size_t *len)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE), bytes = (size_t)n * 4, data = (bytes + pg - 1) / pg * pg;
+    *len = data + pg;
+    char *m = mmap(NULL, *len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    assert_true(m != MAP_FAILED);
+    assert_int_equal(mprotect(m + data, pg, PROT_NONE), 0);
+    *map = m;
+    return (float *)(void *)(m + data - bytes);
+}
+
+static void logit_pairs_equal_contiguous(void **state)
+{
+    (void)state;
+    static const int64_t lens[] = {1, 15, 16, 17, 31, 32, 33, 1000, 1024 + 37, (1 << 16) + 21};
+    for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
+        for (int form = 0; form < 4; form++) { /* 0: 1-D, 1: 2-D [rows, M/rows], 2: dy contiguous, 3: stride 3 */
+            int64_t m = lens[li], rows = form == 1 && m % 3 == 0 ? 3 : form == 1 && m % 5 == 0 ? 5 : 1;
+            int64_t st = form == 3 ? 3 : 2, off = li % 2; /* odd lengths' views start at float 1 */
+            int64_t storage = off + (m - 1) * st + 1;
+            float *g = malloc((size_t)m * 4), *x = malloc((size_t)m * 4), *out = malloc((size_t)m * 4);
+            void *gmap, *xmap;
+            size_t glen, xlen;
+            float *gs = guarded_floats(storage, &gmap, &glen), *xs = guarded_floats(storage, &xmap, &xlen);
+            float *outs = malloc((size_t)m * 4);
+            assert_true(g && x && out && gs && xs && outs);
+            uint32_t s = 4242u + (uint32_t)li;
+            for (int64_t i = 0; i < storage; i++) gs[i] = xs[i] = NAN;
+            for (int64_t i = 0; i < m; i++) {
+                g[i] = (float)value(LOGIT, 0, i, &s);
+                x[i] = (float)value(LOGIT, 1, i, &s);
+                gs[off + st * i] = g[i];
+                xs[off + st * i] = x[i];
+            }
+            int64_t dims[2] = {rows, m / rows}, cdims[2] = {rows, m / rows};
+            int64_t sst[2] = {st * (m / rows), st}, cst[2] = {m / rows, 1};
+            aclTensor *tx = aclCreateTensor(dims, 2, ACL_FLOAT, sst, off, ACL_FORMAT_ND, &storage, 1, xs);
+            aclTensor *tg = form == 2 ? aclCreateTensor(cdims, 2, ACL_FLOAT, cst, 0, ACL_FORMAT_ND, &m, 1, g)
+                                      : aclCreateTensor(dims, 2, ACL_FLOAT, sst, off, ACL_FORMAT_ND, &storage, 1, gs);
+            aclTensor *to = aclCreateTensor(cdims, 2, ACL_FLOAT, cst, 0, ACL_FORMAT_ND, &m, 1, outs);
+            aclconformSetNumThreads(1);
+            call(LOGIT, ACL_FLOAT, m, g, x, out);
+            for (int t = 1; t <= 3; t++) {
+                aclconformSetNumThreads(t);
+                memset(outs, 0x5a, (size_t)m * 4);
+                call_tensors(LOGIT, tg, tx, to);
+                int64_t first = first_difference((const char *)outs, (const char *)out, 4, m);
+                if (first >= 0)
+                    fail_msg("length %lld form %d threads %d: element %lld: %a strided, %a contiguous", (long long)m, form,
+                             t, (long long)first, (double)outs[first], (double)out[first]);
+            }
+            aclconformSetNumThreads(0);
+            aclDestroyTensor(tx);
+            aclDestroyTensor(tg);
+            aclDestroyTensor(to);
+            free(g); free(x); free(out); free(outs);
+            munmap(gmap, glen);
+            munmap(xmap, xlen);
+        }
+}
+
 /* ---- permuted views (tiled walk) ---------------------------------------------------------- */
 
 enum { PR = 4, PPAD = 1, POFF = 2 };
@@ -460,6 +533,7 @@ int main(void)
         cmocka_unit_test(softplus_large_equals_chunked),
         cmocka_unit_test(strided16_equals_contiguous),
         cmocka_unit_test(logit_large_equals_chunked),
+        cmocka_unit_test(logit_pairs_equal_contiguous),
         cmocka_unit_test(permuted_views_equal_contiguous),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

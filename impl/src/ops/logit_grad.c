@@ -102,23 +102,27 @@ ACL_AVX512_TARGET static inline __m512 logit_rules16(const logit_ctx *c, __m512 
 }
 
 #define LOGIT_V 2 /* 16-lane f32 vectors per step */
+/* lane l of x and dy at x[st·l], dy[st·l] */
 static __attribute__((noinline, cold)) void logit_lanes_f64(const logit_ctx *c, const float *x, const float *dy,
-                                                            float *out, __mmask16 redo)
+                                                            float *out, __mmask16 redo, int st)
 {
     for (; redo; redo &= (__mmask16)(redo - 1)) {
         int l = __builtin_ctz(redo);
-        logit_block(c, 1, x + l, dy + l, out + l);
+        logit_block(c, 1, x + st * l, dy + st * l, out + l);
     }
 }
 
+/* 32 elements (left ≥ 32) or the last left; x and dy hold them every st-th float (1, or 2 for
+ * x[::2] views read in place) */
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
-logit_step_f32(const logit_ctx *c, const float *x, const float *dy, float *out, int64_t left)
+logit_step(const logit_ctx *c, const float *x, const float *dy, float *out, int64_t left, int st)
 {
     const __m512 one = _mm512_set1_ps(1.0f);
     __mmask16 redo[LOGIT_V], any = 0;
     for (int j = 0; j < LOGIT_V; j++) {
         __mmask16 m = acl_mask16(left - 16 * j);
-        __m512 xv = acl_loadu16_ps(x + 16 * j, m), g = acl_loadu16_ps(dy + 16 * j, m);
+        __m512 xv = st == 1 ? acl_loadu16_ps(x + 16 * j, m) : acl_loadu16_even_ps(x + 32 * j, m);
+        __m512 g = st == 1 ? acl_loadu16_ps(dy + 16 * j, m) : acl_loadu16_even_ps(dy + 32 * j, m);
         __m512 y = _mm512_sub_ps(one, xv);
         __m512 nyl = _mm512_add_ps(xv, _mm512_sub_ps(y, one)); /* −yl */
         __m512 dh = _mm512_mul_ps(xv, y);
@@ -152,7 +156,13 @@ logit_step_f32(const logit_ctx *c, const float *x, const float *dy, float *out, 
     }
     if (__builtin_expect(any != 0, 0))
         for (int j = 0; j < LOGIT_V; j++)
-            if (redo[j]) logit_lanes_f64(c, x + 16 * j, dy + 16 * j, out + 16 * j, redo[j]);
+            if (redo[j]) logit_lanes_f64(c, x + 16 * st * j, dy + 16 * st * j, out + 16 * j, redo[j], st);
+}
+
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+logit_step_f32(const logit_ctx *c, const float *x, const float *dy, float *out, int64_t left)
+{
+    logit_step(c, x, dy, out, left, 1);
 }
 
 ACL_AVX512_TARGET static void logit_block_avx512(const void *p, int64_t n, const float *x, const float *dy,
@@ -161,6 +171,17 @@ ACL_AVX512_TARGET static void logit_block_avx512(const void *p, int64_t n, const
     const logit_ctx c = *(const logit_ctx *)p; /* a local: the stores to out cannot change it, so its
                                                   constants stay in registers */
     ACL_STEPS_LEFT(32, logit_step_f32, &c, n, x, dy, out);
+}
+
+/* logit_block_avx512 for x[::2] inputs read in place (acl_ewise2_f32_pairs): element i at x[2i],
+ * dy[2i].  The same arithmetic on the same values, so the same bits. */
+ACL_AVX512_TARGET static void logit_pairs_avx512(const void *p, int64_t n, const float *x, const float *dy,
+                                                 float *out)
+{
+    const logit_ctx c = *(const logit_ctx *)p;
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) logit_step(&c, x + 2 * i, dy + 2 * i, out + i, 32, 2);
+    if (i < n) logit_step(&c, x + 2 * i, dy + 2 * i, out + i, n - i, 2);
 }
 
 /* logit_block for 16-bit x, dy and out of one dtype, in f32 on 16 lanes (issue 14: the double
@@ -234,9 +255,11 @@ static aclnnStatus logit_kernel(void *p, void *ws, uint64_t ws_size)
     if (acl_have_avx512()) {
         if (acl_ewise_all16_ok(&vx, &vdy, &vo))
             acl_ewise2_u16(&vx, &vdy, &vo, vx.dtype == ACL_BF16 ? logit16_bf16 : logit16_f16, &c);
-        else /* the sub-block driver, not acl_ewise2_f32_pf: x[::2] inputs, 16 Mi elements, 2 threads,
-                side by side in 5 rounds, 8.8-9.0 ms against 9.4-9.8; contiguous level (round 25) */
-            acl_ewise2_f32(&vx, &vdy, &vo, logit_block_avx512, &c);
+        else /* x[::2] inputs with a contiguous output read in place (round 26, ewise.c); any other
+                layout by the sub-block driver, not acl_ewise2_f32_pf (x[::2] inputs staged, 16 Mi
+                elements, 2 threads, side by side in 5 rounds, 8.8-9.0 ms against 9.4-9.8;
+                contiguous level, round 25) */
+            acl_ewise2_f32_pairs(&vx, &vdy, &vo, logit_pairs_avx512, logit_block_avx512, &c);
         return ACLNN_SUCCESS;
     }
 #endif

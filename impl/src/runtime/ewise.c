@@ -39,6 +39,18 @@
  * nothing (SoftplusBackward f64 28.2 either way).  A job whose inputs are both staged gets no
  * sub-blocks (nothing to prefetch).  Which elements are loaded when never changes a value.
  *
+ * x[::2] read in place (issue 14, round 26): staging x[::2] costs a scalar load and store per
+ * element and input, and a staged block's loads and its kernel's work take turns instead of
+ * overlapping.  The one memory-bound f32 kernel, LogitGrad's, therefore has a form that reads
+ * such inputs in place, two loads and a permute per 16 lanes (acl_loadu16_even_ps), and
+ * acl_ewise2_f32_pairs runs it when both inputs are f32 with element i at offset + 2i and the
+ * output is contiguous f32.  16 Mi elements, x[::2] inputs, side by side with the staged form
+ * and PyTorch in one process (best of 9 per round, six rounds, ms): 2 threads, staged 9.6-11.0,
+ * in place 9.1-9.7, PyTorch 9.3-10.1; 1 thread, three rounds, 18.3-19.3 -> 12.6-13.7, PyTorch
+ * 14.0-14.9.  The permute alone in the staging loop (view.c) was slower than the element loop;
+ * what pays is not staging at all.  The kernel's arithmetic is the contiguous form's, so the bits
+ * are too (tests/api/test_large_paths.c).
+ *
  * Alignment (issue 14, round 13): the block grid is shifted so that every block but the first
  * starts on a 64-byte line of the output (of the first input when the output is not contiguous
  * and that input is): block k covers [k·B − shift, (k+1)·B − shift) ∩ [0, numel).  glibc's malloc puts large
@@ -190,6 +202,29 @@ static void run_f32(void *p, int64_t begin, int64_t end)
             j->f32(j->ctx, m, pa + k, pb + k, po + k);
         }
         if (!dout) acl_view_store_f32(j->out, s, n, o);
+    }
+}
+
+/* A view of f32 elements at every other float, element i at offset + 2i: its first element. */
+static const float *pairs_f32(const acl_view *v)
+{
+    if (v->dtype != ACL_FLOAT) return NULL;
+    int64_t step = 2;
+    for (int k = v->ndim - 1; k >= 0; k--) {
+        if (v->shape[k] != 1 && v->strides[k] != step) return NULL;
+        step *= v->shape[k];
+    }
+    return (const float *)(const void *)v->data + v->offset;
+}
+
+static void run_f32_pairs(void *p, int64_t begin, int64_t end)
+{
+    const ewise_job *j = p;
+    const float *a = pairs_f32(j->a), *b = pairs_f32(j->b);
+    float *o = direct_f32(j->out);
+    for (int64_t blk = begin; blk < end; blk++) {
+        int64_t n, s = block_range(j, blk, &n);
+        j->f32(j->ctx, n, a + 2 * s, b + 2 * s, o + s);
     }
 }
 
@@ -480,6 +515,17 @@ void acl_ewise2_f32_pf(const acl_view *a, const acl_view *b, const acl_view *out
                        acl_ewise_f32_fn fn, const void *ctx)
 {
     ewise2_f32(a, b, out, fn, ctx, true);
+}
+
+void acl_ewise2_f32_pairs(const acl_view *a, const acl_view *b, const acl_view *out, acl_ewise_f32_fn fn2,
+                          acl_ewise_f32_fn fn, const void *ctx)
+{
+    if (!pairs_f32(a) || !pairs_f32(b) || !direct_f32(out)) {
+        ewise2_f32(a, b, out, fn, ctx, false);
+        return;
+    }
+    ewise_job j = {.a = a, .b = b, .out = out, .f32 = fn2, .ctx = ctx, .tp = -1};
+    run_job(&j, run_f32_pairs);
 }
 
 void acl_ewise2_f64(const acl_view *a, const acl_view *b, const acl_view *out,

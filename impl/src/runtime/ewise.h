@@ -26,6 +26,13 @@ typedef void (*acl_ewise_f64_fn)(const void *ctx, int64_t n, const double *a, co
 void acl_ewise2_f32(const acl_view *a, const acl_view *b, const acl_view *out,
                     acl_ewise_f32_fn fn, const void *ctx);
 
+/* f32 inputs that both hold their elements at every other float (x[::2]: element i at offset
+ * + 2i, whatever the view's shape) and a contiguous f32 output: fn2 reads the inputs in place,
+ * element i of a block at a[2i] and b[2i] (round 26; acl_loadu16_even_ps).  Any other views run
+ * by acl_ewise2_f32 with fn.  fn2 must give fn's bits. */
+void acl_ewise2_f32_pairs(const acl_view *a, const acl_view *b, const acl_view *out, acl_ewise_f32_fn fn2,
+                          acl_ewise_f32_fn fn, const void *ctx);
+
 /* How far ahead of the kernel the in-place inputs of a large f32 job are prefetched into L1. */
 #define ACL_PREFETCH_BYTES 2048
 /* The same driver for a kernel that prefetches its inputs itself, acl_prefetch_pass_f32 once per

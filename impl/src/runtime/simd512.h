@@ -229,6 +229,26 @@ ACL_AVX512_TARGET static inline __m512 acl_loadu16_ps(const float *p, __mmask16 
     return m == 0xffff ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(m, p);
 }
 
+/* The 8 low bits of m spread to the even bits of a 16-bit mask (bit k to bit 2k). */
+static inline __mmask16 acl_mask_even16(unsigned m)
+{
+    m &= 0xff;
+    m = (m | m << 4) & 0x0f0f;
+    m = (m | m << 2) & 0x3333;
+    return (__mmask16)((m | m << 1) & 0x5555);
+}
+
+/* acl_loadu16_ps for every other float (x[::2]): lane k under m gets p[2k].  Two loads and a
+ * two-table permute; the odd floats after the last lane's are never read (the last element's
+ * partner may lie past the storage), and in a tail neither are those of masked-off lanes. */
+ACL_AVX512_TARGET static inline __m512 acl_loadu16_even_ps(const float *p, __mmask16 m)
+{
+    const __m512i even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+    __m512 lo = m == 0xffff ? _mm512_loadu_ps(p) : _mm512_maskz_loadu_ps(acl_mask_even16(m), p);
+    __m512 hi = _mm512_maskz_loadu_ps(m == 0xffff ? (__mmask16)0x7fff : acl_mask_even16(m >> 8), p + 16);
+    return _mm512_permutex2var_ps(lo, even, hi);
+}
+
 /* An elementwise kernel as whole 8-lane steps under the constant mask 0xff (plain loads and
  * stores once inlined) and the tail once under its mask: carrying a variable mask through every
  * step cost Gelu none f32 8 % in cache.  step is a static inline function; the driver is inlined
