@@ -22,7 +22,7 @@
 #include "runtime/conv.h"
 #include "runtime/runtime.h"
 
-enum { TT_CONTIG, TT_PADDED, TT_COLMAJOR };
+enum { TT_CONTIG, TT_PADDED, TT_COLMAJOR, TT_CONTIG64 /* TT_CONTIG with its storage on a 64-byte line */ };
 #define TT_SENTINEL 0xA5
 
 typedef struct {
@@ -42,7 +42,7 @@ static inline tt tt_new(aclDataType dt, int nd, const int64_t *dims, int layout)
     x.dt = dt;
     x.es = tt_esize(dt);
     int64_t strides[ACL_MAX_DIMS], offset = 0, span = 1;
-    if (layout == TT_CONTIG) {
+    if (layout == TT_CONTIG || layout == TT_CONTIG64) {
         for (int k = nd - 1; k >= 0; k--) { strides[k] = span; span *= dims[k]; }
     } else if (layout == TT_PADDED) {
         offset = 3;
@@ -52,8 +52,9 @@ static inline tt tt_new(aclDataType dt, int nd, const int64_t *dims, int layout)
         for (int k = 0; k < nd; k++) { strides[k] = span; span *= dims[k] + 1; }
     }
     x.storage_n = offset + span + 2;
-    x.mem = malloc((size_t)x.storage_n * x.es);
-    memset(x.mem, layout == TT_CONTIG ? 0 : TT_SENTINEL, (size_t)x.storage_n * x.es);
+    size_t bytes = (size_t)x.storage_n * x.es;
+    x.mem = layout == TT_CONTIG64 ? aligned_alloc(64, (bytes + 63) / 64 * 64) : malloc(bytes);
+    memset(x.mem, layout == TT_CONTIG || layout == TT_CONTIG64 ? 0 : TT_SENTINEL, bytes);
     x.t = aclCreateTensor(dims, (uint64_t)nd, dt, strides, offset, ACL_FORMAT_ND, &x.storage_n, 1,
                           x.mem);
     return x;

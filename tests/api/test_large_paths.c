@@ -33,6 +33,7 @@
 
 void aclconformSetNumThreads(int n);
 void acl_ewise_set_staging_limit(int64_t bytes); /* runtime/ewise.h */
+void acl_nt_set_min_bytes(int64_t bytes);        /* runtime/ewise.h */
 
 enum { N = (1 << 20) + 37, CHUNK = 4096 };
 
@@ -313,8 +314,10 @@ static void logit_pairs_equal_contiguous(void **state)
 {
     (void)state;
     static const int64_t lens[] = {1, 15, 16, 17, 31, 32, 33, 1000, 1024 + 37, (1 << 16) + 21};
+    for (int nt = 0; nt < 2; nt++) /* 1: streaming stores on every size */
     for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
-        for (int form = 0; form < 4; form++) { /* 0: 1-D, 1: 2-D [rows, M/rows], 2: dy contiguous, 3: stride 3 */
+        for (int form = 0; form < 4; form++) {
+            acl_nt_set_min_bytes(nt ? 0 : -1); /* 0: 1-D, 1: 2-D [rows, M/rows], 2: dy contiguous, 3: stride 3 */
             int64_t m = lens[li], rows = form == 1 && m % 3 == 0 ? 3 : form == 1 && m % 5 == 0 ? 5 : 1;
             int64_t st = form == 3 ? 3 : 2, off = li % 2; /* odd lengths' views start at float 1 */
             int64_t storage = off + (m - 1) * st + 1;
@@ -346,10 +349,11 @@ static void logit_pairs_equal_contiguous(void **state)
                 call_tensors(LOGIT, tg, tx, to);
                 int64_t first = first_difference((const char *)outs, (const char *)out, 4, m);
                 if (first >= 0)
-                    fail_msg("length %lld form %d threads %d: element %lld: %a strided, %a contiguous", (long long)m, form,
-                             t, (long long)first, (double)outs[first], (double)out[first]);
+                    fail_msg("length %lld form %d threads %d nt %d: element %lld: %a strided, %a contiguous", (long long)m,
+                             form, t, nt, (long long)first, (double)outs[first], (double)out[first]);
             }
             aclconformSetNumThreads(0);
+            acl_nt_set_min_bytes(-1);
             aclDestroyTensor(tx);
             aclDestroyTensor(tg);
             aclDestroyTensor(to);
@@ -516,12 +520,17 @@ static void permuted_views_equal_contiguous(void **state)
     }
 }
 
+/* LogitGrad, and f32 once more with streaming stores on every size (acl_nt_set_min_bytes(0)):
+ * the large call's blocks and the 4096-element calls both write with them then */
 static void logit_large_equals_chunked(void **state)
 {
     (void)state;
     check(LOGIT, ACL_FLOAT, 4);
     check(LOGIT, ACL_FLOAT16, 2);
     check(LOGIT, ACL_BF16, 2);
+    acl_nt_set_min_bytes(0);
+    check(LOGIT, ACL_FLOAT, 4);
+    acl_nt_set_min_bytes(-1);
 }
 
 int main(void)

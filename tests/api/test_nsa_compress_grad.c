@@ -13,6 +13,8 @@
 #include "aclnnop/aclnn_nsa_compress_grad.h"
 #include "op_util.h"
 
+void acl_nt_set_min_bytes(int64_t bytes); /* runtime/ewise.h */
+
 #pragma GCC diagnostic ignored "-Woverride-init"
 
 typedef struct {
@@ -164,8 +166,9 @@ static int run_case(const vshape *sh, aclDataType dt, int lay, uint64_t seed, ui
     int64_t C = 0, prev = 0;
     for (int64_t b = 0; b < B; b++) { C += nblk(ends[b] - prev, sh->l, sh->d); prev = ends[b]; }
     int64_t dog[3] = {C, sh->N, sh->D}, din[3] = {sh->T, sh->N, sh->D}, dw[2] = {sh->l, sh->N};
-    tt og = tt_new(dt, 3, dog, lay), in = tt_new(dt, 3, din, lay == TT_CONTIG ? TT_CONTIG : TT_COLMAJOR),
-       w = tt_new(dt, 2, dw, lay), ig = tt_new(dt, 3, din, lay), wg = tt_new(dt, 2, dw, lay == TT_CONTIG ? TT_CONTIG : TT_COLMAJOR);
+    bool contig = lay == TT_CONTIG || lay == TT_CONTIG64;
+    tt og = tt_new(dt, 3, dog, lay), in = tt_new(dt, 3, din, contig ? lay : TT_COLMAJOR),
+       w = tt_new(dt, 2, dw, lay), ig = tt_new(dt, 3, din, lay), wg = tt_new(dt, 2, dw, contig ? lay : TT_COLMAJOR);
     uint64_t s = seed;
     for (int64_t i = 0; i < og.t->numel; i++) tt_set(&og, i, tt_rand(&s, -1, 1));
     for (int64_t i = 0; i < in.t->numel; i++) tt_set(&in, i, tt_rand(&s, -2, 2));
@@ -210,7 +213,7 @@ static int run_case(const vshape *sh, aclDataType dt, int lay, uint64_t seed, ui
         if (!(e <= 1.0)) { fprintf(stderr, "nsa weightGrad[%lld] got %a ref %La (%g)\n", (long long)i, tt_get(&wg, i), rwg[i], e); fails++; }
         if (bits_wg) bits_wg[i] = tt_bits(&wg, i);
     }
-    if (lay != TT_CONTIG) {
+    if (!contig) {
         fails += tt_outside_written(&ig) != 0;
         fails += tt_outside_written(&wg) != 0;
     }
@@ -243,8 +246,10 @@ static void gradients_match_reference(void **state)
     assert_int_equal(fails, 0);
 }
 
-/* The bits of both outputs for threads 1, 2, 3 and three layouts, and of the gather path
- * (ACLCONFORM_NSA_GATHER), equal those of one thread on contiguous tensors: shape 2 (three heads,
+/* The bits of both outputs for threads 1, 2, 3 and three layouts, of the gather path
+ * (ACLCONFORM_NSA_GATHER), and of inputGrad written with streaming stores (tensors on 64-byte
+ * lines, the size threshold at 0: acl_nt_set_min_bytes; 2 and 3 threads) equal those of one
+ * thread on contiguous tensors: shape 2 (three heads,
  * one segment: with 2 and 3 threads the heads are split), shape 5 (one head, one segment), shape
  * 6 (two segments; 3 threads split the heads of each) and shape 7 (four segments, one head). */
 static void check_identical_bits(const vshape *sh)
@@ -253,13 +258,15 @@ static void check_identical_bits(const vshape *sh)
     uint64_t *ig0 = malloc(nig * 8), *wg0 = malloc(nwg * 8), *ig1 = malloc(nig * 8), *wg1 = malloc(nwg * 8);
     aclconformSetNumThreads(1);
     assert_int_equal(run_case(sh, ACL_FLOAT16, TT_CONTIG, 5, ig0, wg0), 0);
-    for (int run = 1; run <= 4; run++) {
-        int threads = run <= 3 ? run : 2;
+    for (int run = 1; run <= 6; run++) {
+        int threads = run <= 3 ? run : run == 6 ? 3 : 2;
         aclconformSetNumThreads(threads);
         if (run == 4) setenv("ACLCONFORM_NSA_GATHER", "1", 1);
-        int lay = run == 1 ? TT_PADDED : run == 3 ? TT_COLMAJOR : TT_CONTIG;
+        if (run >= 5) acl_nt_set_min_bytes(0);
+        int lay = run == 1 ? TT_PADDED : run == 3 ? TT_COLMAJOR : run >= 5 ? TT_CONTIG64 : TT_CONTIG;
         assert_int_equal(run_case(sh, ACL_FLOAT16, lay, 5, ig1, wg1), 0);
         unsetenv("ACLCONFORM_NSA_GATHER");
+        acl_nt_set_min_bytes(-1);
         assert_memory_equal(ig0, ig1, nig * 8);
         assert_memory_equal(wg0, wg1, nwg * 8);
     }

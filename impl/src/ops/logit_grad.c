@@ -33,6 +33,7 @@ typedef struct {
     double lo, hi, outside; /* outside: 0 for eps ≥ 0, NaN for eps < 0; lo = NaN for eps NaN */
     float lo32, hi32;       /* the same range for f32-representable x: lo (an f32: eps or 0) and
                                the largest f32 ≤ hi; NaN with lo */
+    bool nt;                /* f32 output written with streaming stores (acl_nt_min_bytes) */
 } logit_ctx;
 
 /* Selects only, so the loop vectorises.  A NaN eps makes lo NaN: every range test fails and the
@@ -115,7 +116,7 @@ static __attribute__((noinline, cold)) void logit_lanes_f64(const logit_ctx *c, 
 /* 32 elements (left ≥ 32) or the last left; x and dy hold them every st-th float (1, or 2 for
  * x[::2] views read in place) */
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
-logit_step(const logit_ctx *c, const float *x, const float *dy, float *out, int64_t left, int st)
+logit_step(const logit_ctx *c, const float *x, const float *dy, float *out, int64_t left, int st, bool nt)
 {
     const __m512 one = _mm512_set1_ps(1.0f);
     __mmask16 redo[LOGIT_V], any = 0;
@@ -152,7 +153,8 @@ logit_step(const logit_ctx *c, const float *x, const float *dy, float *out, int6
 #endif
         redo[j] = hard & valid & m;
         any |= redo[j];
-        _mm512_mask_storeu_ps(out + 16 * j, m, o);
+        if (nt && m == 0xffff) _mm512_stream_ps(out + 16 * j, o);
+        else _mm512_mask_storeu_ps(out + 16 * j, m, o);
     }
     if (__builtin_expect(any != 0, 0))
         for (int j = 0; j < LOGIT_V; j++)
@@ -162,7 +164,20 @@ logit_step(const logit_ctx *c, const float *x, const float *dy, float *out, int6
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
 logit_step_f32(const logit_ctx *c, const float *x, const float *dy, float *out, int64_t left)
 {
-    logit_step(c, x, dy, out, left, 1);
+    logit_step(c, x, dy, out, left, 1, false);
+}
+
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+logit_step_f32_nt(const logit_ctx *c, const float *x, const float *dy, float *out, int64_t left)
+{
+    logit_step(c, x, dy, out, left, 1, true);
+}
+
+/* Streaming stores for a large output (c->nt) whose piece here starts on a 64-byte line (every
+ * block but maybe the first, ewise.c): the driver fences at the end of its range. */
+static inline bool logit_nt(const logit_ctx *c, const float *out)
+{
+    return c->nt && ((uintptr_t)out & 63) == 0;
 }
 
 ACL_AVX512_TARGET static void logit_block_avx512(const void *p, int64_t n, const float *x, const float *dy,
@@ -170,18 +185,26 @@ ACL_AVX512_TARGET static void logit_block_avx512(const void *p, int64_t n, const
 {
     const logit_ctx c = *(const logit_ctx *)p; /* a local: the stores to out cannot change it, so its
                                                   constants stay in registers */
-    ACL_STEPS_LEFT(32, logit_step_f32, &c, n, x, dy, out);
+    if (logit_nt(&c, out)) ACL_STEPS_LEFT(32, logit_step_f32_nt, &c, n, x, dy, out);
+    else ACL_STEPS_LEFT(32, logit_step_f32, &c, n, x, dy, out);
 }
 
 /* logit_block_avx512 for x[::2] inputs read in place (acl_ewise2_f32_pairs): element i at x[2i],
  * dy[2i].  The same arithmetic on the same values, so the same bits. */
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+logit_pairs(const logit_ctx *c, int64_t n, const float *x, const float *dy, float *out, bool nt)
+{
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) logit_step(c, x + 2 * i, dy + 2 * i, out + i, 32, 2, nt);
+    if (i < n) logit_step(c, x + 2 * i, dy + 2 * i, out + i, n - i, 2, nt);
+}
+
 ACL_AVX512_TARGET static void logit_pairs_avx512(const void *p, int64_t n, const float *x, const float *dy,
                                                  float *out)
 {
     const logit_ctx c = *(const logit_ctx *)p;
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) logit_step(&c, x + 2 * i, dy + 2 * i, out + i, 32, 2);
-    if (i < n) logit_step(&c, x + 2 * i, dy + 2 * i, out + i, n - i, 2);
+    if (logit_nt(&c, out)) logit_pairs(&c, n, x, dy, out, true);
+    else logit_pairs(&c, n, x, dy, out, false);
 }
 
 /* logit_block for 16-bit x, dy and out of one dtype, in f32 on 16 lanes (issue 14: the double
@@ -249,6 +272,7 @@ static aclnnStatus logit_kernel(void *p, void *ws, uint64_t ws_size)
     acl_view_init(&vdy, &a->dy);
     acl_view_init(&vo, &a->out);
 #ifdef ACL_HAVE_AVX512_KERNELS
+    c.nt = vo.contiguous && vo.dtype == ACL_FLOAT && vo.numel * 4 >= acl_nt_min_bytes();
     c.lo32 = (float)c.lo; /* exact: eps rounded to f32, or 0, or NaN */
     c.hi32 = (float)c.hi;
     if ((double)c.hi32 > c.hi) c.hi32 = nextafterf(c.hi32, -INFINITY);

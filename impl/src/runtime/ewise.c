@@ -51,6 +51,18 @@
  * what pays is not staging at all.  The kernel's arithmetic is the contiguous form's, so the bits
  * are too (tests/api/test_large_paths.c).
  *
+ * Streaming stores (issue 14, round 26): an output written once and not read back need not be
+ * read into the cache first.  A plain store to a line not in cache reads it from memory before
+ * writing it back (16 bytes of traffic per f32 element of a 2-read, 1-write operator instead of
+ * 12); a streaming store writes the line whole.  LogitGrad f32, the one f32 operator at the memory
+ * wall, writes outputs of ACL_NT_MIN_BYTES or more (half this CPU's L3: a smaller output may
+ * still be in cache when it is read) with them, full aligned vectors only; these drivers end
+ * every range with SFENCE (acl_nt_fence), once per range: fencing in the kernel, once per
+ * 128-element sub-block, was 30 % slower than none.  16 Mi elements, 2 threads, side by side in
+ * one process with PyTorch (best of 9, four rounds, ms): contiguous 6.1-6.5 -> 4.8-5.3 (PyTorch
+ * 6.2-6.5), x[::2] inputs 6.3-7.8 -> 5.2-5.9 (PyTorch 6.8-8.8).  Round 4 had found no gain from
+ * them when every kernel was compute-bound.  NsaCompressGrad writes inputGrad the same way.
+ *
  * Alignment (issue 14, round 13): the block grid is shifted so that every block but the first
  * starts on a 64-byte line of the output (of the first input when the output is not contiguous
  * and that input is): block k covers [k·B − shift, (k+1)·B − shift) ∩ [0, numel).  glibc's malloc puts large
@@ -103,8 +115,29 @@
  * elementwise kernel: no element's value changes. */
 #include <stdatomic.h>
 #include <stdlib.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#endif
 
 #include "ewise.h"
+
+static _Atomic int64_t g_nt_min_bytes = ACL_NT_MIN_BYTES;
+
+int64_t acl_nt_min_bytes(void) { return atomic_load_explicit(&g_nt_min_bytes, memory_order_relaxed); }
+
+void acl_nt_set_min_bytes(int64_t bytes)
+{
+    atomic_store_explicit(&g_nt_min_bytes, bytes >= 0 ? bytes : ACL_NT_MIN_BYTES, memory_order_relaxed);
+}
+
+/* Streaming stores are weakly ordered: SFENCE makes this thread's visible before the ones that
+ * follow (the parallel-for's end).  Cheap when none are pending. */
+void acl_nt_fence(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    _mm_sfence();
+#endif
+}
 
 typedef struct {
     const acl_view *a, *b, *out;
@@ -203,6 +236,7 @@ static void run_f32(void *p, int64_t begin, int64_t end)
         }
         if (!dout) acl_view_store_f32(j->out, s, n, o);
     }
+    acl_nt_fence();
 }
 
 /* A view of f32 elements at every other float, element i at offset + 2i: its first element. */
@@ -226,6 +260,7 @@ static void run_f32_pairs(void *p, int64_t begin, int64_t end)
         int64_t n, s = block_range(j, blk, &n);
         j->f32(j->ctx, n, a + 2 * s, b + 2 * s, o + s);
     }
+    acl_nt_fence();
 }
 
 static void run_f32_u16(void *p, int64_t begin, int64_t end)
