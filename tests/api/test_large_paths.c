@@ -316,11 +316,15 @@ static void logit_pairs_equal_contiguous(void **state)
     static const int64_t lens[] = {1, 15, 16, 17, 31, 32, 33, 1000, 1024 + 37, (1 << 16) + 21};
     for (int nt = 0; nt < 2; nt++) /* 1: streaming stores on every size */
     for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)
-        for (int form = 0; form < 4; form++) {
-            acl_nt_set_min_bytes(nt ? 0 : -1); /* 0: 1-D, 1: 2-D [rows, M/rows], 2: dy contiguous, 3: stride 3 */
-            int64_t m = lens[li], rows = form == 1 && m % 3 == 0 ? 3 : form == 1 && m % 5 == 0 ? 5 : 1;
+        for (int form = 0; form < 5; form++) {
+            /* 0: 1-D, 1: 2-D [rows, M/rows], 2: dy contiguous, 3: stride 3, 4: 2-D with rows 6 floats
+               further apart than x[::2] of the whole (not one run of pairs: staged) */
+            acl_nt_set_min_bytes(nt ? 0 : -1);
+            int64_t m = lens[li], two = form == 1 || form == 4, rows = two && m % 3 == 0 ? 3 : two && m % 5 == 0 ? 5 : 1;
+            if (form == 4 && rows == 1) continue;
             int64_t st = form == 3 ? 3 : 2, off = li % 2; /* odd lengths' views start at float 1 */
-            int64_t storage = off + (m - 1) * st + 1;
+            int64_t pad = form == 4 ? 6 : 0;
+            int64_t storage = off + (m - 1) * st + 1 + (rows - 1) * pad;
             float *g = malloc((size_t)m * 4), *x = malloc((size_t)m * 4), *out = malloc((size_t)m * 4);
             void *gmap, *xmap;
             size_t glen, xlen;
@@ -332,11 +336,12 @@ static void logit_pairs_equal_contiguous(void **state)
             for (int64_t i = 0; i < m; i++) {
                 g[i] = (float)value(LOGIT, 0, i, &s);
                 x[i] = (float)value(LOGIT, 1, i, &s);
-                gs[off + st * i] = g[i];
-                xs[off + st * i] = x[i];
+                int64_t at = off + st * i + i / (m / rows) * pad;
+                gs[at] = g[i];
+                xs[at] = x[i];
             }
             int64_t dims[2] = {rows, m / rows}, cdims[2] = {rows, m / rows};
-            int64_t sst[2] = {st * (m / rows), st}, cst[2] = {m / rows, 1};
+            int64_t sst[2] = {st * (m / rows) + pad, st}, cst[2] = {m / rows, 1};
             aclTensor *tx = aclCreateTensor(dims, 2, ACL_FLOAT, sst, off, ACL_FORMAT_ND, &storage, 1, xs);
             aclTensor *tg = form == 2 ? aclCreateTensor(cdims, 2, ACL_FLOAT, cst, 0, ACL_FORMAT_ND, &m, 1, g)
                                       : aclCreateTensor(dims, 2, ACL_FLOAT, sst, off, ACL_FORMAT_ND, &storage, 1, gs);
