@@ -272,7 +272,9 @@ static aclnnStatus logit_kernel(void *p, void *ws, uint64_t ws_size)
     acl_view_init(&vdy, &a->dy);
     acl_view_init(&vo, &a->out);
 #ifdef ACL_HAVE_AVX512_KERNELS
-    c.nt = vo.contiguous && vo.dtype == ACL_FLOAT && vo.numel * 4 >= acl_nt_min_bytes();
+    /* not in tiles: there the kernel writes a staging buffer that is read right back */
+    c.nt = vo.contiguous && vo.dtype == ACL_FLOAT && vo.numel * 4 >= acl_nt_min_bytes() &&
+           !acl_ewise_tiled(&vx, &vdy, &vo);
     c.lo32 = (float)c.lo; /* exact: eps rounded to f32, or 0, or NaN */
     c.hi32 = (float)c.hi;
     if ((double)c.hi32 > c.hi) c.hi32 = nextafterf(c.hi32, -INFINITY);
