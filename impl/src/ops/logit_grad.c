@@ -161,50 +161,40 @@ logit_step(const logit_ctx *c, const float *x, const float *dy, float *out, int6
             if (redo[j]) logit_lanes_f64(c, x + 16 * st * j, dy + 16 * st * j, out + 16 * j, redo[j], st);
 }
 
+/* n elements, element i at x[st·i] and dy[st·i] (st = 1, or 2 for x[::2] inputs read in place),
+ * in steps of 32 and the tail once */
 ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
-logit_step_f32(const logit_ctx *c, const float *x, const float *dy, float *out, int64_t left)
+logit_steps(const logit_ctx *c, int64_t n, const float *x, const float *dy, float *out, int st, bool nt)
 {
-    logit_step(c, x, dy, out, left, 1, false);
-}
-
-ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
-logit_step_f32_nt(const logit_ctx *c, const float *x, const float *dy, float *out, int64_t left)
-{
-    logit_step(c, x, dy, out, left, 1, true);
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) logit_step(c, x + st * i, dy + st * i, out + i, 32, st, nt);
+    if (i < n) logit_step(c, x + st * i, dy + st * i, out + i, n - i, st, nt);
 }
 
 /* Streaming stores for a large output (c->nt) whose piece here starts on a 64-byte line (every
- * block but maybe the first, ewise.c): the driver fences at the end of its range. */
-static inline bool logit_nt(const logit_ctx *c, const float *out)
+ * block but maybe the first, ewise.c): the driver fences at the end of its range.  st and nt are
+ * constants in each of the four loops. */
+ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
+logit_block_st(const void *p, int64_t n, const float *x, const float *dy, float *out, int st)
 {
-    return c->nt && ((uintptr_t)out & 63) == 0;
+    const logit_ctx c = *(const logit_ctx *)p; /* a local: the stores to out cannot change it, so its
+                                                  constants stay in registers */
+    if (c.nt && ((uintptr_t)out & 63) == 0) logit_steps(&c, n, x, dy, out, st, true);
+    else logit_steps(&c, n, x, dy, out, st, false);
 }
 
 ACL_AVX512_TARGET static void logit_block_avx512(const void *p, int64_t n, const float *x, const float *dy,
                                                  float *out)
 {
-    const logit_ctx c = *(const logit_ctx *)p; /* a local: the stores to out cannot change it, so its
-                                                  constants stay in registers */
-    if (logit_nt(&c, out)) ACL_STEPS_LEFT(32, logit_step_f32_nt, &c, n, x, dy, out);
-    else ACL_STEPS_LEFT(32, logit_step_f32, &c, n, x, dy, out);
+    logit_block_st(p, n, x, dy, out, 1);
 }
 
 /* logit_block_avx512 for x[::2] inputs read in place (acl_ewise2_f32_pairs): element i at x[2i],
  * dy[2i].  The same arithmetic on the same values, so the same bits. */
-ACL_AVX512_TARGET static inline __attribute__((always_inline)) void
-logit_pairs(const logit_ctx *c, int64_t n, const float *x, const float *dy, float *out, bool nt)
-{
-    int64_t i = 0;
-    for (; i + 32 <= n; i += 32) logit_step(c, x + 2 * i, dy + 2 * i, out + i, 32, 2, nt);
-    if (i < n) logit_step(c, x + 2 * i, dy + 2 * i, out + i, n - i, 2, nt);
-}
-
 ACL_AVX512_TARGET static void logit_pairs_avx512(const void *p, int64_t n, const float *x, const float *dy,
                                                  float *out)
 {
-    const logit_ctx c = *(const logit_ctx *)p;
-    if (logit_nt(&c, out)) logit_pairs(&c, n, x, dy, out, true);
-    else logit_pairs(&c, n, x, dy, out, false);
+    logit_block_st(p, n, x, dy, out, 2);
 }
 
 /* logit_block for 16-bit x, dy and out of one dtype, in f32 on 16 lanes (issue 14: the double
@@ -273,8 +263,7 @@ static aclnnStatus logit_kernel(void *p, void *ws, uint64_t ws_size)
     acl_view_init(&vo, &a->out);
 #ifdef ACL_HAVE_AVX512_KERNELS
     /* not in tiles: there the kernel writes a staging buffer that is read right back */
-    c.nt = vo.contiguous && vo.dtype == ACL_FLOAT && vo.numel * 4 >= acl_nt_min_bytes() &&
-           !acl_ewise_tiled(&vx, &vdy, &vo);
+    c.nt = vo.dtype == ACL_FLOAT && acl_nt_wanted(&vo) && !acl_ewise_tiled(&vx, &vdy, &vo);
     c.lo32 = (float)c.lo; /* exact: eps rounded to f32, or 0, or NaN */
     c.hi32 = (float)c.hi;
     if ((double)c.hi32 > c.hi) c.hi32 = nextafterf(c.hi32, -INFINITY);

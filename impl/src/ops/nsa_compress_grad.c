@@ -329,7 +329,7 @@ nsa_tok_rows(int64_t D, int64_t nw, const uint16_t *x16, const double *const *ro
             o1 = _mm512_fmadd_pd(wv[i], g1, o1);
         }
         __m512 o = _mm512_insertf32x8(_mm512_castps256_ps512(_mm512_cvtpd_ps(o0)), _mm512_cvtpd_ps(o1), 1);
-        if (nt) _mm256_stream_si256((__m256i *)(void *)(out + k), bf ? acl_bf16_pack16(o) : _mm512_cvtps_ph(o, ACL_F16_ROUND));
+        if (nt) _mm256_stream_si256((__m256i *)(void *)(out + k), acl_pack16_16(o, bf));
         else acl_store16_16(out + k, 0xffff, o, bf);
     }
     for (int64_t i = 0; i < nw; i++) {
@@ -504,8 +504,8 @@ static aclnnStatus nsa_kernel(void *p, void *ws, uint64_t ws_size)
      * row's 101 MB of traffic); 16 Mi elements, 2 threads, side by side, f16 3.1-17 % faster */
     j.nt = false;
 #ifdef ACL_HAVE_AVX512_KERNELS
-    j.nt = acl_have_avx512() && j.ig.contiguous && j.D % 16 == 0 &&
-           ((uintptr_t)(j.ig.data + j.ig.offset * 2) & 31) == 0 && j.ig.numel * 2 >= acl_nt_min_bytes();
+    j.nt = acl_have_avx512() && acl_nt_wanted(&j.ig) && j.D % 16 == 0 &&
+           ((uintptr_t)(j.ig.data + j.ig.offset * 2) & 31) == 0;
 #endif
     /* ACLCONFORM_NSA_GATHER (diagnostic, tests): the gather path for every shape; the bits are
      * the streaming path's (tests/api/test_nsa_compress_grad.c compares them) */

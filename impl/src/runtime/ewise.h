@@ -34,14 +34,20 @@ void acl_ewise2_f32_pairs(const acl_view *a, const acl_view *b, const acl_view *
                           acl_ewise_f32_fn fn, const void *ctx);
 
 /* Non-temporal stores (issue 14, round 26; ewise.c): a kernel may write a contiguous output of at
- * least acl_nt_min_bytes() bytes with streaming stores (aligned full vectors only).  The
- * drivers of this file and NsaCompressGrad's tasks end every range they run with
- * acl_nt_fence(), so the stores are visible to whoever waits for the parallel-for.  The size is
+ * least acl_nt_min_bytes() bytes (acl_nt_wanted) with streaming stores (aligned full vectors
+ * only) when its driver ends every range with acl_nt_fence(), so that the stores are visible to
+ * whoever waits for the parallel-for: acl_ewise2_f32's flat blocks and acl_ewise2_f32_pairs do
+ * (not its tiles, nor the other drivers), and so do NsaCompressGrad's tasks.  The size is
  * settable for tests (default ACL_NT_MIN_BYTES; 0 to use them on any size). */
 #define ACL_NT_MIN_BYTES ((int64_t)16 << 20)
 int64_t acl_nt_min_bytes(void);
 void acl_nt_set_min_bytes(int64_t bytes);
 void acl_nt_fence(void);
+/* A contiguous output of at least acl_nt_min_bytes() bytes. */
+static inline bool acl_nt_wanted(const acl_view *out)
+{
+    return out->contiguous && out->numel * (int64_t)out->esize >= acl_nt_min_bytes();
+}
 
 /* How far ahead of the kernel the in-place inputs of a large f32 job are prefetched into L1. */
 #define ACL_PREFETCH_BYTES 2048

@@ -446,10 +446,16 @@ ACL_AVX512_TARGET static inline void acl_store8_16(uint16_t *p, __mmask8 m, __m2
     else _mm_mask_storeu_epi16(p, m, h);
 }
 
+/* 16 f32 values as 16-bit (bf16 or f16) bits, rounded as acl_cvt_f32_to_* do */
+ACL_AVX512_TARGET static inline __m256i acl_pack16_16(__m512 v, bool bf)
+{
+    return bf ? acl_bf16_pack16(v) : _mm512_cvtps_ph(v, ACL_F16_ROUND);
+}
+
 /* The same for 16 values under a 16-lane mask. */
 ACL_AVX512_TARGET static inline void acl_store16_16(uint16_t *p, __mmask16 m, __m512 v, bool bf)
 {
-    __m256i h = bf ? acl_bf16_pack16(v) : _mm512_cvtps_ph(v, ACL_F16_ROUND);
+    __m256i h = acl_pack16_16(v, bf);
     if (m == 0xffff) _mm256_storeu_si256((__m256i *)p, h);
     else _mm256_mask_storeu_epi16(p, m, h);
 }
