@@ -130,7 +130,8 @@ static int64_t first_difference(const char *got, const char *want, size_t es, in
     return -1;
 }
 
-static void check(which op, aclDataType dt, size_t es)
+/* nt: the large calls (not the chunked reference) with streaming stores on every size */
+static void check_nt(which op, aclDataType dt, size_t es, bool nt)
 {
     char *g = malloc(N * es), *x = malloc(N * es), *ref = malloc(N * es), *out = malloc(N * es);
     assert_non_null(g);
@@ -147,13 +148,14 @@ static void check(which op, aclDataType dt, size_t es)
         int64_t n = N - i < CHUNK ? N - i : CHUNK;
         call(op, dt, n, g + i * (int64_t)es, x + i * (int64_t)es, ref + i * (int64_t)es);
     }
+    if (nt) acl_nt_set_min_bytes(0);
     for (int t = 1; t <= 3; t++) {
         aclconformSetNumThreads(t);
         memset(out, 0x5a, N * es);
         call(op, dt, N, g, x, out);
         int64_t first = first_difference(out, ref, es, N);
-        if (first >= 0) print_error("op %d dtype %d threads %d: element %lld differs from the chunked call\n",
-                                    (int)op, (int)dt, t, (long long)first);
+        if (first >= 0) print_error("op %d dtype %d threads %d%s: element %lld differs from the chunked call\n",
+                                    (int)op, (int)dt, t, nt ? " (streaming stores)" : "", (long long)first);
         assert_int_equal(first, -1);
     }
     /* The same call on copies displaced from a 64-byte line, the inputs by other amounts than the
@@ -171,11 +173,12 @@ static void check(which op, aclDataType dt, size_t es)
         memset(out2, 0x5a, bytes);
         call(op, dt, N, g2 + dg * (int64_t)es, x2 + dx * (int64_t)es, out2 + d * (int64_t)es);
         int64_t first = first_difference(out2 + d * (int64_t)es, ref, es, N);
-        if (first >= 0) print_error("op %d dtype %d: output %lld elements past a line: element %lld differs\n",
-                                    (int)op, (int)dt, (long long)d, (long long)first);
+        if (first >= 0) print_error("op %d dtype %d%s: output %lld elements past a line: element %lld differs\n",
+                                    (int)op, (int)dt, nt ? " (streaming stores)" : "", (long long)d, (long long)first);
         assert_int_equal(first, -1);
     }
     aclconformSetNumThreads(0);
+    acl_nt_set_min_bytes(-1);
     free(g);
     free(x);
     free(ref);
@@ -183,6 +186,11 @@ static void check(which op, aclDataType dt, size_t es)
     free(g2);
     free(x2);
     free(out2);
+}
+
+static void check(which op, aclDataType dt, size_t es)
+{
+    check_nt(op, dt, es, false);
 }
 
 /* Every element a pair of specials (a NaN of either sign, ±Inf, ±0, huge, a root, ...) in a
@@ -231,12 +239,14 @@ static void gelu_f32_large_equals_chunked(void **state)
     check(GELU_TANH, ACL_FLOAT, 4);
 }
 
-/* the 16-bit Gelu table path (all-16-bit driver) */
+/* the 16-bit Gelu table path (all-16-bit driver), also with its streaming stores (round 27) */
 static void gelu16_large_equals_chunked(void **state)
 {
     (void)state;
     check(GELU_NONE, ACL_BF16, 2);
     check(GELU_TANH, ACL_FLOAT16, 2);
+    check_nt(GELU_NONE, ACL_FLOAT16, 2, true);
+    check_nt(GELU_TANH, ACL_BF16, 2, true);
 }
 
 static void softplus_large_equals_chunked(void **state)
@@ -525,17 +535,18 @@ static void permuted_views_equal_contiguous(void **state)
     }
 }
 
-/* LogitGrad, and f32 once more with streaming stores on every size (acl_nt_set_min_bytes(0)):
- * the large call's blocks and the 4096-element calls both write with them then */
+/* LogitGrad, and once more with streaming stores on every size (acl_nt_set_min_bytes(0)) for
+ * the large calls against the chunked calls' plain stores: f32 (its kernel's, round 26) and
+ * 16-bit (the all-16-bit driver's copy, round 27) */
 static void logit_large_equals_chunked(void **state)
 {
     (void)state;
     check(LOGIT, ACL_FLOAT, 4);
     check(LOGIT, ACL_FLOAT16, 2);
     check(LOGIT, ACL_BF16, 2);
-    acl_nt_set_min_bytes(0);
-    check(LOGIT, ACL_FLOAT, 4);
-    acl_nt_set_min_bytes(-1);
+    check_nt(LOGIT, ACL_FLOAT, 4, true);
+    check_nt(LOGIT, ACL_FLOAT16, 2, true);
+    check_nt(LOGIT, ACL_BF16, 2, true);
 }
 
 int main(void)

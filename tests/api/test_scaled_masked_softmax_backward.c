@@ -15,6 +15,8 @@
 
 #pragma GCC diagnostic ignored "-Woverride-init"
 
+void acl_nt_set_min_bytes(int64_t bytes); /* runtime/ewise.h */
+
 typedef struct {
     const char *name;
     tspec g, y, mask, out;
@@ -304,6 +306,46 @@ static void threads_give_identical_bits(void **state)
     free(ref);
 }
 
+/* f32 rows with streaming stores (round 27: every size with acl_nt_set_min_bytes(0), on storage
+ * on a 64-byte line, S2 a multiple of 8) and without (S2 = 300, 16-byte-aligned storage) for 1, 2
+ * and 3 threads give the bits of the plain call; NaN, Inf and masked lanes included. */
+static void f32_streaming_stores_give_identical_bits(void **state)
+{
+    (void)state;
+    static const int64_t s2s[] = {1024, 1032, 300};
+    for (int k = 0; k < 3; k++) {
+        int64_t dims[4] = {2, 3, 5, s2s[k]}, md[4] = {1, 3, 5, s2s[k]}, n = 30 * s2s[k];
+        uint64_t *ref = malloc((size_t)n * sizeof *ref);
+        assert_non_null(ref);
+        for (int run = 0; run < 5; run++) {
+            int threads = run == 0 ? 1 : 1 + (run - 1) % 3;
+            aclconformSetNumThreads(threads);
+            acl_nt_set_min_bytes(run == 0 ? -1 : 0);
+            int lay = run == 4 ? TT_CONTIG : TT_CONTIG64;
+            tt g = tt_new(ACL_FLOAT, 4, dims, lay), y = tt_new(ACL_FLOAT, 4, dims, lay),
+               o = tt_new(ACL_FLOAT, 4, dims, lay), m = tt_new(ACL_BOOL, 4, md, lay);
+            uint64_t s = 5 + (uint64_t)k;
+            for (int64_t i = 0; i < n; i++) {
+                tt_set(&g, i, i % 977 == 3 ? NAN : i % 1201 == 7 ? INFINITY : tt_rand(&s, -1, 1));
+                tt_set(&y, i, tt_rand(&s, 0, 0.01));
+            }
+            for (int64_t i = 0; i < m.t->numel; i++) tt_set(&m, i, tt_rand(&s, 0, 1) < 0.2);
+            assert_int_equal(run_sms(&g, &y, &m, &o, 0.3), ACLNN_SUCCESS);
+            for (int64_t i = 0; i < n; i++) {
+                if (run == 0) ref[i] = tt_bits(&o, i);
+                else if (tt_bits(&o, i) != ref[i])
+                    fail_msg("S2 %lld, %d threads, layout %d: element %lld has bits %#llx, plain stores gave %#llx",
+                             (long long)s2s[k], threads, lay, (long long)i, (unsigned long long)tt_bits(&o, i),
+                             (unsigned long long)ref[i]);
+            }
+            tt_free(&g); tt_free(&y); tt_free(&o); tt_free(&m);
+        }
+        free(ref);
+    }
+    acl_nt_set_min_bytes(-1);
+    aclconformSetNumThreads(0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -313,6 +355,7 @@ int main(void)
         cmocka_unit_test(scale_is_rounded_to_f32_before_use),
         cmocka_unit_test(half_rows_f32_pass_match_staged_and_reference),
         cmocka_unit_test(threads_give_identical_bits),
+        cmocka_unit_test(f32_streaming_stores_give_identical_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -558,7 +558,7 @@ static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
         gelu_lut c = {gelu_table(a->mode, bf), vo.dtype == ACL_FLOAT ? NULL : g_lut32[a->mode][bf], bf};
 #ifdef ACL_HAVE_AVX512_KERNELS
         if (acl_ewise_all16_ok(&vdy, &vx, &vo) && acl_have_avx512()) {
-            acl_ewise2_u16(&vdy, &vx, &vo, bf ? gelu_lut16_bf16 : gelu_lut16_f16, &c);
+            acl_ewise2_u16(&vdy, &vx, &vo, bf ? gelu_lut16_bf16 : gelu_lut16_f16, &c, true);
             return ACLNN_SUCCESS;
         }
 #endif

@@ -269,7 +269,7 @@ static aclnnStatus logit_kernel(void *p, void *ws, uint64_t ws_size)
     if ((double)c.hi32 > c.hi) c.hi32 = nextafterf(c.hi32, -INFINITY);
     if (acl_have_avx512()) {
         if (acl_ewise_all16_ok(&vx, &vdy, &vo))
-            acl_ewise2_u16(&vx, &vdy, &vo, vx.dtype == ACL_BF16 ? logit16_bf16 : logit16_f16, &c);
+            acl_ewise2_u16(&vx, &vdy, &vo, vx.dtype == ACL_BF16 ? logit16_bf16 : logit16_f16, &c, true);
         else /* x[::2] inputs with a contiguous output read in place (round 26, ewise.c); any other
                 layout by the sub-block driver, not acl_ewise2_f32_pf (x[::2] inputs staged, 16 Mi
                 elements, 2 threads, side by side in 5 rounds, 8.8-9.0 ms against 9.4-9.8;

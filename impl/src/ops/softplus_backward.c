@@ -580,7 +580,8 @@ static void softplus16(const softplus_ctx *c, const acl_view *vdy, const acl_vie
 #ifdef ACL_HAVE_AVX512_KERNELS
     if (acl_have_avx512()) {
         if (acl_ewise_all16_ok(vdy, vx, vo))
-            acl_ewise2_u16(vdy, vx, vo, vo->dtype == ACL_BF16 ? softplus16_bf16 : softplus16_f16, c);
+            /* plain stores: streaming ones were slower here (runtime/ewise.c, round 27) */
+            acl_ewise2_u16(vdy, vx, vo, vo->dtype == ACL_BF16 ? softplus16_bf16 : softplus16_f16, c, false);
         else
             acl_ewise2_f32(vdy, vx, vo, softplus16_block_avx512, c);
         return;

@@ -62,6 +62,20 @@
  * one process with PyTorch (best of 9, four rounds, ms): contiguous 6.1-6.5 -> 4.8-5.3 (PyTorch
  * 6.2-6.5), x[::2] inputs 6.3-7.8 -> 5.2-5.9 (PyTorch 6.8-8.8).  Round 4 had found no gain from
  * them when every kernel was compute-bound.  NsaCompressGrad writes inputGrad the same way.
+ * Round 27: the all-16-bit driver streams for the operators that ask (acl_ewise2_u16's `stream`):
+ * the kernel writes a 64-byte-aligned block buffer in L1 and the driver copies it out
+ * (stream_copy: whole lines streamed, AVX-512 when the CPU has it; the block grid already puts
+ * every block but the first on the output's lines).  Generic, so no 16-bit kernel changed; the
+ * copy costs 32 loads and stores per block.  16 Mi elements, 2 threads, side by side in one
+ * process with the round-26 library, best of 9 per round, ms: LogitGrad f16 1.80-2.92 ->
+ * 1.60-2.43 (six rounds) and bf16 2.56-2.79 -> 2.26-2.38 (three), Gelu none bf16 3.03-3.28 ->
+ * 2.80-2.86, tanh f16 3.44-4.22 -> 3.09-3.85, tanh bf16 3.03-3.42 -> 2.91-3.58, none f16
+ * 3.42-3.94 -> 2.99-3.79 (three to six rounds each).  SoftplusBackward 16-bit does not ask: it
+ * ran 3.37-3.48 -> 3.72-3.74 (f16), 3.29-3.34 -> 3.58-3.69 (bf16), and copying in pieces of 128
+ * or 256 elements did not mend it.  The same copy in the f32 and f64 drivers slowed the
+ * compute-bound kernels it would have served (Gelu none f32 7.52-7.57 -> 8.31-8.33, tanh
+ * 7.48-7.67 -> 8.10-8.17, Softplus f32 5.47-5.52 -> 5.96-6.05, f64 11.4-12.2 -> 13.2-13.9), so
+ * those drivers have no such copy.
  *
  * Alignment (issue 14, round 13): the block grid is shifted so that every block but the first
  * starts on a 64-byte line of the output (of the first input when the output is not contiguous
@@ -115,11 +129,13 @@
  * elementwise kernel: no element's value changes. */
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #endif
 
 #include "ewise.h"
+#include "simd512.h"
 
 static _Atomic int64_t g_nt_min_bytes = ACL_NT_MIN_BYTES;
 
@@ -139,6 +155,42 @@ void acl_nt_fence(void)
 #endif
 }
 
+/* Copy `bytes` from src to dst with streaming stores for the whole 64-byte lines of dst (AVX-512
+ * when the CPU has it, else SSE2, part of x86-64; a plain copy elsewhere) and plain stores for
+ * the head and tail.  The caller fences (acl_nt_fence) before its range ends. */
+#if defined(__x86_64__)
+ACL_AVX512_TARGET static size_t stream_lines_avx512(char *d, const char *s, size_t bytes)
+{
+    size_t k = 0;
+    for (; k + 64 <= bytes; k += 64) _mm512_stream_si512((void *)(d + k), _mm512_loadu_si512(s + k));
+    return k;
+}
+
+static size_t stream_lines_sse2(char *d, const char *s, size_t bytes)
+{
+    size_t k = 0;
+    for (; k + 64 <= bytes; k += 64)
+        for (size_t q = 0; q < 64; q += 16)
+            _mm_stream_si128((__m128i *)(void *)(d + k + q), _mm_loadu_si128((const __m128i *)(const void *)(s + k + q)));
+    return k;
+}
+#endif
+
+static void stream_copy(void *dst, const void *src, size_t bytes)
+{
+#if defined(__x86_64__)
+    char *d = dst;
+    const char *s = src;
+    size_t head = (size_t)(-(uintptr_t)d & 63);
+    if (head > bytes) head = bytes;
+    memcpy(d, s, head);
+    size_t k = head + (acl_have_avx512() ? stream_lines_avx512 : stream_lines_sse2)(d + head, s + head, bytes - head);
+    memcpy(d + k, s + k, bytes - k);
+#else
+    memcpy(dst, src, bytes);
+#endif
+}
+
 typedef struct {
     const acl_view *a, *b, *out;
     acl_ewise_f32_fn f32;
@@ -148,6 +200,8 @@ typedef struct {
     const void *ctx;
     bool prefetch; /* f32, a large output, an input read in place and a kernel that does not
                     * prefetch itself: sub-blocks with prefetch into L1 (see the top of this file) */
+    bool nt;       /* all-16-bit: the kernel writes a block buffer that the driver copies to the
+                    * contiguous output with streaming stores (stream_copy; top of this file) */
     int64_t shift; /* the block grid's offset, in elements (see the top of this file) */
     int tp;        /* tiled walk (see the top of this file): dimension p, or -1 for flat blocks */
     int64_t rows, cols, ntp, ntl; /* tile extents along p and the innermost dimension; tiles along each */
@@ -292,7 +346,8 @@ static uint16_t *direct_u16(const acl_view *v)
 static void run_u16(void *p, int64_t begin, int64_t end)
 {
     const ewise_job *j = p;
-    uint16_t sa[ACL_EWISE_BLOCK], sb[ACL_EWISE_BLOCK], so[ACL_EWISE_BLOCK];
+    uint16_t sa[ACL_EWISE_BLOCK], sb[ACL_EWISE_BLOCK];
+    _Alignas(64) uint16_t so[ACL_EWISE_BLOCK];
     const uint16_t *a = direct_u16(j->a);
 #if ACLCONFORM_MUTANT == 6 /* (mutant 6, continued: the all-16-bit driver too) */
     const uint16_t *b = j->b->contiguous ? (const uint16_t *)(const void *)j->b->data : NULL;
@@ -304,9 +359,11 @@ static void run_u16(void *p, int64_t begin, int64_t end)
         int64_t n, s = block_range(j, blk, &n);
         if (!a) acl_view_load_raw16(j->a, s, n, sa);
         if (!b) acl_view_load_raw16(j->b, s, n, sb);
-        j->raw(j->ctx, n, a ? a + s : sa, b ? b + s : sb, o ? o + s : so);
+        j->raw(j->ctx, n, a ? a + s : sa, b ? b + s : sb, o && !j->nt ? o + s : so);
         if (!o) acl_view_store_raw16(j->out, s, n, so);
+        else if (j->nt) stream_copy(o + s, so, (size_t)n * sizeof *so);
     }
+    acl_nt_fence();
 }
 
 /* Contiguous f64 view: handed to the kernel in place, like direct_f32. */
@@ -580,8 +637,8 @@ void acl_ewise2_f32_u16(const acl_view *a, const acl_view *b, const acl_view *ou
 }
 
 void acl_ewise2_u16(const acl_view *a, const acl_view *b, const acl_view *out, acl_ewise_u16_fn fn,
-                    const void *ctx)
+                    const void *ctx, bool stream)
 {
-    ewise_job j = {.a = a, .b = b, .out = out, .raw = fn, .ctx = ctx, .tp = -1};
+    ewise_job j = {.a = a, .b = b, .out = out, .raw = fn, .ctx = ctx, .nt = stream && acl_nt_wanted(out), .tp = -1};
     run_job(&j, run_u16);
 }

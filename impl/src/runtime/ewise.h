@@ -36,9 +36,10 @@ void acl_ewise2_f32_pairs(const acl_view *a, const acl_view *b, const acl_view *
 /* Non-temporal stores (issue 14, round 26; ewise.c): a kernel may write a contiguous output of at
  * least acl_nt_min_bytes() bytes (acl_nt_wanted) with streaming stores (aligned full vectors
  * only) when its driver ends every range with acl_nt_fence(), so that the stores are visible to
- * whoever waits for the parallel-for: acl_ewise2_f32's flat blocks and acl_ewise2_f32_pairs do
- * (not its tiles, nor the other drivers), and so do NsaCompressGrad's tasks.  The size is
- * settable for tests (default ACL_NT_MIN_BYTES; 0 to use them on any size). */
+ * whoever waits for the parallel-for: acl_ewise2_f32's flat blocks, acl_ewise2_f32_pairs and
+ * acl_ewise2_u16 do (not acl_ewise2_f32's tiles, nor the f64 and f32_u16 drivers), and so do
+ * NsaCompressGrad's and ScaledMaskedSoftmaxBackward's tasks.  The size is settable for tests
+ * (default ACL_NT_MIN_BYTES; 0 to use them on any size). */
 #define ACL_NT_MIN_BYTES ((int64_t)16 << 20)
 int64_t acl_nt_min_bytes(void);
 void acl_nt_set_min_bytes(int64_t bytes);
@@ -89,7 +90,10 @@ void acl_ewise2_f64(const acl_view *a, const acl_view *b, const acl_view *out,
 /* Same blocking, all three views of one 16-bit dtype and not run in tiles (acl_ewise_all16_ok):
  * the kernel gets the raw bits of a, b and out and converts in registers.  Contiguous views are
  * read and written in place; the others (strided, broadcast) are copied as raw bits through
- * block buffers, so every layout gets the contiguous form's kernel and its bits. */
+ * block buffers, so every layout gets the contiguous form's kernel and its bits.  With `stream`,
+ * a contiguous output of acl_nt_min_bytes() or more is written by the kernel into a block buffer
+ * and copied out with streaming stores (ewise.c, round 27): for the operators where measurement
+ * showed it to pay. */
 typedef void (*acl_ewise_u16_fn)(const void *ctx, int64_t n, const uint16_t *a, const uint16_t *b,
                                  uint16_t *out);
 static inline bool acl_ewise_all16_ok(const acl_view *a, const acl_view *b, const acl_view *out)
@@ -97,7 +101,7 @@ static inline bool acl_ewise_all16_ok(const acl_view *a, const acl_view *b, cons
     return acl_dtype_is16(b->dtype) && a->dtype == b->dtype && out->dtype == b->dtype && !acl_ewise_tiled(a, b, out);
 }
 void acl_ewise2_u16(const acl_view *a, const acl_view *b, const acl_view *out, acl_ewise_u16_fn fn,
-                    const void *ctx);
+                    const void *ctx, bool stream);
 /* How far ahead the all-16-bit kernels prefetch their inputs into L2 (acl_prefetch_pass_u16). */
 #define ACL_PREFETCH_L2_BYTES 8192
 /* For an all-16-bit kernel, once per pass of 32 elements: prefetch into L2 only (PREFETCHT1) the
