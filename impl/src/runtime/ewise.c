@@ -67,9 +67,9 @@
  * (stream_copy: whole lines streamed, AVX-512 when the CPU has it; the block grid already puts
  * every block but the first on the output's lines).  Generic, so no 16-bit kernel changed; the
  * copy costs 32 loads and stores per block.  16 Mi elements, 2 threads, side by side in one
- * process with the round-26 library, best of 9 per round, ms: LogitGrad f16 1.80-2.92 ->
- * 1.60-2.43 (six rounds) and bf16 2.56-2.79 -> 2.26-2.38 (three), Gelu none bf16 3.03-3.28 ->
- * 2.80-2.86, tanh f16 3.44-4.22 -> 3.09-3.85, tanh bf16 3.03-3.42 -> 2.91-3.58, none f16
+ * process with the round-26 library, best of 9 per round, ms: LogitGrad f16 1.80-2.76 ->
+ * 1.60-2.36 (six rounds) and bf16 2.56-2.79 -> 2.26-2.38 (three), Gelu none bf16 3.03-3.28 ->
+ * 2.80-2.86, tanh f16 3.44-3.94 -> 3.09-3.82, tanh bf16 3.03-3.42 -> 2.91-3.58, none f16
  * 3.42-3.94 -> 2.99-3.79 (three to six rounds each).  SoftplusBackward 16-bit does not ask: it
  * ran 3.37-3.48 -> 3.72-3.74 (f16), 3.29-3.34 -> 3.58-3.69 (bf16), and copying in pieces of 128
  * or 256 elements did not mend it.  The same copy in the f32 and f64 drivers slowed the
