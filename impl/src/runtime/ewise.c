@@ -64,7 +64,7 @@
  * them when every kernel was compute-bound.  NsaCompressGrad writes inputGrad the same way.
  * Round 27: the all-16-bit driver streams for the operators that ask (acl_ewise2_u16's `stream`):
  * the kernel writes a 64-byte-aligned block buffer in L1 and the driver copies it out
- * (stream_copy: whole lines streamed, AVX-512 when the CPU has it; the block grid already puts
+ * (stream_copy: whole lines streamed; the block grid already puts
  * every block but the first on the output's lines).  Generic, so no 16-bit kernel changed; the
  * copy costs 32 loads and stores per block.  16 Mi elements, 2 threads, side by side in one
  * process with the round-26 library, best of 9 per round, ms: LogitGrad f16 1.80-2.76 ->
@@ -155,40 +155,33 @@ void acl_nt_fence(void)
 #endif
 }
 
-/* Copy `bytes` from src to dst with streaming stores for the whole 64-byte lines of dst (AVX-512
- * when the CPU has it, else SSE2, part of x86-64; a plain copy elsewhere) and plain stores for
- * the head and tail.  The caller fences (acl_nt_fence) before its range ends. */
-#if defined(__x86_64__)
-ACL_AVX512_TARGET static size_t stream_lines_avx512(char *d, const char *s, size_t bytes)
+/* Copy `bytes` from src to dst with streaming stores for the whole 64-byte lines of dst and
+ * plain stores for the head and tail; a plain copy without AVX-512 (the all-16-bit kernels, its
+ * only callers, need it anyway).  The caller fences (acl_nt_fence) before its range ends. */
+#ifdef ACL_HAVE_AVX512_KERNELS
+ACL_AVX512_TARGET static size_t stream_lines(char *d, const char *s, size_t bytes)
 {
     size_t k = 0;
     for (; k + 64 <= bytes; k += 64) _mm512_stream_si512((void *)(d + k), _mm512_loadu_si512(s + k));
-    return k;
-}
-
-static size_t stream_lines_sse2(char *d, const char *s, size_t bytes)
-{
-    size_t k = 0;
-    for (; k + 64 <= bytes; k += 64)
-        for (size_t q = 0; q < 64; q += 16)
-            _mm_stream_si128((__m128i *)(void *)(d + k + q), _mm_loadu_si128((const __m128i *)(const void *)(s + k + q)));
     return k;
 }
 #endif
 
 static void stream_copy(void *dst, const void *src, size_t bytes)
 {
-#if defined(__x86_64__)
-    char *d = dst;
-    const char *s = src;
-    size_t head = (size_t)(-(uintptr_t)d & 63);
-    if (head > bytes) head = bytes;
-    memcpy(d, s, head);
-    size_t k = head + (acl_have_avx512() ? stream_lines_avx512 : stream_lines_sse2)(d + head, s + head, bytes - head);
-    memcpy(d + k, s + k, bytes - k);
-#else
-    memcpy(dst, src, bytes);
+#ifdef ACL_HAVE_AVX512_KERNELS
+    if (acl_have_avx512()) {
+        char *d = dst;
+        const char *s = src;
+        size_t head = (size_t)(-(uintptr_t)d & 63);
+        if (head > bytes) head = bytes;
+        memcpy(d, s, head);
+        size_t k = head + stream_lines(d + head, s + head, bytes - head);
+        memcpy(d + k, s + k, bytes - k);
+        return;
+    }
 #endif
+    memcpy(dst, src, bytes);
 }
 
 typedef struct {
