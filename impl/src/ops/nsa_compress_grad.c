@@ -504,8 +504,7 @@ static aclnnStatus nsa_kernel(void *p, void *ws, uint64_t ws_size)
      * row's 101 MB of traffic); 16 Mi elements, 2 threads, side by side, f16 3.1-17 % faster */
     j.nt = false;
 #ifdef ACL_HAVE_AVX512_KERNELS
-    j.nt = acl_have_avx512() && acl_nt_wanted(&j.ig) && j.D % 16 == 0 &&
-           ((uintptr_t)(j.ig.data + j.ig.offset * 2) & 31) == 0;
+    j.nt = acl_have_avx512() && acl_nt_wanted_rows(&j.ig, j.D, 32); /* rows of D 16-bit elements, 16 a store */
 #endif
     /* ACLCONFORM_NSA_GATHER (diagnostic, tests): the gather path for every shape; the bits are
      * the streaming path's (tests/api/test_nsa_compress_grad.c compares them) */

@@ -314,10 +314,8 @@ static aclnnStatus sms_kernel(void *p, void *ws, uint64_t ws_size)
 #endif
     jb.s2 = o->dims[3];
     jb.scale = (float)a->scale;
-    /* f32 only, with every row's start on 32 bytes: each full vector of the output pass is then
-     * aligned (top of this file) */
-    jb.nt = o->dtype == ACL_FLOAT && acl_nt_wanted(&jb.o) && (uintptr_t)(jb.o.data + jb.o.offset * (int64_t)jb.o.esize) % 32 == 0 &&
-            jb.s2 * (int64_t)jb.o.esize % 32 == 0;
+    /* f32 only, in 8-lane vectors (top of this file) */
+    jb.nt = o->dtype == ACL_FLOAT && acl_nt_wanted_rows(&jb.o, jb.s2, 32);
     int64_t rows = o->numel / jb.s2;
     int64_t grain = 16384 / jb.s2 > 0 ? 16384 / jb.s2 : 1;
     acl_parallel_for(rows, grain, sms_rows, &jb);

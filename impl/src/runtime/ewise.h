@@ -49,6 +49,13 @@ static inline bool acl_nt_wanted(const acl_view *out)
 {
     return out->contiguous && out->numel * (int64_t)out->esize >= acl_nt_min_bytes();
 }
+/* acl_nt_wanted, for a kernel that streams rows of `row` elements in vectors of `align` bytes:
+ * the output and every row start on `align` bytes, so each full vector of a row is aligned. */
+static inline bool acl_nt_wanted_rows(const acl_view *out, int64_t row, int64_t align)
+{
+    return acl_nt_wanted(out) && (uintptr_t)acl_view_ptr(out, 0) % (uintptr_t)align == 0 &&
+           row * (int64_t)out->esize % align == 0;
+}
 
 /* How far ahead of the kernel the in-place inputs of a large f32 job are prefetched into L1. */
 #define ACL_PREFETCH_BYTES 2048
