@@ -299,14 +299,6 @@ static void strided16_equals_contiguous(void **state)
         }
 }
 
-/* LogitGrad f32 on inputs that hold their elements at every other float (x[::2]) and a
- * contiguous output: read in place, two loads and a permute per 16 lanes (acl_ewise2_f32_pairs,
- * round 26).  Against the contiguous call, bit for bit, for 1, 2 and 3 threads: 1-D and 2-D
- * views, lengths around the kernel's 16- and 32-lane steps and the 1024-element blocks, views
- * starting at an odd float, the gaps holding a NaN that must not leak in, and each input's
- * storage ending at its last element, on a page followed by an inaccessible one (the last
- * element's partner lies past the storage: reading it faults).  Views that are not both x[::2] (dy contiguous, a stride of 3)
- * take the staged path and must give the same bits too. */
 /* n floats that end where a page ends, the next page inaccessible (a read past them faults:
  * AddressSanitizer does not see the kernels' vector loads); *map, *len: for munmap */
 static float *guarded_floats(int64_t n, void **map, size_t *len)
@@ -320,6 +312,14 @@ static float *guarded_floats(int64_t n, void **map, size_t *len)
     return (float *)(void *)(m + data - bytes);
 }
 
+/* LogitGrad f32 on inputs that hold their elements at every other float (x[::2]) and a
+ * contiguous output: read in place, two loads and a permute per 16 lanes (acl_ewise2_f32_pairs,
+ * round 26).  Against the contiguous call, bit for bit, for 1, 2 and 3 threads: 1-D and 2-D
+ * views, lengths around the kernel's 16- and 32-lane steps and the 1024-element blocks, views
+ * starting at an odd float, the gaps holding a NaN that must not leak in, and each input's
+ * storage ending at its last element, on a page followed by an inaccessible one (the last
+ * element's partner lies past the storage: reading it faults).  Views that are not both x[::2]
+ * (dy contiguous, a stride of 3) take the staged path and must give the same bits too. */
 static void logit_pairs_equal_contiguous(void **state)
 {
     (void)state;

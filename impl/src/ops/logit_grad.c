@@ -56,6 +56,25 @@ ACL_KERNEL_CLONES static void logit_block(const void *p, int64_t n, const float 
 }
 
 #ifdef ACL_HAVE_AVX512_KERNELS
+/* The rules on 16 lanes of f32 x and dy: q where lo ≤ x ≤ hi, the outside value elsewhere, NAN
+ * where x or dy is NaN (x ≥ lo32 and x ≤ hi32 decide lo ≤ x ≤ hi exactly for an f32 x, see
+ * logit16); *valid (when not NULL) gets the lanes that keep q.  c should be a local copy in a loop
+ * that stores through a pointer the compiler may think aliases it. */
+ACL_AVX512_TARGET static inline __m512 logit_rules16(const logit_ctx *c, __m512 xv, __m512 g, __m512 q,
+                                                     __mmask16 *valid)
+{
+#if ACLCONFORM_MUTANT == 28 /* eps-range-edge: lower bound exclusive: x == eps falls outside */
+    __mmask16 in = _mm512_cmp_ps_mask(xv, _mm512_set1_ps(c->lo32), _CMP_GT_OQ) &
+                   _mm512_cmp_ps_mask(xv, _mm512_set1_ps(c->hi32), _CMP_LE_OQ);
+#else
+    __mmask16 in = _mm512_cmp_ps_mask(xv, _mm512_set1_ps(c->lo32), _CMP_GE_OQ) &
+                   _mm512_cmp_ps_mask(xv, _mm512_set1_ps(c->hi32), _CMP_LE_OQ);
+#endif
+    __mmask16 nan = _mm512_cmp_ps_mask(xv, g, _CMP_UNORD_Q);
+    if (valid) *valid = in & (__mmask16)~nan;
+    return _mm512_mask_mov_ps(_mm512_mask_mov_ps(_mm512_set1_ps((float)c->outside), in, q), nan, _mm512_set1_ps(NAN));
+}
+
 /* logit_block for f32 on AVX-512, in f32 on 16 lanes with a proof of correct rounding per lane
  * (issue 14, round 25).  logit_block widens to double and divides: one VDIVPD per 8 elements
  * (9.3 cycles each on Zen 4) plus the conversions, ~1.4 cycles per element in cache, which made
@@ -83,25 +102,6 @@ ACL_KERNEL_CLONES static void logit_block(const void *p, int64_t n, const float 
  * NaN x or dy gives NAN and x outside [lo, hi] the outside value, by masks as in logit16 (the
  * f32 range test is exact, see there).  The redo reads x and dy after the store, like the other
  * kernels' out-of-line lanes: an output that aliases an input is undefined (ops.md). */
-/* The rules on 16 lanes of f32 x and dy: q where lo ≤ x ≤ hi, the outside value elsewhere, NAN
- * where x or dy is NaN (x ≥ lo32 and x ≤ hi32 decide lo ≤ x ≤ hi exactly for an f32 x, see
- * logit16); *valid (when not NULL) gets the lanes that keep q.  c should be a local copy in a loop
- * that stores through a pointer the compiler may think aliases it. */
-ACL_AVX512_TARGET static inline __m512 logit_rules16(const logit_ctx *c, __m512 xv, __m512 g, __m512 q,
-                                                     __mmask16 *valid)
-{
-#if ACLCONFORM_MUTANT == 28 /* eps-range-edge: lower bound exclusive: x == eps falls outside */
-    __mmask16 in = _mm512_cmp_ps_mask(xv, _mm512_set1_ps(c->lo32), _CMP_GT_OQ) &
-                   _mm512_cmp_ps_mask(xv, _mm512_set1_ps(c->hi32), _CMP_LE_OQ);
-#else
-    __mmask16 in = _mm512_cmp_ps_mask(xv, _mm512_set1_ps(c->lo32), _CMP_GE_OQ) &
-                   _mm512_cmp_ps_mask(xv, _mm512_set1_ps(c->hi32), _CMP_LE_OQ);
-#endif
-    __mmask16 nan = _mm512_cmp_ps_mask(xv, g, _CMP_UNORD_Q);
-    if (valid) *valid = in & (__mmask16)~nan;
-    return _mm512_mask_mov_ps(_mm512_mask_mov_ps(_mm512_set1_ps((float)c->outside), in, q), nan, _mm512_set1_ps(NAN));
-}
-
 #define LOGIT_V 2 /* 16-lane f32 vectors per step */
 /* lane l of x and dy at x[st·l], dy[st·l] */
 static __attribute__((noinline, cold)) void logit_lanes_f64(const logit_ctx *c, const float *x, const float *dy,

@@ -64,16 +64,16 @@
  * them when every kernel was compute-bound.  NsaCompressGrad writes inputGrad the same way.
  * Round 27: the all-16-bit driver streams for the operators that ask (acl_ewise2_u16's `stream`):
  * the kernel writes a 64-byte-aligned block buffer in L1 and the driver copies it out
- * (stream_copy: whole lines streamed; the block grid already puts
- * every block but the first on the output's lines).  Generic, so no 16-bit kernel changed; the
- * copy costs 32 loads and stores per block.  16 Mi elements, 2 threads, side by side in one
- * process with the round-26 library, best of 9 per round, ms: LogitGrad f16 1.80-2.76 ->
- * 1.60-2.36 (six rounds) and bf16 2.56-2.79 -> 2.26-2.38 (three), Gelu none bf16 3.03-3.28 ->
- * 2.80-2.86, tanh f16 3.44-3.94 -> 3.09-3.82, tanh bf16 3.03-3.42 -> 2.91-3.58, none f16
- * 3.42-3.94 -> 2.99-3.79 (three to six rounds each).  SoftplusBackward 16-bit does not ask: it
- * ran 3.37-3.48 -> 3.72-3.74 (f16), 3.29-3.34 -> 3.58-3.69 (bf16), and neither copying in pieces
- * of 128 or 256 elements nor streaming from its kernel's own stores mended it (README round 27).  The same copy in the f32 and f64 drivers slowed the
- * compute-bound kernels it would have served (Gelu none f32 7.52-7.57 -> 8.31-8.33, tanh
+ * (stream_copy: whole lines streamed; the block grid already puts every block but the first on the
+ * output's lines).  Generic, so no 16-bit kernel changed; the copy costs 32 loads and stores per
+ * block.  16 Mi elements, 2 threads, side by side in one process with the round-26 library, best
+ * of 9 per round, ms: LogitGrad f16 1.80-2.76 -> 1.60-2.36 (six rounds) and bf16 2.56-2.79 ->
+ * 2.26-2.38 (three), Gelu none bf16 3.03-3.28 -> 2.80-2.86, tanh f16 3.44-3.94 -> 3.09-3.82, tanh
+ * bf16 3.03-3.42 -> 2.91-3.58, none f16 3.42-3.94 -> 2.99-3.79 (three to six rounds each).
+ * SoftplusBackward 16-bit does not ask: it ran 3.37-3.48 -> 3.72-3.74 (f16), 3.29-3.34 ->
+ * 3.58-3.69 (bf16), and neither copying in pieces of 128 or 256 elements nor streaming from its
+ * kernel's own stores mended it (README round 27). The same copy in the f32 and f64 drivers slowed
+ * the compute-bound kernels it would have served (Gelu none f32 7.52-7.57 -> 8.31-8.33, tanh
  * 7.48-7.67 -> 8.10-8.17, Softplus f32 5.47-5.52 -> 5.96-6.05, f64 11.4-12.2 -> 13.2-13.9), so
  * those drivers have no such copy.
  *
