@@ -1,5 +1,5 @@
 /* Run-time choice of the hand-written AVX-512 kernels (simd512.h). */
-#include "simd512.h"
+#include "simd256.h"
 
 #ifdef ACL_HAVE_AVX512_KERNELS
 #include <stdatomic.h>
@@ -21,7 +21,26 @@ bool acl_have_avx512(void)
             __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi");
         atomic_store_explicit(&cached, v, memory_order_relaxed);
     }
-    return v;
+    return v && acl_simd_cap() >= 2;
+}
+
+static _Atomic int simd_cap = 2;
+
+void acl_simd_set_cap(int level) { atomic_store_explicit(&simd_cap, level, memory_order_relaxed); }
+int acl_simd_cap(void) { return atomic_load_explicit(&simd_cap, memory_order_relaxed); }
+
+bool acl_have_avx2(void)
+{
+    static _Atomic int cached = -1;
+    int v = atomic_load_explicit(&cached, memory_order_relaxed);
+    if (v < 0) {
+        __builtin_cpu_init();
+        /* ACLCONFORM_NO_AVX2 (any value) forces the portable kernels on a CPU without AVX-512 */
+        v = !getenv("ACLCONFORM_NO_AVX2") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+            __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+        atomic_store_explicit(&cached, v, memory_order_relaxed);
+    }
+    return v && acl_simd_cap() >= 1;
 }
 
 bool acl_bf16_hw;

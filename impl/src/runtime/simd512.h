@@ -27,7 +27,8 @@
 #define ACL_AVX512_TARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx512bf16,fma,f16c,bmi")))
 
 /* AVX-512 F/DQ/VL/BW with FMA and F16C, decided once (same answer on every thread); false when
- * the environment variable ACLCONFORM_NO_AVX512 is set (the portable kernels, for testing). */
+ * the environment variable ACLCONFORM_NO_AVX512 is set (the AVX2 or portable kernels, for
+ * testing) or acl_simd_set_cap (simd256.h) capped the kernels below AVX-512. */
 bool acl_have_avx512(void);
 
 /* The CPU has AVX512-BF16 too, and the environment variable ACLCONFORM_NO_AVX512BF16 is not set
@@ -78,14 +79,14 @@ ACL_AVX512_TARGET static inline __m512d acl_exp2_16th_tb(const uint64_t *tb, __m
 }
 
 /* 2^(n/16) (c = 1) */
+static const uint64_t acl_exp2_16th_bits[16] __attribute__((aligned(64), unused)) = {
+    0x3ff0000000000000u, 0x3fefb5586cf9890fu, 0x3fef72b83c7d517bu, 0x3fef387a6e756238u,
+    0x3fef06fe0a31b715u, 0x3feedea64c123422u, 0x3feebfdad5362a27u, 0x3feeab07dd485429u,
+    0x3feea09e667f3bcdu, 0x3feea11473eb0187u, 0x3feeace5422aa0dbu, 0x3feec49182a3f090u,
+    0x3feee89f995ad3adu, 0x3fef199bdd85529cu, 0x3fef5818dcfba487u, 0x3fefa4afa2a490dau};
 ACL_AVX512_TARGET static inline __m512d acl_exp2_16th(__m512d nm)
 {
-    static const uint64_t tb[16] __attribute__((aligned(64))) = {
-        0x3ff0000000000000u, 0x3fefb5586cf9890fu, 0x3fef72b83c7d517bu, 0x3fef387a6e756238u,
-        0x3fef06fe0a31b715u, 0x3feedea64c123422u, 0x3feebfdad5362a27u, 0x3feeab07dd485429u,
-        0x3feea09e667f3bcdu, 0x3feea11473eb0187u, 0x3feeace5422aa0dbu, 0x3feec49182a3f090u,
-        0x3feee89f995ad3adu, 0x3fef199bdd85529cu, 0x3fef5818dcfba487u, 0x3fefa4afa2a490dau};
-    return acl_exp2_16th_tb(tb, nm);
+    return acl_exp2_16th_tb(acl_exp2_16th_bits, nm);
 }
 
 /* e^r ≈ 1 + r + ACL_EXP16_C2·r² + ACL_EXP16_C3·r³ + ACL_EXP16_C4·r⁴ on |r| ≤ ln2/32
@@ -175,13 +176,14 @@ ACL_AVX512_TARGET static inline __m512d acl_logistic8_fast(__m512d y)
 #define ACL_EXPNH_A1 -0x1.76ffefb98855bp+5
 #define ACL_EXPNH_A2 0x1.f7ffe1a48f641p+6
 #define ACL_EXPNH_A3 0x1.ff9fc111d0eb3p+11
+static const uint64_t acl_expnh_bits[16] __attribute__((aligned(64), unused)) = {
+    0x3f65552101b791ceu, 0x3f6546e9ec9bda3cu, 0x3f65436740a12c14u, 0x3f654b1251d5f800u,
+    0x3f655e69d36e1aaeu, 0x3f657df214a4e40cu, 0x3f65aa3540512bedu, 0x3f65e3c39f4a0137u,
+    0x3f662b33ddbbdafeu, 0x3f668123538f9c83u, 0x3f66731b28031b5fu, 0x3f662d8c34569e23u,
+    0x3f65f03e65e92c3bu, 0x3f65bb8f4b4ea427u, 0x3f658fe0977cda92u, 0x3f656d9850be12d2u};
 ACL_AVX512_TARGET static inline __m512d acl_exp8_fast_nhalf(__m512d y)
 {
-    static const uint64_t tb[16] __attribute__((aligned(64))) = {
-        0x3f65552101b791ceu, 0x3f6546e9ec9bda3cu, 0x3f65436740a12c14u, 0x3f654b1251d5f800u,
-        0x3f655e69d36e1aaeu, 0x3f657df214a4e40cu, 0x3f65aa3540512bedu, 0x3f65e3c39f4a0137u,
-        0x3f662b33ddbbdafeu, 0x3f668123538f9c83u, 0x3f66731b28031b5fu, 0x3f662d8c34569e23u,
-        0x3f65f03e65e92c3bu, 0x3f65bb8f4b4ea427u, 0x3f658fe0977cda92u, 0x3f656d9850be12d2u};
+    const uint64_t *tb = acl_expnh_bits;
     const __m512d magic = _mm512_set1_pd(0x1.8p52);
     __m512d nm = _mm512_fmadd_pd(y, _mm512_set1_pd(-0x1.71547652b82fep+3), magic);
     __m512d s = _mm512_fmadd_pd(_mm512_sub_pd(nm, magic), _mm512_set1_pd(0x1.62e42fefa39efp-4), y);

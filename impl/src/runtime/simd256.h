@@ -1,0 +1,248 @@
+/* Hand-written AVX2 + FMA + F16C kernels' helpers, for x86-64 CPUs without AVX-512 (issue 14,
+ * round 28: the machine kind now also comes as an AMD EPYC 7003 (Zen 3), where every AVX-512
+ * kernel falls back to the portable loops: Softplus 16-bit ran at 0.08-0.14x PyTorch there).
+ *
+ * The double-precision math below is simd512.h's, four lanes at a time, operation for operation:
+ * the same roundings in the same order, so an AVX2 kernel built from it gives its AVX-512 twin's
+ * bits (the AVX-512 instructions without an AVX2 counterpart are replaced by exact sequences:
+ * a table permute by a gather, VSCALEFPD by two exact power-of-two products).  Results therefore
+ * do not depend on which of the two vector paths the CPU takes, and tests compare the two paths
+ * bit for bit where the CPU has both (acl_simd_set_cap).
+ *
+ * Functions here carry ACL_AVX2_TARGET and are inlined into kernels with the same attribute;
+ * callers take them when acl_have_avx2() and not acl_have_avx512(). */
+#ifndef ACL_SIMD256_H
+#define ACL_SIMD256_H
+
+#include "simd512.h"
+
+#ifdef ACL_HAVE_AVX512_KERNELS
+#define ACL_HAVE_AVX2_KERNELS 1
+
+#define ACL_AVX2_TARGET __attribute__((target("avx2,fma,f16c,bmi,bmi2")))
+
+/* AVX2, FMA, F16C and BMI1/2, decided once; false when the environment variable
+ * ACLCONFORM_NO_AVX2 is set or acl_simd_set_cap(0) was called (the portable kernels). */
+bool acl_have_avx2(void);
+
+/* For tests: the widest kernels the operators may take, 2 = AVX-512 (when the CPU has it),
+ * 1 = AVX2 (when the CPU has it), 0 = the portable loops.  Default 2.  Not for concurrent use
+ * with running operators. */
+void acl_simd_set_cap(int level);
+int acl_simd_cap(void);
+
+/* ---- lanes and tails ---- */
+
+/* the mask of the first `left` of 8 32-bit lanes (all for left ≥ 8, none for left ≤ 0), for
+ * _mm256_maskload_ps / _mm256_maskstore_ps */
+ACL_AVX2_TARGET static inline __m256i acl_mask8x32(int64_t left)
+{
+    int32_t l = left >= 8 ? 8 : left > 0 ? (int32_t)left : 0;
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(l), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+
+/* the same for 4 64-bit lanes (_mm256_maskload_pd / _mm256_maskstore_pd) */
+ACL_AVX2_TARGET static inline __m256i acl_mask4x64(int64_t left)
+{
+    int64_t l = left >= 4 ? 4 : left > 0 ? left : 0;
+    return _mm256_cmpgt_epi64(_mm256_set1_epi64x(l), _mm256_setr_epi64x(0, 1, 2, 3));
+}
+
+/* 8 floats, the first `left` of them (others 0): a plain load for a whole vector */
+ACL_AVX2_TARGET static inline __m256 acl_load8_ps_left(const float *p, int64_t left)
+{
+    return left >= 8 ? _mm256_loadu_ps(p) : _mm256_maskload_ps(p, acl_mask8x32(left));
+}
+ACL_AVX2_TARGET static inline void acl_store8_ps_left(float *p, int64_t left, __m256 v)
+{
+    if (left >= 8) _mm256_storeu_ps(p, v);
+    else _mm256_maskstore_ps(p, acl_mask8x32(left), v);
+}
+ACL_AVX2_TARGET static inline __m256d acl_load4_pd_left(const double *p, int64_t left)
+{
+    return left >= 4 ? _mm256_loadu_pd(p) : _mm256_maskload_pd(p, acl_mask4x64(left));
+}
+ACL_AVX2_TARGET static inline void acl_store4_pd_left(double *p, int64_t left, __m256d v)
+{
+    if (left >= 4) _mm256_storeu_pd(p, v);
+    else _mm256_maskstore_pd(p, acl_mask4x64(left), v);
+}
+
+/* the 8 f32 lanes of v widened to two vectors of 4 doubles (lanes 0-3, 4-7) and back */
+ACL_AVX2_TARGET static inline __m256d acl_lo4_pd(__m256 v) { return _mm256_cvtps_pd(_mm256_castps256_ps128(v)); }
+ACL_AVX2_TARGET static inline __m256d acl_hi4_pd(__m256 v) { return _mm256_cvtps_pd(_mm256_extractf128_ps(v, 1)); }
+ACL_AVX2_TARGET static inline __m256 acl_join4_ps(__m256d lo, __m256d hi)
+{
+    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
+}
+
+/* ---- f16 / bf16 ---- */
+
+/* 8 f16 (bf = false) or bf16 values, the first `left` (others 0), exactly widened to f32 */
+ACL_AVX2_TARGET static inline __m256 acl_load8_16_left(const uint16_t *p, int64_t left, bool bf)
+{
+    __m128i h;
+    if (left >= 8) {
+        h = _mm_loadu_si128((const __m128i *)(const void *)p);
+    } else {
+        uint16_t t[8] = {0};
+        if (left > 0) memcpy(t, p, (size_t)left * sizeof *p);
+        h = _mm_loadu_si128((const __m128i *)(void *)t);
+    }
+    if (bf) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
+    return _mm256_cvtph_ps(h);
+}
+
+/* f32 -> bf16 bits in the low half of each 32-bit lane: acl_bf16_bits8's rounding (RNE, NaN
+ * keeps its high half with the quiet bit set), with a signed compare (both sides are ≥ 0) */
+ACL_AVX2_TARGET static inline __m256i acl_bf16_bits8_avx2(__m256 v)
+{
+    __m256i u = _mm256_castps_si256(v), hi = _mm256_srli_epi32(u, 16);
+    __m256i isnan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
+                                       _mm256_set1_epi32(0x7f800000));
+    return _mm256_blendv_epi8(ACL_BF16_RNE(256, u, hi), ACL_BF16_QNAN(256, hi), isnan);
+}
+
+/* 8 f32 rounded to f16 / bf16 as acl_cvt_f32_to_* round (the bits of acl_store8_16) */
+ACL_AVX2_TARGET static inline __m128i acl_pack8_16_avx2(__m256 v, bool bf)
+{
+    if (!bf) return _mm256_cvtps_ph(v, ACL_F16_ROUND);
+    __m256i b = acl_bf16_bits8_avx2(v);
+    return _mm_packus_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+}
+
+/* ... stored, the first `left` of them */
+ACL_AVX2_TARGET static inline void acl_store8_16_left(uint16_t *p, int64_t left, __m256 v, bool bf)
+{
+    __m128i h = acl_pack8_16_avx2(v, bf);
+    if (left >= 8) {
+        _mm_storeu_si128((__m128i *)(void *)p, h);
+    } else if (left > 0) {
+        uint16_t t[8];
+        _mm_storeu_si128((__m128i *)(void *)t, h);
+        memcpy(p, t, (size_t)left * sizeof *p);
+    }
+}
+
+/* ---- double-precision exp, four lanes (simd512.h's functions, the same bits) ---- */
+
+/* tb[j] for j in the low 4 bits of the double nm's bits (a 16-entry table of 64-bit words) */
+ACL_AVX2_TARGET static inline __m256i acl_tab16_epi64(const uint64_t *tb, __m256d nm)
+{
+    __m256i j = _mm256_and_si256(_mm256_castpd_si256(nm), _mm256_set1_epi64x(15));
+    return _mm256_i64gather_epi64((const long long *)(const void *)tb, j, 8);
+}
+
+/* acl_exp2_16th_tb: c·2^(n/16) from tb (see simd512.h) */
+ACL_AVX2_TARGET static inline __m256d acl_exp2_16th_tb4(const uint64_t *tb, __m256d nm)
+{
+    __m256i nb = _mm256_castpd_si256(nm);
+    return _mm256_castsi256_pd(_mm256_add_epi64(acl_tab16_epi64(tb, nm), _mm256_slli_epi64(nb, 48)));
+}
+
+ACL_AVX2_TARGET static inline __m256d acl_exp2_16th4(__m256d nm)
+{
+    return acl_exp2_16th_tb4(acl_exp2_16th_bits, nm);
+}
+
+ACL_AVX2_TARGET static inline __m256d acl_exp16_nm4(__m256d y)
+{
+    return _mm256_fmadd_pd(y, _mm256_set1_pd(-0x1.71547652b82fep+4), _mm256_set1_pd(0x1.8p52));
+}
+ACL_AVX2_TARGET static inline __m256d acl_exp16_r4(__m256d y, __m256d nm)
+{
+    return _mm256_fnmsub_pd(_mm256_sub_pd(nm, _mm256_set1_pd(0x1.8p52)), _mm256_set1_pd(0x1.62e42fefa39efp-5), y);
+}
+ACL_AVX2_TARGET static inline __m256d acl_exp16_poly4(__m256d r)
+{
+    const __m256d one = _mm256_set1_pd(1.0);
+    __m256d p = _mm256_fmadd_pd(_mm256_set1_pd(ACL_EXP16_C4), r, _mm256_set1_pd(ACL_EXP16_C3));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(ACL_EXP16_C2));
+    return _mm256_fmadd_pd(_mm256_fmadd_pd(p, r, one), r, one);
+}
+
+/* acl_expneg8_fast: e^-y = *scale · P for y in [-708, 708] or NaN, to 2^-37 relative */
+ACL_AVX2_TARGET static inline __m256d acl_expneg4_fast(__m256d y, __m256d *scale)
+{
+    __m256d nm = acl_exp16_nm4(y);
+    *scale = acl_exp2_16th4(nm);
+    return acl_exp16_poly4(acl_exp16_r4(y, nm));
+}
+
+/* acl_logistic8_fast: 1/(1 + e^-y) for y in [-708, 708] */
+ACL_AVX2_TARGET static inline __m256d acl_logistic4_fast(__m256d y)
+{
+    __m256d nm = acl_exp16_nm4(y);
+    __m256d s = acl_exp2_16th4(_mm256_sub_pd(_mm256_set1_pd(0x1.8p53), nm));
+    __m256d p = acl_exp16_poly4(acl_exp16_r4(y, nm));
+    return _mm256_div_pd(s, _mm256_add_pd(s, p));
+}
+
+/* acl_exp8_fast_nhalf: e^(-y/2) for y in [0, 1400] */
+ACL_AVX2_TARGET static inline __m256d acl_exp4_fast_nhalf(__m256d y)
+{
+    const __m256d magic = _mm256_set1_pd(0x1.8p52);
+    __m256d nm = _mm256_fmadd_pd(y, _mm256_set1_pd(-0x1.71547652b82fep+3), magic);
+    __m256d s = _mm256_fmadd_pd(_mm256_sub_pd(nm, magic), _mm256_set1_pd(0x1.62e42fefa39efp-4), y);
+    __m256d c2n = acl_exp2_16th_tb4(acl_expnh_bits, nm);
+    __m256d u = _mm256_fmadd_pd(_mm256_add_pd(s, _mm256_set1_pd(ACL_EXPNH_A0)), s, _mm256_set1_pd(ACL_EXPNH_A1));
+    u = _mm256_fmadd_pd(_mm256_add_pd(u, _mm256_add_pd(s, _mm256_set1_pd(ACL_EXPNH_A2))), u, _mm256_set1_pd(ACL_EXPNH_A3));
+    return _mm256_mul_pd(c2n, u);
+}
+
+/* x·2^floor(n) rounded once, as VSCALEFPD, for n in [-1588, 1588] and any x of magnitude in
+ * [2^-200, 2^2) (or 0, Inf, NaN; acl_exp4_dd's hi ≥ 0.9 and |lo| ≥ 2^-115 or 0): x·2^a is exact (a = floor(n)/2 truncated, |a| ≤ 794:
+ * the product stays normal), the second factor 2^(floor(n) - a) rounds once, into subnormals or
+ * to Inf as VSCALEFPD does. */
+ACL_AVX2_TARGET static inline __m256d acl_scalef4(__m256d x, __m256d n)
+{
+    const __m256d magic = _mm256_set1_pd(0x1.8p52);
+    __m256d f = _mm256_round_pd(n, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
+    __m256d a = _mm256_round_pd(_mm256_mul_pd(f, _mm256_set1_pd(0.5)), _MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC);
+    __m256d b = _mm256_sub_pd(f, a);
+    /* 2^a, 2^b: (e + 1023) << 52 from the integer in the low bits of e + 1.5·2^52 */
+    __m256i bias = _mm256_set1_epi64x(1023);
+    __m256i ia = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(a, magic)), _mm256_castpd_si256(magic));
+    __m256i ib = _mm256_sub_epi64(_mm256_castpd_si256(_mm256_add_pd(b, magic)), _mm256_castpd_si256(magic));
+    __m256d pa = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(ia, bias), 52));
+    __m256d pb = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(ib, bias), 52));
+    return _mm256_mul_pd(_mm256_mul_pd(x, pa), pb);
+}
+
+/* acl_exp8_dd: e^x as hi + lo for f64 results (see simd512.h for the error analysis) */
+ACL_AVX2_TARGET static inline __m256d acl_exp4_dd(__m256d x, __m256d *lo)
+{
+    static const double TH[8] = {0x1.0000000000000p+0, 0x1.172b83c7d517bp+0, 0x1.306fe0a31b715p+0,
+                                 0x1.4bfdad5362a27p+0, 0x1.6a09e667f3bcdp+0, 0x1.8ace5422aa0dbp+0,
+                                 0x1.ae89f995ad3adp+0, 0x1.d5818dcfba487p+0};
+    static const double TL[8] = {0.0, -0x1.19041b9d78a76p-55, 0x1.6f46ad23182e4p-55, 0x1.d4397afec42e2p-56,
+                                 -0x1.bdd3413b26456p-54, 0x1.6e9f156864b27p-54, 0x1.7a1cd345dcc81p-54,
+                                 0x1.2ed02d75b3707p-55};
+    const __m256d C_HI = _mm256_set1_pd(0x1.62e42fefa3800p-4), C_LO = _mm256_set1_pd(0x1.ef35793c76730p-48);
+    const __m256d SHIFT = _mm256_set1_pd(0x1.8p52);
+    x = _mm256_max_pd(_mm256_set1_pd(-1100.0), x);
+    x = _mm256_min_pd(_mm256_set1_pd(1100.0), x);
+    __m256d ks = _mm256_fmadd_pd(x, _mm256_set1_pd(0x1.71547652b82fep+3), SHIFT);
+    __m256d k = _mm256_sub_pd(ks, SHIFT);
+    __m256d r = _mm256_fnmadd_pd(k, C_HI, x);
+    r = _mm256_fnmadd_pd(k, C_LO, r);
+    __m256d p = _mm256_set1_pd(1.0 / 40320.0);
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 5040.0));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 720.0));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 120.0));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 24.0));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 6.0));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(0.5));
+    __m256d q = _mm256_fmadd_pd(_mm256_mul_pd(r, r), p, r);
+    /* the permute of simd512.h takes the low 3 bits of ks's bits */
+    __m256i j = _mm256_and_si256(_mm256_castpd_si256(ks), _mm256_set1_epi64x(7));
+    __m256d th = _mm256_i64gather_pd(TH, j, 8), tl = _mm256_i64gather_pd(TL, j, 8);
+    __m256d u = _mm256_fmadd_pd(th, q, tl);
+    __m256d hi = _mm256_add_pd(th, u);
+    __m256d n = _mm256_mul_pd(k, _mm256_set1_pd(0.125));
+    *lo = acl_scalef4(_mm256_add_pd(_mm256_sub_pd(th, hi), u), n);
+    return acl_scalef4(hi, n);
+}
+
+#endif
+#endif
