@@ -15,6 +15,7 @@
 
 #include "aclnnop/aclnn_logit_grad.h"
 #include "op_util.h"
+#include "runtime/simd256.h"
 
 #pragma GCC diagnostic ignored "-Woverride-init"
 
@@ -257,6 +258,66 @@ static void threads_give_identical_bits(void **state)
     free(ref);
 }
 
+/* Round 28: the AVX2 kernels (CPUs without AVX-512) and the AVX-512 ones give the portable
+ * double path's bits: f32 (correctly rounded where proven, the double formula elsewhere) and the
+ * 16-bit f32 evaluation (the same operations on 8 or 16 lanes; its portable twin is the double
+ * path, one rounding of a value within 3·2^-24, so the random values here, none near a 16-bit
+ * midpoint by that margin, agree too).  Every vector level the CPU has (acl_simd_set_cap) against
+ * level 0, over random and special x and dy, four eps and an odd length (every tail). */
+static void vector_paths_give_portable_bits(void **state)
+{
+    (void)state;
+#ifndef ACL_HAVE_AVX2_KERNELS
+    skip();
+#else
+    enum { N = 50021 };
+    const aclDataType dts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+    const double epss[] = {0.0, 1e-3, -1.0, NAN};
+    const double specials[] = {0.0, -0.0, 1.0, NAN, INFINITY, -INFINITY, 1e-3, 1.0 - 1e-3, 0x1p-140, 1e-40, 0.5};
+    int64_t dims[1] = {N};
+    uint32_t *ref = malloc(N * sizeof *ref);
+    int levels = 0;
+    for (int d = 0; d < 3; d++)
+        for (int e = 0; e < 4; e++) {
+            tt x = tt_new(dts[d], 1, dims, TT_CONTIG), dy = tt_new(dts[d], 1, dims, TT_CONTIG),
+               o = tt_new(dts[d], 1, dims, TT_CONTIG);
+            uint64_t s = 0x9e3779b97f4a7c15ull + (uint64_t)(d * 4 + e);
+            for (int64_t i = 0; i < N; i++) {
+                s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+                double xv = (s & 15) == 0 ? specials[(s >> 4) % 11]
+                          : (s & 15) < 4 ? ldexp(1.0 + (double)((s >> 8) & 0xfffff) * 0x1p-20, -1 - (int)((s >> 32) % 140))
+                                         : tt_rand(&s, -0.1, 1.1);
+                s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+                double g = (s & 31) == 0 ? specials[(s >> 5) % 11]
+                         : ldexp((s & 1 ? -1.0 : 1.0) * (1.0 + (double)((s >> 8) & 0xfffff) * 0x1p-20), (int)((s >> 32) % 240) - 120);
+                tt_set(&x, i, xv);
+                tt_set(&dy, i, g);
+            }
+            for (int level = 0; level <= 2; level++) {
+                acl_simd_set_cap(level);
+                if (level == 1 && !acl_have_avx2()) continue;
+                if (level == 2 && !acl_have_avx512()) continue;
+                memset(tt_ptr(&o, 0), 0, (size_t)N * o.es);
+                assert_int_equal(run_logit(&x, &dy, &o, epss[e]), ACLNN_SUCCESS);
+                int fails = 0;
+                for (int64_t i = 0; i < N; i++) {
+                    uint32_t b = (uint32_t)tt_bits(&o, i);
+                    if (level == 0) ref[i] = b;
+                    else if (b != ref[i] && fails++ < 5)
+                        fprintf(stderr, "logit %s eps=%g level %d: x=%a dy=%a gives bits %#x, portable %#x\n",
+                                dt_name(dts[d]), epss[e], level, tt_get(&x, i), tt_get(&dy, i), b, ref[i]);
+                }
+                levels += level > 0;
+                assert_int_equal(fails, 0);
+            }
+            acl_simd_set_cap(2);
+            tt_free(&x); tt_free(&dy); tt_free(&o);
+        }
+    free(ref);
+    if (levels == 0) skip(); /* a CPU with neither AVX2 nor AVX-512: nothing to compare */
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -265,6 +326,7 @@ int main(void)
         cmocka_unit_test(zero_and_one_give_signed_infinities),
         cmocka_unit_test(f32_results_are_correctly_rounded),
         cmocka_unit_test(threads_give_identical_bits),
+        cmocka_unit_test(vector_paths_give_portable_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

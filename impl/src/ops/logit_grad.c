@@ -21,7 +21,7 @@
 #include "aclnnop/aclnn_logit_grad.h"
 #include "runtime/check.h"
 #include "runtime/ewise.h"
-#include "runtime/simd512.h"
+#include "runtime/simd256.h"
 #include "runtime/vecmath.h"
 
 typedef struct {
@@ -237,6 +237,134 @@ ACL_AVX512_TARGET static void logit16_bf16(const void *c, int64_t n, const uint1
 }
 #endif
 
+#ifdef ACL_HAVE_AVX2_KERNELS
+/* logit_rules16 on 8 lanes (AVX2: masks are vectors of all-ones lanes) */
+ACL_AVX2_TARGET static inline __m256 logit_rules8(const logit_ctx *c, __m256 xv, __m256 g, __m256 q, __m256 *valid)
+{
+#if ACLCONFORM_MUTANT == 28 /* eps-range-edge: lower bound exclusive: x == eps falls outside */
+    __m256 in = _mm256_and_ps(_mm256_cmp_ps(xv, _mm256_set1_ps(c->lo32), _CMP_GT_OQ),
+                              _mm256_cmp_ps(xv, _mm256_set1_ps(c->hi32), _CMP_LE_OQ));
+#else
+    __m256 in = _mm256_and_ps(_mm256_cmp_ps(xv, _mm256_set1_ps(c->lo32), _CMP_GE_OQ),
+                              _mm256_cmp_ps(xv, _mm256_set1_ps(c->hi32), _CMP_LE_OQ));
+#endif
+    __m256 nan = _mm256_cmp_ps(xv, g, _CMP_UNORD_Q);
+    if (valid) *valid = _mm256_andnot_ps(nan, in);
+    return _mm256_blendv_ps(_mm256_blendv_ps(_mm256_set1_ps((float)c->outside), q, in), _mm256_set1_ps(NAN), nan);
+}
+
+/* 8 floats every other one (x[::2]): lane k gets p[2k] for the first `left` lanes (others 0);
+ * nothing past p[2·left − 2], the view's last element, is read */
+ACL_AVX2_TARGET static inline __m256 logit_load8_st(const float *p, int64_t left, int st)
+{
+    if (st == 1) return acl_load8_ps_left(p, left);
+    int64_t span = left >= 8 ? 15 : left > 0 ? 2 * left - 1 : 0; /* floats p[0 .. span - 1] */
+    __m256 a = acl_load8_ps_left(p, span), b = acl_load8_ps_left(p + 8, span - 8);
+    __m256 e = _mm256_shuffle_ps(a, b, 0x88); /* a0 a2 b0 b2 | a4 a6 b4 b6 */
+    return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xd8));
+}
+
+/* logit_step on 8-lane AVX2 vectors: the same evaluation and proof, with the reciprocal from
+ * VRCPPS (|r·dh − 1| ≤ 1.5·2^-12) refined by two Newton steps instead of RCP14's one, so r is
+ * again within 2^-23.9 of 1/dh and the analysis above holds as written.  Every lane is either
+ * the correctly rounded Q (q+ = q−) or logit_block's value, as on AVX-512: the same bits (the
+ * lanes each form redoes may differ; both give logit_block's value there).  VRCPPS flushes a
+ * subnormal dh to 0: r = Inf, then NaN, and the lane is redone, as RCP14's overflow makes it. */
+#define LOGIT_V8 4 /* 8-lane vectors per step */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+logit_step8(const logit_ctx *c, const float *x, const float *dy, float *out, int64_t left, int st, bool nt)
+{
+    const __m256 one = _mm256_set1_ps(1.0f);
+    unsigned redo[LOGIT_V8], any = 0;
+    for (int j = 0; j < LOGIT_V8; j++) {
+        int64_t lj = left - 8 * j;
+        __m256 xv = logit_load8_st(x + 8 * st * j, lj, st), g = logit_load8_st(dy + 8 * st * j, lj, st);
+        __m256 y = _mm256_sub_ps(one, xv);
+        __m256 nyl = _mm256_add_ps(xv, _mm256_sub_ps(y, one)); /* −yl */
+        __m256 dh = _mm256_mul_ps(xv, y);
+        __m256 dl = _mm256_fnmadd_ps(xv, nyl, _mm256_fmsub_ps(xv, y, dh));
+        __m256 r = _mm256_rcp_ps(dh);
+        r = _mm256_fmadd_ps(r, _mm256_fnmadd_ps(dh, r, one), r);
+        r = _mm256_fmadd_ps(r, _mm256_fnmadd_ps(dh, r, one), r);
+        __m256 q0 = _mm256_mul_ps(g, r);
+        __m256 res = _mm256_fnmadd_ps(q0, dl, _mm256_fnmadd_ps(q0, dh, g));
+        __m256 p = _mm256_mul_ps(q0, _mm256_set1_ps(0x1p-42f));
+        __m256 qp = _mm256_sub_ps(q0, _mm256_fnmsub_ps(res, r, p));
+        __m256 qm = _mm256_sub_ps(q0, _mm256_fnmadd_ps(res, r, p));
+        __m256 valid;
+        __m256 o = logit_rules8(c, xv, g, qp, &valid);
+        /* 0 < |dy| < 2^-100 (the bits of |dy| are non-negative as int32) */
+        __m256i gbits = _mm256_and_si256(_mm256_castps_si256(g), _mm256_set1_epi32(0x7fffffff));
+        __m256i tiny = _mm256_and_si256(_mm256_cmpgt_epi32(gbits, _mm256_setzero_si256()),
+                                        _mm256_cmpgt_epi32(_mm256_set1_epi32(0x0d800000 /* 2^-100 */), gbits));
+#if ACLCONFORM_MUTANT == 63 /* precision-branch: LogitGrad f32: lanes whose rounding is not proven (finite q+ != q-) not redone */
+        __m256 hard = _mm256_or_ps(_mm256_cmp_ps(qp, qm, _CMP_UNORD_Q), _mm256_castsi256_ps(tiny));
+#elif ACLCONFORM_MUTANT == 64 /* precision-branch: LogitGrad f32: 0 < |dy| < 2^-100 kept in the f32 evaluation (q0, res underflow) */
+        __m256 hard = _mm256_cmp_ps(qp, qm, _CMP_NEQ_UQ);
+        (void)tiny;
+#else
+        __m256 hard = _mm256_or_ps(_mm256_cmp_ps(qp, qm, _CMP_NEQ_UQ), _mm256_castsi256_ps(tiny));
+#endif
+        unsigned m = lj >= 8 ? 0xffu : lj > 0 ? (1u << lj) - 1u : 0u;
+        redo[j] = (unsigned)_mm256_movemask_ps(_mm256_and_ps(hard, valid)) & m;
+        any |= redo[j];
+        if (nt && lj >= 8) _mm256_stream_ps(out + 8 * j, o);
+        else if (lj > 0) acl_store8_ps_left(out + 8 * j, lj, o);
+    }
+    if (__builtin_expect(any != 0, 0))
+        for (int j = 0; j < LOGIT_V8; j++)
+            if (redo[j]) logit_lanes_f64(c, x + 8 * st * j, dy + 8 * st * j, out + 8 * j, (__mmask16)redo[j], st);
+}
+
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+logit_block_st8(const void *p, int64_t n, const float *x, const float *dy, float *out, int st)
+{
+    const logit_ctx c = *(const logit_ctx *)p; /* a local (see logit_block_st) */
+    bool nt = c.nt && ((uintptr_t)out & 63) == 0;
+    int64_t i = 0;
+    if (nt)
+        for (; i + 8 * LOGIT_V8 <= n; i += 8 * LOGIT_V8) logit_step8(&c, x + st * i, dy + st * i, out + i, 8 * LOGIT_V8, st, true);
+    else
+        for (; i + 8 * LOGIT_V8 <= n; i += 8 * LOGIT_V8) logit_step8(&c, x + st * i, dy + st * i, out + i, 8 * LOGIT_V8, st, false);
+    if (i < n) logit_step8(&c, x + st * i, dy + st * i, out + i, n - i, st, false);
+}
+
+ACL_AVX2_TARGET static void logit_block_avx2(const void *p, int64_t n, const float *x, const float *dy, float *out)
+{
+    logit_block_st8(p, n, x, dy, out, 1);
+}
+
+ACL_AVX2_TARGET static void logit_pairs_avx2(const void *p, int64_t n, const float *x, const float *dy, float *out)
+{
+    logit_block_st8(p, n, x, dy, out, 2);
+}
+
+/* logit16 on 8 lanes: the same f32 operations, so the same bits */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+logit16_avx2(const logit_ctx *c, int64_t n, const uint16_t *x, const uint16_t *dy, uint16_t *out, bool bf)
+{
+    const logit_ctx lc = *c;
+    const __m256 one = _mm256_set1_ps(1.0f);
+    for (int64_t i = 0; i < n; i += 8) {
+        __m256 xv = acl_load8_16_left(x + i, n - i, bf), g = acl_load8_16_left(dy + i, n - i, bf);
+        __m256 q = _mm256_div_ps(g, _mm256_mul_ps(xv, _mm256_sub_ps(one, xv)));
+        acl_store8_16_left(out + i, n - i, logit_rules8(&lc, xv, g, q, NULL), bf);
+    }
+}
+
+ACL_AVX2_TARGET static void logit16_f16_avx2(const void *c, int64_t n, const uint16_t *x, const uint16_t *dy,
+                                             uint16_t *out)
+{
+    logit16_avx2(c, n, x, dy, out, false);
+}
+
+ACL_AVX2_TARGET static void logit16_bf16_avx2(const void *c, int64_t n, const uint16_t *x, const uint16_t *dy,
+                                              uint16_t *out)
+{
+    logit16_avx2(c, n, x, dy, out, true);
+}
+#endif
+
 static aclnnStatus logit_kernel(void *p, void *ws, uint64_t ws_size)
 {
     (void)ws; (void)ws_size;
@@ -275,6 +403,15 @@ static aclnnStatus logit_kernel(void *p, void *ws, uint64_t ws_size)
                 elements, 2 threads, side by side in 5 rounds, 8.8-9.0 ms against 9.4-9.8;
                 contiguous level, round 25) */
             acl_ewise2_f32_pairs(&vx, &vdy, &vo, logit_pairs_avx512, logit_block_avx512, &c);
+        return ACLNN_SUCCESS;
+    }
+#endif
+#ifdef ACL_HAVE_AVX2_KERNELS
+    if (acl_have_avx2()) { /* the AVX-512 kernels' forms on 8 lanes, the same bits */
+        if (acl_ewise_all16_ok(&vx, &vdy, &vo))
+            acl_ewise2_u16(&vx, &vdy, &vo, vx.dtype == ACL_BF16 ? logit16_bf16_avx2 : logit16_f16_avx2, &c, false);
+        else
+            acl_ewise2_f32_pairs(&vx, &vdy, &vo, logit_pairs_avx2, logit_block_avx2, &c);
         return ACLNN_SUCCESS;
     }
 #endif
