@@ -24,7 +24,7 @@
 #include "runtime/check.h"
 #include "runtime/conv.h"
 #include "runtime/ewise.h"
-#include "runtime/simd512.h"
+#include "runtime/simd256.h"
 #include "runtime/vecmath.h"
 
 enum { GELU_NONE, GELU_TANH };
@@ -543,6 +543,97 @@ ACL_AVX512_TARGET static void gelu_lut16_bf16(const void *ctx, int64_t n, const 
 }
 #endif
 
+#ifdef ACL_HAVE_AVX2_KERNELS
+/* The 16-bit table kernels on AVX2 (CPUs without AVX-512; round 28): gelu_lut16_step on 8 lanes,
+ * the same f32 product (its first operand's NaN, as acl_mul_first_ps), the same slow lanes and
+ * the same rounding to 16 bits, so the same bits.  The 8 table values by scalar loads, the
+ * indices cut from two 8-byte loads (as acl_table16; GELU_LUT8_GATHER: VGATHERDPS instead). */
+ACL_AVX2_TARGET static inline __m256 gelu_mul_first8(__m256 a, __m256 b)
+{
+    __m256 r;
+    __asm__("vmulps {%2, %1, %0|%0, %1, %2}" : "=x"(r) : "x"(a), "x"(b));
+    return r;
+}
+
+ACL_AVX2_TARGET static inline __m256 gelu_table8(const float *tab, const uint16_t *xb, int64_t left)
+{
+    if (left < 8) {
+        float t[8] = {0};
+        for (int64_t l = 0; l < left; l++) t[l] = tab[xb[l]];
+        return _mm256_loadu_ps(t);
+    }
+#ifdef GELU_LUT8_GATHER
+    return _mm256_i32gather_ps(tab, _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)xb)), 4);
+#else
+    uint64_t w0, w1;
+    memcpy(&w0, xb, sizeof w0);
+    memcpy(&w1, xb + 4, sizeof w1);
+    __m128 lo = _mm_insert_ps(_mm_load_ss(tab + (uint16_t)w0), _mm_load_ss(tab + _bextr_u64(w0, 16, 16)), 0x10);
+    lo = _mm_insert_ps(lo, _mm_load_ss(tab + _bextr_u64(w0, 32, 16)), 0x20);
+    lo = _mm_insert_ps(lo, _mm_load_ss(tab + (w0 >> 48)), 0x30);
+    __m128 hi = _mm_insert_ps(_mm_load_ss(tab + (uint16_t)w1), _mm_load_ss(tab + _bextr_u64(w1, 16, 16)), 0x10);
+    hi = _mm_insert_ps(hi, _mm_load_ss(tab + _bextr_u64(w1, 32, 16)), 0x20);
+    hi = _mm_insert_ps(hi, _mm_load_ss(tab + (w1 >> 48)), 0x30);
+    return _mm256_set_m128(hi, lo);
+#endif
+}
+
+/* gelu_lut16_slow on 8 lanes: the lanes z (bits) of r by gelu_lut_one */
+ACL_AVX2_TARGET static __attribute__((noinline, cold)) __m256 gelu_lut8_slow(const gelu_lut *c, const uint16_t *xb,
+                                                                             __m256 dy, __m256 r, unsigned z)
+{
+    float rl[8], dl[8];
+    _mm256_storeu_ps(rl, r);
+    _mm256_storeu_ps(dl, dy);
+    for (int l = 0; l < 8; l++)
+        if (z >> l & 1) rl[l] = gelu_lut_one(c, false, xb[l], dl[l]);
+    return _mm256_loadu_ps(rl);
+}
+
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+gelu_lut8_step(const gelu_lut *c, const uint16_t *dy, const uint16_t *xb, uint16_t *out, int64_t left, bool bf)
+{
+    __m256 g = gelu_table8(c->g32, xb, left), d = acl_load8_16_left(dy, left, bf);
+    __m256 r = gelu_mul_first8(d, g);
+    unsigned m = left >= 8 ? 0xffu : (1u << left) - 1u;
+    unsigned z = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_EQ_OQ)) & m;
+    if (z) r = gelu_lut8_slow(c, xb, d, r, z);
+    acl_store8_16_left(out, left, r, bf);
+}
+
+/* 32 elements (left ≥ 32) or the tail: four 8-lane steps */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+gelu_lut8_step32(const void *ctx, const uint16_t *dy, const uint16_t *xb, uint16_t *out, int64_t left, bool bf)
+{
+    for (int k = 0; k < 4 && left > 8 * k; k++)
+        gelu_lut8_step(ctx, dy + 8 * k, xb + 8 * k, out + 8 * k, left - 8 * k, bf);
+}
+
+ACL_AVX2_TARGET static inline void gelu_lut8_step_f16(const void *ctx, const uint16_t *dy, const uint16_t *xb,
+                                                      uint16_t *out, int64_t left)
+{
+    gelu_lut8_step32(ctx, dy, xb, out, left, false);
+}
+
+ACL_AVX2_TARGET static inline void gelu_lut8_step_bf16(const void *ctx, const uint16_t *dy, const uint16_t *xb,
+                                                       uint16_t *out, int64_t left)
+{
+    gelu_lut8_step32(ctx, dy, xb, out, left, true);
+}
+
+ACL_AVX2_TARGET static void gelu_lut8_f16(const void *ctx, int64_t n, const uint16_t *dy, const uint16_t *xb,
+                                          uint16_t *out)
+{
+    ACL_STEPS32_PF(acl_prefetch_pass_u16, gelu_lut8_step_f16, ctx, n, dy, xb, out);
+}
+
+ACL_AVX2_TARGET static void gelu_lut8_bf16(const void *ctx, int64_t n, const uint16_t *dy, const uint16_t *xb,
+                                           uint16_t *out)
+{
+    ACL_STEPS32_PF(acl_prefetch_pass_u16, gelu_lut8_step_bf16, ctx, n, dy, xb, out);
+}
+#endif
+
 static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
 {
     (void)ws; (void)ws_size;
@@ -559,6 +650,12 @@ static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
 #ifdef ACL_HAVE_AVX512_KERNELS
         if (acl_ewise_all16_ok(&vdy, &vx, &vo) && acl_have_avx512()) {
             acl_ewise2_u16(&vdy, &vx, &vo, bf ? gelu_lut16_bf16 : gelu_lut16_f16, &c, true);
+            return ACLNN_SUCCESS;
+        }
+#endif
+#ifdef ACL_HAVE_AVX2_KERNELS
+        if (acl_ewise_all16_ok(&vdy, &vx, &vo) && acl_have_avx2()) {
+            acl_ewise2_u16(&vdy, &vx, &vo, bf ? gelu_lut8_bf16 : gelu_lut8_f16, &c, false);
             return ACLNN_SUCCESS;
         }
 #endif
