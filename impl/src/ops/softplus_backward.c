@@ -660,6 +660,82 @@ ACL_AVX2_TARGET static void softplus16_block_avx2(const void *p, int64_t n, cons
     ACL_STEPS_LEFT(8 * SP16A_K, softplus16_step_f32_avx2, (const softplus_ctx *)p, n, dy, x, out);
 }
 
+/* f16 dy, self and gradInput, contiguous (acl_ewise2_u16): converted in registers by F16C, the
+ * bits of the staged path's conversions; the handed-over lanes by softplus16_value on the
+ * widened values, rounded by acl_f32_to_f16 (VCVTPS2PH's rounding). */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+softplus16_step_f16_avx2(const softplus_ctx *c, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left)
+{
+    __m256 g[SP16A_K], xv[SP16A_K], res[SP16A_K];
+    unsigned redo[SP16A_K], any = 0;
+    SP16A_EACH {
+        g[k] = acl_load8_16_left(dy + 8 * k, left - 8 * k, false);
+        xv[k] = acl_load8_16_left(x + 8 * k, left - 8 * k, false);
+    }
+    softplus16_vec_avx2(c, g, xv, res, redo);
+    SP16A_EACH {
+        acl_store8_16_left(out + 8 * k, left - 8 * k, res[k], false);
+        any |= redo[k] &= sp_lanes(left - 8 * k, 8);
+    }
+    if (__builtin_expect(any != 0, 0))
+        SP16A_EACH for (; redo[k]; redo[k] &= redo[k] - 1) {
+            int j = 8 * k + __builtin_ctz(redo[k]);
+            out[j] = acl_f32_to_f16(softplus16_value(c, acl_f16_to_f32(dy[j]), acl_f16_to_f32(x[j])));
+        }
+}
+
+ACL_AVX2_TARGET static void softplus16_f16_avx2(const void *p, int64_t n, const uint16_t *dy, const uint16_t *x,
+                                                uint16_t *out)
+{
+    ACL_STEPS_LEFT(8 * SP16A_K, softplus16_step_f16_avx2, (const softplus_ctx *)p, n, dy, x, out);
+}
+
+/* bf16 in pairs, as softplus16_step_bf16: one 32-byte load of 16 values gives the even-indexed
+ * ones by a shift and the odd ones by a mask; the results' bf16 bits (acl_bf16_bits8_avx2, the
+ * bits of acl_cvt_f32_to_bf16) are interleaved back by a shift and an OR. */
+_Static_assert(SP16A_K == 2, "the AVX2 bf16 kernel's two vectors are the even and the odd elements");
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+softplus16_step_bf16_avx2(const softplus_ctx *c, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left)
+{
+    __m256i wg, wx;
+    if (left >= 16) {
+        wg = _mm256_loadu_si256((const __m256i *)(const void *)dy);
+        wx = _mm256_loadu_si256((const __m256i *)(const void *)x);
+    } else {
+        uint16_t tg[16] = {0}, tx[16] = {0};
+        memcpy(tg, dy, (size_t)left * sizeof *dy);
+        memcpy(tx, x, (size_t)left * sizeof *x);
+        wg = _mm256_loadu_si256((const __m256i *)(void *)tg);
+        wx = _mm256_loadu_si256((const __m256i *)(void *)tx);
+    }
+    const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
+    __m256 g[2] = {_mm256_castsi256_ps(_mm256_slli_epi32(wg, 16)), _mm256_castsi256_ps(_mm256_and_si256(wg, hi))};
+    __m256 xv[2] = {_mm256_castsi256_ps(_mm256_slli_epi32(wx, 16)), _mm256_castsi256_ps(_mm256_and_si256(wx, hi))};
+    __m256 res[2];
+    unsigned redo[2];
+    softplus16_vec_avx2(c, g, xv, res, redo);
+    __m256i o = _mm256_or_si256(acl_bf16_bits8_avx2(res[0]), _mm256_slli_epi32(acl_bf16_bits8_avx2(res[1]), 16));
+    if (left >= 16) {
+        _mm256_storeu_si256((__m256i *)(void *)out, o);
+    } else {
+        uint16_t to[16];
+        _mm256_storeu_si256((__m256i *)(void *)to, o);
+        memcpy(out, to, (size_t)left * sizeof *out);
+    }
+    if (__builtin_expect((redo[0] | redo[1]) != 0, 0))
+        for (int k = 0; k < 2; k++)
+            for (unsigned r = redo[k]; r; r &= r - 1) {
+                int j = 2 * __builtin_ctz(r) + k;
+                if (j < left) out[j] = acl_f32_to_bf16(softplus16_value(c, acl_bf16_to_f32(dy[j]), acl_bf16_to_f32(x[j])));
+            }
+}
+
+ACL_AVX2_TARGET static void softplus16_bf16_avx2(const void *p, int64_t n, const uint16_t *dy, const uint16_t *x,
+                                                 uint16_t *out)
+{
+    ACL_STEPS_LEFT(16, softplus16_step_bf16_avx2, (const softplus_ctx *)p, n, dy, x, out);
+}
+
 /* f32 compute precision: softplus_step_f32 on SPF2_V vectors of 8 f32 (2·SPF2_V chains of 4
  * doubles).  VRANGEPD(zd, 708, 0x2) (the smaller magnitude, zd's sign) is min then max against
  * ±708: the same value for every zd but NaN, whose lanes are redone by the scalar form. */
@@ -815,7 +891,10 @@ static void softplus16(const softplus_ctx *c, const acl_view *vdy, const acl_vie
 #endif
 #ifdef ACL_HAVE_AVX2_KERNELS
     if (acl_have_avx2()) {
-        acl_ewise2_f32(vdy, vx, vo, softplus16_block_avx2, c);
+        if (acl_ewise_all16_ok(vdy, vx, vo))
+            acl_ewise2_u16(vdy, vx, vo, vo->dtype == ACL_BF16 ? softplus16_bf16_avx2 : softplus16_f16_avx2, c, false);
+        else
+            acl_ewise2_f32(vdy, vx, vo, softplus16_block_avx2, c);
         return;
     }
 #endif
