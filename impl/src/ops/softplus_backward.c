@@ -21,6 +21,7 @@
 #include "runtime/check.h"
 #include "runtime/conv.h"
 #include "runtime/ewise.h"
+#include "runtime/simd256.h"
 #include "runtime/simd512.h"
 #include "runtime/vecmath.h"
 
@@ -575,6 +576,371 @@ ACL_AVX512_TARGET static void softplus16_bf16(const void *p, int64_t n, const ui
 }
 #endif
 
+#ifdef ACL_HAVE_AVX2_KERNELS
+/* ---- AVX2 + FMA + F16C twins of the AVX-512 kernels above (issue 14, round 28: CPUs without
+ * AVX-512, such as Zen 3, ran the portable loops: 16-bit 0.05-0.1x PyTorch).  Each twin performs
+ * its AVX-512 kernel's IEEE operations in the same order on 8 f32 / 4 double lanes, so it gives
+ * the same bits (tests compare the paths with acl_simd_set_cap); the AVX-512 instructions without
+ * an AVX2 counterpart are replaced by exact equivalents, named where they occur.  Masks are
+ * vectors (all-ones lanes) and the lanes handed to the scalar forms a bit mask from MOVMSK. */
+
+/* the first `left` of 8 (or 4) lanes as bits */
+static inline unsigned sp_lanes(int64_t left, int w)
+{
+    return left >= w ? (1u << w) - 1u : left > 0 ? (1u << left) - 1u : 0u;
+}
+
+/* softplus16_vec on SP16A_K vectors of 8 lanes: the same operations in the same order (the
+ * exponent-field add for ldexpf); redo[k] gets the bits of the lanes handed over to
+ * softplus16_value (outside the linear branch with u < -86 or NaN), not yet limited to the tail. */
+#define SP16A_K 2
+#define SP16A_EACH _Pragma("GCC unroll 4") for (int k = 0; k < SP16A_K; k++)
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+softplus16_vec_avx2(const softplus_ctx *c, const __m256 *g, const __m256 *x, __m256 *res, unsigned *redo)
+{
+    const __m256 beta = _mm256_set1_ps(c->beta32), sign = _mm256_set1_ps(-0.0f);
+    __m256 z[SP16A_K], lin[SP16A_K], u[SP16A_K], wl[SP16A_K], t[SP16A_K], n[SP16A_K], r[SP16A_K], p[SP16A_K];
+    SP16A_EACH z[k] = _mm256_mul_ps(beta, x[k]);
+#if ACLCONFORM_MUTANT == 24 /* branch-boundary: 16-bit path: z >= threshold instead of z > threshold */
+    SP16A_EACH lin[k] = _mm256_cmp_ps(z[k], _mm256_set1_ps(c->thr32), _CMP_GE_OQ);
+#else
+    SP16A_EACH lin[k] = _mm256_cmp_ps(z[k], _mm256_set1_ps(c->thr32), _CMP_GT_OQ);
+#endif
+    SP16A_EACH u[k] = _mm256_or_ps(z[k], sign);
+    SP16A_EACH wl[k] = _mm256_fnmadd_ps(beta, x[k], z[k]); /* -zl */
+#if ACLCONFORM_MUTANT == 54 /* precision-branch: 16-bit path: lanes down to u = -126 kept in the vector form (e = p*2^n by the exponent add leaves the normal range) */
+    SP16A_EACH redo[k] = (unsigned)_mm256_movemask_ps(
+        _mm256_andnot_ps(lin[k], _mm256_cmp_ps(u[k], _mm256_set1_ps(-126.0f), _CMP_NGE_UQ)));
+#else
+    SP16A_EACH redo[k] = (unsigned)_mm256_movemask_ps(
+        _mm256_andnot_ps(lin[k], _mm256_cmp_ps(u[k], _mm256_set1_ps(SP16_TINY), _CMP_NGE_UQ)));
+#endif
+    SP16A_EACH t[k] = _mm256_fmadd_ps(z[k], _mm256_set1_ps(-SP16_LOG2E), _mm256_set1_ps(SP16_MAGIC));
+    SP16A_EACH n[k] = _mm256_sub_ps(t[k], _mm256_set1_ps(SP16_MAGIC));
+    SP16A_EACH r[k] = _mm256_fnmsub_ps(n[k], _mm256_set1_ps(SP16_LN2HI), z[k]);
+    SP16A_EACH r[k] = _mm256_fnmadd_ps(n[k], _mm256_set1_ps(SP16_LN2LO), r[k]);
+    SP16A_EACH r[k] = _mm256_add_ps(r[k], wl[k]);
+    SP16A_EACH p[k] = _mm256_fmadd_ps(_mm256_set1_ps(SP16_C5), r[k], _mm256_set1_ps(SP16_C4));
+    SP16A_EACH p[k] = _mm256_fmadd_ps(p[k], r[k], _mm256_set1_ps(SP16_C3));
+    SP16A_EACH p[k] = _mm256_fmadd_ps(p[k], r[k], _mm256_set1_ps(SP16_C2));
+    SP16A_EACH p[k] = _mm256_fmadd_ps(p[k], r[k], _mm256_set1_ps(1.0f));
+    SP16A_EACH p[k] = _mm256_fmadd_ps(p[k], r[k], _mm256_set1_ps(1.0f));
+    /* e = p·2^n: t's low mantissa bits hold n + 2^22, so t << 23 is n << 23 (mod 2^32) */
+    SP16A_EACH p[k] = _mm256_castsi256_ps(_mm256_add_epi32(_mm256_castps_si256(p[k]),
+                                                           _mm256_slli_epi32(_mm256_castps_si256(t[k]), 23)));
+    SP16A_EACH res[k] = _mm256_div_ps(g[k], _mm256_add_ps(_mm256_set1_ps(1.0f), p[k]));
+    SP16A_EACH res[k] = _mm256_blendv_ps(res[k], g[k], lin[k]);
+}
+
+/* f32 arrays (acl_ewise2_f32: the driver widens and rounds the 16-bit values) */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+softplus16_step_f32_avx2(const softplus_ctx *c, const float *dy, const float *x, float *out, int64_t left)
+{
+    __m256 g[SP16A_K], xv[SP16A_K], res[SP16A_K];
+    unsigned redo[SP16A_K], any = 0;
+    SP16A_EACH {
+        g[k] = acl_load8_ps_left(dy + 8 * k, left - 8 * k);
+        xv[k] = acl_load8_ps_left(x + 8 * k, left - 8 * k);
+    }
+    softplus16_vec_avx2(c, g, xv, res, redo);
+    SP16A_EACH {
+        acl_store8_ps_left(out + 8 * k, left - 8 * k, res[k]);
+        any |= redo[k] &= sp_lanes(left - 8 * k, 8);
+    }
+    if (__builtin_expect(any != 0, 0))
+        SP16A_EACH for (; redo[k]; redo[k] &= redo[k] - 1) {
+            int j = 8 * k + __builtin_ctz(redo[k]);
+            out[j] = softplus16_value(c, dy[j], x[j]);
+        }
+}
+
+ACL_AVX2_TARGET static void softplus16_block_avx2(const void *p, int64_t n, const float *dy, const float *x,
+                                                  float *out)
+{
+    ACL_STEPS_LEFT(8 * SP16A_K, softplus16_step_f32_avx2, (const softplus_ctx *)p, n, dy, x, out);
+}
+
+/* f16 dy, self and gradInput, contiguous (acl_ewise2_u16): converted in registers by F16C, the
+ * bits of the staged path's conversions; the handed-over lanes by softplus16_value on the
+ * widened values, rounded by acl_f32_to_f16 (VCVTPS2PH's rounding). */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+softplus16_step_f16_avx2(const softplus_ctx *c, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left)
+{
+    __m256 g[SP16A_K], xv[SP16A_K], res[SP16A_K];
+    unsigned redo[SP16A_K], any = 0;
+    SP16A_EACH {
+        g[k] = acl_load8_16_left(dy + 8 * k, left - 8 * k, false);
+        xv[k] = acl_load8_16_left(x + 8 * k, left - 8 * k, false);
+    }
+    softplus16_vec_avx2(c, g, xv, res, redo);
+    SP16A_EACH {
+        acl_store8_16_left(out + 8 * k, left - 8 * k, res[k], false);
+        any |= redo[k] &= sp_lanes(left - 8 * k, 8);
+    }
+    if (__builtin_expect(any != 0, 0))
+        SP16A_EACH for (; redo[k]; redo[k] &= redo[k] - 1) {
+            int j = 8 * k + __builtin_ctz(redo[k]);
+            out[j] = acl_f32_to_f16(softplus16_value(c, acl_f16_to_f32(dy[j]), acl_f16_to_f32(x[j])));
+        }
+}
+
+ACL_AVX2_TARGET static void softplus16_f16_avx2(const void *p, int64_t n, const uint16_t *dy, const uint16_t *x,
+                                                uint16_t *out)
+{
+    ACL_STEPS_LEFT(8 * SP16A_K, softplus16_step_f16_avx2, (const softplus_ctx *)p, n, dy, x, out);
+}
+
+/* bf16 in pairs, as softplus16_step_bf16: one 32-byte load of 16 values gives the even-indexed
+ * ones by a shift and the odd ones by a mask; the results' bf16 bits (acl_bf16_bits8_avx2, the
+ * bits of acl_cvt_f32_to_bf16) are interleaved back by a shift and an OR. */
+_Static_assert(SP16A_K == 2, "the AVX2 bf16 kernel's two vectors are the even and the odd elements");
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+softplus16_step_bf16_avx2(const softplus_ctx *c, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left)
+{
+    __m256i wg, wx;
+    if (left >= 16) {
+        wg = _mm256_loadu_si256((const __m256i *)(const void *)dy);
+        wx = _mm256_loadu_si256((const __m256i *)(const void *)x);
+    } else {
+        uint16_t tg[16] = {0}, tx[16] = {0};
+        memcpy(tg, dy, (size_t)left * sizeof *dy);
+        memcpy(tx, x, (size_t)left * sizeof *x);
+        wg = _mm256_loadu_si256((const __m256i *)(void *)tg);
+        wx = _mm256_loadu_si256((const __m256i *)(void *)tx);
+    }
+    const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
+    __m256 g[2] = {_mm256_castsi256_ps(_mm256_slli_epi32(wg, 16)), _mm256_castsi256_ps(_mm256_and_si256(wg, hi))};
+    __m256 xv[2] = {_mm256_castsi256_ps(_mm256_slli_epi32(wx, 16)), _mm256_castsi256_ps(_mm256_and_si256(wx, hi))};
+    __m256 res[2];
+    unsigned redo[2];
+    softplus16_vec_avx2(c, g, xv, res, redo);
+    __m256i o = _mm256_or_si256(acl_bf16_bits8_avx2(res[0]), _mm256_slli_epi32(acl_bf16_bits8_avx2(res[1]), 16));
+    if (left >= 16) {
+        _mm256_storeu_si256((__m256i *)(void *)out, o);
+    } else {
+        uint16_t to[16];
+        _mm256_storeu_si256((__m256i *)(void *)to, o);
+        memcpy(out, to, (size_t)left * sizeof *out);
+    }
+    if (__builtin_expect((redo[0] | redo[1]) != 0, 0))
+        for (int k = 0; k < 2; k++)
+            for (unsigned r = redo[k]; r; r &= r - 1) {
+                int j = 2 * __builtin_ctz(r) + k;
+                if (j < left) out[j] = acl_f32_to_bf16(softplus16_value(c, acl_bf16_to_f32(dy[j]), acl_bf16_to_f32(x[j])));
+            }
+}
+
+ACL_AVX2_TARGET static void softplus16_bf16_avx2(const void *p, int64_t n, const uint16_t *dy, const uint16_t *x,
+                                                 uint16_t *out)
+{
+    ACL_STEPS_LEFT(16, softplus16_step_bf16_avx2, (const softplus_ctx *)p, n, dy, x, out);
+}
+
+/* f32 compute precision: softplus_step_f32 on SPF2_V vectors of 8 f32 (2·SPF2_V chains of 4
+ * doubles).  VRANGEPD(zd, 708, 0x2) (the smaller magnitude, zd's sign) is min then max against
+ * ±708: the same value for every zd but NaN, whose lanes are redone by the scalar form.
+ * Round 28 on Zen 3, 16 Mi elements in cache, 1 thread, alternating builds: SPF2_V 2 24.6-26 ms
+ * (1: 26-37, 4: 26-27); acl_expneg4_fast's gather stays (its table read as four VPERMDs and three
+ * blends instead, sp_exp4_dd's way: 29-30 ms against 25-26). */
+#define SPF2_V 2
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+softplus_step_f32_avx2(const softplus_ctx *c, const float *dy, const float *x, float *out, int64_t left)
+{
+    __m256 dyf[SPF2_V], lin[SPF2_V];
+    __m256d zd[2 * SPF2_V], r[2 * SPF2_V], t[2 * SPF2_V];
+    unsigned low[SPF2_V], any = 0;
+    for (int j = 0; j < SPF2_V; j++) {
+        __m256 xf = acl_load8_ps_left(x + 8 * j, left - 8 * j);
+        dyf[j] = acl_load8_ps_left(dy + 8 * j, left - 8 * j);
+        __m256 z = _mm256_mul_ps(_mm256_set1_ps(c->beta32), xf);
+#if ACLCONFORM_MUTANT == 22 /* branch-boundary: f32 path: threshold compare z >= threshold instead of z > threshold */
+        lin[j] = _mm256_cmp_ps(z, _mm256_set1_ps(c->thr32), _CMP_GE_OQ);
+#else
+        lin[j] = _mm256_cmp_ps(z, _mm256_set1_ps(c->thr32), _CMP_GT_OQ);
+#endif
+        /* redone: not (z > -700), that is z ≤ -700 or NaN, outside the linear branch */
+#if ACLCONFORM_MUTANT == 55 /* precision-branch: f32 path: NaN lanes not redone by the scalar form (the clamp made them ±708: a finite result) */
+        __m256 nle = _mm256_cmp_ps(z, _mm256_set1_ps(-700.0f), _CMP_LE_OQ);
+#else
+        __m256 nle = _mm256_cmp_ps(z, _mm256_set1_ps(-700.0f), _CMP_NGT_UQ);
+#endif
+        low[j] = (unsigned)_mm256_movemask_ps(_mm256_andnot_ps(lin[j], nle)) & sp_lanes(left - 8 * j, 8);
+#if ACLCONFORM_MUTANT == 25 /* precision-branch: f32 path: the z <= -700 rescue pass skipped (Inf dy x underflowed sigmoid gives 0/NaN) */
+        low[j] = 0;
+#endif
+        any |= low[j];
+        zd[2 * j] = acl_lo4_pd(xf);
+        zd[2 * j + 1] = acl_hi4_pd(xf);
+        r[2 * j] = acl_lo4_pd(dyf[j]);
+        r[2 * j + 1] = acl_hi4_pd(dyf[j]);
+    }
+    for (int k = 0; k < 2 * SPF2_V; k++)
+        zd[k] = _mm256_max_pd(_mm256_min_pd(_mm256_mul_pd(_mm256_set1_pd((double)c->beta32), zd[k]),
+                                            _mm256_set1_pd(708.0)), _mm256_set1_pd(-708.0));
+    for (int k = 0; k < 2 * SPF2_V; k++) zd[k] = acl_expneg4_fast(zd[k], &t[k]);
+    for (int k = 0; k < 2 * SPF2_V; k++) r[k] = _mm256_div_pd(r[k], _mm256_fmadd_pd(t[k], zd[k], _mm256_set1_pd(1.0)));
+    for (int j = 0; j < SPF2_V; j++)
+        acl_store8_ps_left(out + 8 * j, left - 8 * j, _mm256_blendv_ps(acl_join4_ps(r[2 * j], r[2 * j + 1]), dyf[j], lin[j]));
+    if (__builtin_expect(any != 0, 0))
+        for (int j = 0; j < SPF2_V; j++)
+            if (low[j]) softplus_f32_low(c, dy + 8 * j, x + 8 * j, out + 8 * j, (__mmask16)low[j]);
+}
+
+/* a pass of 32 elements (ACL_STEPS32_PF) in steps of 8·SPF2_V */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+softplus_pass_f32_avx2(const softplus_ctx *c, const float *dy, const float *x, float *out, int64_t left)
+{
+    for (int h = 0; h < 32; h += 8 * SPF2_V)
+        if (h < left) softplus_step_f32_avx2(c, dy + h, x + h, out + h, left - h);
+}
+
+ACL_AVX2_TARGET static void softplus_block_f32_avx2(const void *p, int64_t n, const float *dy, const float *x,
+                                                    float *out)
+{
+    ACL_STEPS32_PF(acl_prefetch_pass_f32, softplus_pass_f32_avx2, (const softplus_ctx *)p, n, dy, x, out);
+}
+
+/* acl_exp4_dd's value for softplus_steps_f64_avx2, the same bits in the lanes `want` (the others
+ * are not used): the table reads by two in-register permutes and a blend instead of gathers, and
+ * each scaling by 2^floor(n) one product with the normal power of two, exact up to its one
+ * rounding (into subnormals too), that is VSCALEFPD's result, while every wanted lane has
+ * floor(n) in [-1022, 1023] (-zh ≤ 700 in every fast lane, so whenever the threshold is below
+ * 708); acl_scalef4 otherwise. */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) __m256d
+sp_tab8_pd(__m256d lo4, __m256d hi4, __m256i idx, __m256d b2)
+{
+    __m256d a = _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(lo4), idx));
+    __m256d b = _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(hi4), idx));
+    return _mm256_blendv_pd(a, b, b2);
+}
+
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) __m256d
+sp_exp4_dd(__m256d x, __m256d *lo, __m256d want)
+{
+    const __m256d THL = _mm256_setr_pd(0x1.0000000000000p+0, 0x1.172b83c7d517bp+0, 0x1.306fe0a31b715p+0, 0x1.4bfdad5362a27p+0);
+    const __m256d THH = _mm256_setr_pd(0x1.6a09e667f3bcdp+0, 0x1.8ace5422aa0dbp+0, 0x1.ae89f995ad3adp+0, 0x1.d5818dcfba487p+0);
+    const __m256d TLL = _mm256_setr_pd(0.0, -0x1.19041b9d78a76p-55, 0x1.6f46ad23182e4p-55, 0x1.d4397afec42e2p-56);
+    const __m256d TLH = _mm256_setr_pd(-0x1.bdd3413b26456p-54, 0x1.6e9f156864b27p-54, 0x1.7a1cd345dcc81p-54, 0x1.2ed02d75b3707p-55);
+    const __m256d C_HI = _mm256_set1_pd(0x1.62e42fefa3800p-4), C_LO = _mm256_set1_pd(0x1.ef35793c76730p-48);
+    const __m256d SHIFT = _mm256_set1_pd(0x1.8p52);
+    x = _mm256_max_pd(_mm256_set1_pd(-1100.0), x);
+    x = _mm256_min_pd(_mm256_set1_pd(1100.0), x);
+    __m256d ks = _mm256_fmadd_pd(x, _mm256_set1_pd(0x1.71547652b82fep+3), SHIFT);
+    __m256d k = _mm256_sub_pd(ks, SHIFT);
+    __m256d r = _mm256_fnmadd_pd(k, C_HI, x);
+    r = _mm256_fnmadd_pd(k, C_LO, r);
+    __m256d p = _mm256_set1_pd(1.0 / 40320.0);
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 5040.0));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 720.0));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 120.0));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 24.0));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 6.0));
+    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(0.5));
+    __m256d q = _mm256_fmadd_pd(_mm256_mul_pd(r, r), p, r);
+    /* j = ks's low 3 bits: dword indices 2(j & 3), 2(j & 3) + 1 (VPERMD reads 3 bits of each),
+     * the half of the table by bit 2 (moved to the sign bit for the blend) */
+    __m256i kb = _mm256_castpd_si256(ks), j2 = _mm256_slli_epi64(_mm256_and_si256(kb, _mm256_set1_epi64x(7)), 1);
+    __m256i idx = _mm256_add_epi64(_mm256_or_si256(j2, _mm256_slli_epi64(j2, 32)), _mm256_set1_epi64x((int64_t)1 << 32));
+    __m256d b2 = _mm256_castsi256_pd(_mm256_slli_epi64(kb, 61));
+    __m256d th = sp_tab8_pd(THL, THH, idx, b2), tl = sp_tab8_pd(TLL, TLH, idx, b2);
+    __m256d u = _mm256_fmadd_pd(th, q, tl);
+    __m256d hi = _mm256_add_pd(th, u);
+    __m256d l = _mm256_add_pd(_mm256_sub_pd(th, hi), u);
+    __m256d wide = _mm256_and_pd(want, _mm256_or_pd(_mm256_cmp_pd(k, _mm256_set1_pd(-8 * 1022), _CMP_LT_OQ),
+                                                    _mm256_cmp_pd(k, _mm256_set1_pd(8 * 1023 + 7), _CMP_GT_OQ)));
+    if (__builtin_expect(_mm256_movemask_pd(wide) != 0, 0)) {
+        __m256d n = _mm256_mul_pd(k, _mm256_set1_pd(0.125));
+        *lo = acl_scalef4(l, n);
+        return acl_scalef4(hi, n);
+    }
+    /* 2^floor(k/8): ks's bits are 1.5·2^52's plus k, and those are a multiple of 8, so their
+     * logical shift by 3 is theirs / 8 plus floor(k/8) */
+    const int64_t mb8 = (int64_t)(0x4338000000000000ull >> 3);
+    __m256d s = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(_mm256_srli_epi64(kb, 3), _mm256_set1_epi64x(1023 - mb8)), 52));
+    *lo = _mm256_mul_pd(l, s);
+    return _mm256_mul_pd(hi, s);
+}
+
+/* f64 compute precision: softplus_steps_f64 on SPD2_K vectors of 4 doubles, acl_exp4_dd for
+ * acl_exp8_dd.  The class tests are compares (fpclass 0x99: not |z| < Inf; 0x9f: not |q| < Inf
+ * or q = 0), the masked moves blends, the masked division a blend of the division. */
+#define SPD2_K 4
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+softplus_steps_f64_avx2(const softplus_ctx *c, const double *dy, const double *x, double *out, int64_t left)
+{
+    const __m256d beta = _mm256_set1_pd(c->beta64), thr = _mm256_set1_pd(c->thr64);
+    const __m256d one = _mm256_set1_pd(1.0), zero = _mm256_setzero_pd();
+    const __m256d inf = _mm256_set1_pd(INFINITY), dmax = _mm256_set1_pd(DBL_MAX);
+    const __m256d m700 = _mm256_set1_pd(-700.0), sign = _mm256_set1_pd(-0.0);
+    const bool beta_finite = isfinite(c->beta64);
+    __m256d xv[SPD2_K], g[SPD2_K], z[SPD2_K], zh[SPD2_K], zl[SPD2_K], E[SPD2_K], El[SPD2_K], sm[SPD2_K], res[SPD2_K];
+    __m256d lin[SPD2_K], nonfin[SPD2_K], fast[SPD2_K], odd[SPD2_K];
+    unsigned anyfin = 0, anyodd = 0, anyslow = 0, slow[SPD2_K];
+    for (int k = 0; k < SPD2_K; k++) {
+        xv[k] = acl_load4_pd_left(x + 4 * k, left - 4 * k);
+        g[k] = acl_load4_pd_left(dy + 4 * k, left - 4 * k);
+        z[k] = _mm256_mul_pd(beta, xv[k]);
+#if ACLCONFORM_MUTANT == 23 /* branch-boundary: f64 path: threshold compare z >= threshold instead of z > threshold */
+        lin[k] = _mm256_cmp_pd(z[k], thr, _CMP_GE_OQ);
+#else
+        lin[k] = _mm256_cmp_pd(z[k], thr, _CMP_GT_OQ);
+#endif
+#if ACLCONFORM_MUTANT == 27 /* f64-precision: f64 path drops the low part zl of beta*self (the pre-issue-12 rounding) */
+        zh[k] = z[k], zl[k] = _mm256_mul_pd(zero, _mm256_fmsub_pd(beta, xv[k], z[k]));
+#else
+        zh[k] = z[k], zl[k] = _mm256_fmsub_pd(beta, xv[k], z[k]);
+#endif
+        /* rare: z NaN or ±Inf */
+        nonfin[k] = _mm256_cmp_pd(_mm256_andnot_pd(sign, z[k]), inf, _CMP_NLT_UQ);
+        anyfin |= (unsigned)_mm256_movemask_pd(nonfin[k]);
+    }
+    if (__builtin_expect(anyfin != 0, 0))
+        for (int k = 0; k < SPD2_K; k++) {
+            __m256d ovf = beta_finite ? _mm256_and_pd(_mm256_and_pd(nonfin[k], _mm256_cmp_pd(_mm256_andnot_pd(sign, z[k]), inf, _CMP_EQ_OQ)),
+                                                      _mm256_cmp_pd(_mm256_andnot_pd(sign, xv[k]), inf, _CMP_LT_OQ))
+                                      : zero;
+            zh[k] = _mm256_blendv_pd(z[k], _mm256_or_pd(_mm256_and_pd(z[k], sign), dmax), ovf);
+            zl[k] = _mm256_andnot_pd(nonfin[k], zl[k]);
+        }
+    for (int k = 0; k < SPD2_K; k++) {
+        fast[k] = _mm256_and_pd(_mm256_andnot_pd(lin[k], _mm256_cmp_pd(zh[k], m700, _CMP_GT_OQ)),
+                                _mm256_castsi256_pd(acl_mask4x64(left - 4 * k)));
+        E[k] = sp_exp4_dd(_mm256_sub_pd(zero, zh[k]), &El[k], fast[k]);
+    }
+    for (int k = 0; k < SPD2_K; k++) {
+        sm[k] = _mm256_add_pd(one, E[k]);
+        /* Fast2Sum's larger and smaller operand (E is not NaN in the fast lanes) */
+        __m256d big = _mm256_max_pd(E[k], one), small = _mm256_min_pd(E[k], one);
+        __m256d t = _mm256_sub_pd(_mm256_add_pd(_mm256_add_pd(_mm256_sub_pd(big, sm[k]), small), El[k]),
+                                  _mm256_mul_pd(E[k], zl[k]));
+        __m256d inv = _mm256_div_pd(one, sm[k]);
+        __m256d q = _mm256_mul_pd(g[k], inv);
+        __m256d r = _mm256_fnmadd_pd(q, sm[k], g[k]);
+        res[k] = _mm256_add_pd(q, _mm256_mul_pd(_mm256_sub_pd(r, _mm256_mul_pd(q, t)), inv));
+        /* rare: !isfinite(q) || q == 0 gives dy / s */
+        odd[k] = _mm256_and_pd(fast[k], _mm256_or_pd(_mm256_cmp_pd(_mm256_andnot_pd(sign, q), inf, _CMP_NLT_UQ),
+                                                     _mm256_cmp_pd(q, zero, _CMP_EQ_OQ)));
+        anyodd |= (unsigned)_mm256_movemask_pd(odd[k]);
+    }
+    if (__builtin_expect(anyodd != 0, 0))
+        for (int k = 0; k < SPD2_K; k++) res[k] = _mm256_blendv_pd(res[k], _mm256_div_pd(g[k], sm[k]), odd[k]);
+    for (int k = 0; k < SPD2_K; k++) {
+        acl_store4_pd_left(out + 4 * k, left - 4 * k, _mm256_blendv_pd(res[k], g[k], lin[k]));
+        slow[k] = ~(unsigned)_mm256_movemask_pd(_mm256_or_pd(fast[k], lin[k])) & sp_lanes(left - 4 * k, 4);
+        anyslow |= slow[k];
+    }
+    if (__builtin_expect(anyslow != 0, 0))
+        for (int k = 0; k < SPD2_K; k++)
+            if (slow[k]) softplus_f64_slow(c, 4 * k, dy, x, out, (__mmask8)slow[k]);
+}
+
+ACL_AVX2_TARGET static void softplus_block_f64_avx2(const void *p, int64_t n, const double *dy, const double *x,
+                                                    double *out)
+{
+    ACL_STEPS_LEFT(4 * SPD2_K, softplus_steps_f64_avx2, (const softplus_ctx *)p, n, dy, x, out);
+}
+#endif
+
 static void softplus16(const softplus_ctx *c, const acl_view *vdy, const acl_view *vx, const acl_view *vo)
 {
 #ifdef ACL_HAVE_AVX512_KERNELS
@@ -584,6 +950,15 @@ static void softplus16(const softplus_ctx *c, const acl_view *vdy, const acl_vie
             acl_ewise2_u16(vdy, vx, vo, vo->dtype == ACL_BF16 ? softplus16_bf16 : softplus16_f16, c, false);
         else
             acl_ewise2_f32(vdy, vx, vo, softplus16_block_avx512, c);
+        return;
+    }
+#endif
+#ifdef ACL_HAVE_AVX2_KERNELS
+    if (acl_have_avx2()) {
+        if (acl_ewise_all16_ok(vdy, vx, vo))
+            acl_ewise2_u16(vdy, vx, vo, vo->dtype == ACL_BF16 ? softplus16_bf16_avx2 : softplus16_f16_avx2, c, false);
+        else
+            acl_ewise2_f32(vdy, vx, vo, softplus16_block_avx2, c);
         return;
     }
 #endif
@@ -607,12 +982,19 @@ static aclnnStatus softplus_kernel(void *p, void *ws, uint64_t ws_size)
 #ifdef ACL_HAVE_AVX512_KERNELS
                        acl_have_avx512() ? softplus_block_f64_avx512 :
 #endif
+#ifdef ACL_HAVE_AVX2_KERNELS
+                       acl_have_avx2() ? softplus_block_f64_avx2 :
+#endif
                        softplus_block_f64, &c);
     else if (acl_dtype_is16(o->dtype))
         softplus16(&c, &vdy, &vx, &vo);
     else
 #ifdef ACL_HAVE_AVX512_KERNELS
         if (acl_have_avx512()) acl_ewise2_f32_pf(&vdy, &vx, &vo, softplus_block_f32_avx512, &c);
+        else
+#endif
+#ifdef ACL_HAVE_AVX2_KERNELS
+        if (acl_have_avx2()) acl_ewise2_f32_pf(&vdy, &vx, &vo, softplus_block_f32_avx2, &c);
         else
 #endif
             acl_ewise2_f32(&vdy, &vx, &vo, softplus_block_f32, &c);
