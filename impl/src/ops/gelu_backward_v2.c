@@ -390,6 +390,71 @@ ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n,
  * and BLENDVPD (an 8-lane f32 mask widened to two 4-lane double masks by sign extension); the
  * class tests by compares; the exp functions are simd256.h's four-lane ports. */
 
+
+/* tb[j] for the 8 lanes of two vectors (j = the low 4 bits of nm0's and nm1's bits), by permutes
+ * instead of two gathers: the table's low and high 32-bit halves as two 8-entry vectors each
+ * (loop-invariant), VPERMD by the low 3 bits of j, a blend by its bit 3, the halves interleaved
+ * back.  The same 64-bit words as acl_tab16_epi64's gather. */
+ACL_AVX2_TARGET static inline void gelu_tab16x2(const uint64_t *tb, __m256d nm0, __m256d nm1, __m256i *r0, __m256i *r1)
+{
+    const __m256i fix = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+    __m256 t0 = _mm256_loadu_ps((const float *)(const void *)tb), t1 = _mm256_loadu_ps((const float *)(const void *)(tb + 4));
+    __m256 t2 = _mm256_loadu_ps((const float *)(const void *)(tb + 8)), t3 = _mm256_loadu_ps((const float *)(const void *)(tb + 12));
+    /* entries 0-7 and 8-15, low halves (lo*) and high halves (hi*), in entry order */
+    __m256i lo0 = _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(t0, t1, 0x88)), fix);
+    __m256i hi0 = _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(t0, t1, 0xdd)), fix);
+    __m256i lo1 = _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(t2, t3, 0x88)), fix);
+    __m256i hi1 = _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(t2, t3, 0xdd)), fix);
+    /* j of nm0's lanes 0, 1, nm1's 0, 1 | nm0's 2, 3, nm1's 2, 3 */
+    __m256i j = _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castpd_ps(nm0), _mm256_castpd_ps(nm1), 0x88));
+    __m256 b3 = _mm256_castsi256_ps(_mm256_slli_epi32(j, 28));
+    __m256i lo = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(_mm256_permutevar8x32_epi32(lo0, j)),
+                                                      _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(lo1, j)), b3));
+    __m256i hi = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(_mm256_permutevar8x32_epi32(hi0, j)),
+                                                      _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(hi1, j)), b3));
+    *r0 = _mm256_unpacklo_epi32(lo, hi);
+    *r1 = _mm256_unpackhi_epi32(lo, hi);
+}
+
+/* acl_exp2_16th_tb4 of two vectors */
+ACL_AVX2_TARGET static inline void gelu_exp2_16th_tb4x2(const uint64_t *tb, __m256d nm0, __m256d nm1, __m256d *s0, __m256d *s1)
+{
+    __m256i t0, t1;
+    gelu_tab16x2(tb, nm0, nm1, &t0, &t1);
+    *s0 = _mm256_castsi256_pd(_mm256_add_epi64(t0, _mm256_slli_epi64(_mm256_castpd_si256(nm0), 48)));
+    *s1 = _mm256_castsi256_pd(_mm256_add_epi64(t1, _mm256_slli_epi64(_mm256_castpd_si256(nm1), 48)));
+}
+
+/* acl_logistic4_fast of y[0], y[1] (the same operations, one table lookup for both) */
+ACL_AVX2_TARGET static inline void gelu_logistic4x2(const __m256d y[2], __m256d q[2])
+{
+    __m256d nm[2], s[2], p[2];
+    for (int h = 0; h < 2; h++) {
+        nm[h] = acl_exp16_nm4(y[h]);
+        p[h] = acl_exp16_poly4(acl_exp16_r4(y[h], nm[h]));
+    }
+    gelu_exp2_16th_tb4x2(acl_exp2_16th_bits, _mm256_sub_pd(_mm256_set1_pd(0x1.8p53), nm[0]),
+                         _mm256_sub_pd(_mm256_set1_pd(0x1.8p53), nm[1]), &s[0], &s[1]);
+    for (int h = 0; h < 2; h++) q[h] = _mm256_div_pd(s[h], _mm256_add_pd(s[h], p[h]));
+}
+
+/* acl_exp4_fast_nhalf of y[0], y[1] */
+ACL_AVX2_TARGET static inline void gelu_exp4_fast_nhalf_x2(const __m256d y[2], __m256d e[2])
+{
+    const __m256d magic = _mm256_set1_pd(0x1.8p52);
+    __m256d nm[2], s[2], u[2], c2n[2];
+    for (int h = 0; h < 2; h++) {
+        nm[h] = _mm256_fmadd_pd(y[h], _mm256_set1_pd(-0x1.71547652b82fep+3), magic);
+        s[h] = _mm256_fmadd_pd(_mm256_sub_pd(nm[h], magic), _mm256_set1_pd(0x1.62e42fefa39efp-4), y[h]);
+    }
+    gelu_exp2_16th_tb4x2(acl_expnh_bits, nm[0], nm[1], &c2n[0], &c2n[1]);
+    for (int h = 0; h < 2; h++) {
+        u[h] = _mm256_fmadd_pd(_mm256_add_pd(s[h], _mm256_set1_pd(ACL_EXPNH_A0)), s[h], _mm256_set1_pd(ACL_EXPNH_A1));
+        u[h] = _mm256_fmadd_pd(_mm256_add_pd(u[h], _mm256_add_pd(s[h], _mm256_set1_pd(ACL_EXPNH_A2))), u[h],
+                               _mm256_set1_pd(ACL_EXPNH_A3));
+        e[h] = _mm256_mul_pd(c2n[h], u[h]);
+    }
+}
 /* lanes 4h..4h+3 of an 8-lane f32 compare result as a 4-lane double mask */
 ACL_AVX2_TARGET static inline __m256d gelu_mask4_pd(__m256 m, int h)
 {
@@ -441,15 +506,19 @@ ACL_AVX2_TARGET static inline void gelu_none_g8_avx2(__m256 xf, __m256 pos, __m2
 {
     const __m256d one = _mm256_set1_pd(1.0);
     __m256 tf = _mm256_min_ps(gelu_abs8(xf), _mm256_set1_ps(0x1.fffffep+2f));
+    __m256d t[2] = {acl_lo4_pd(tf), acl_hi4_pd(tf)}, t2[2], phi[2], pq[2];
     _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
-        __m256d t = h ? acl_hi4_pd(tf) : acl_lo4_pd(tf);
-        __m256d d = _mm256_sub_pd(_mm256_set1_pd(0x1.80ead197f00b4p-1), t); /* T0_HI - t */
+        __m256d d = _mm256_sub_pd(_mm256_set1_pd(0x1.80ead197f00b4p-1), t[h]); /* T0_HI - t */
         __m256d p = _mm256_set1_pd(GN_P[5]), q = _mm256_add_pd(d, _mm256_set1_pd(GN_Q[4]));
         for (int k = 4; k >= 0; k--) p = _mm256_fmadd_pd(p, d, _mm256_set1_pd(GN_P[k]));
         for (int k = 3; k >= 0; k--) q = _mm256_fmadd_pd(q, d, _mm256_set1_pd(GN_Q[k]));
         p = _mm256_fmadd_pd(p, d, _mm256_set1_pd(GN_N0)); /* (d + T0_LO)·P(d) */
-        __m256d phi = acl_exp4_fast_nhalf(_mm256_mul_pd(t, t));
-        __m256d P = _mm256_mul_pd(phi, _mm256_div_pd(p, q));
+        pq[h] = _mm256_div_pd(p, q);
+        t2[h] = _mm256_mul_pd(t[h], t[h]);
+    }
+    gelu_exp4_fast_nhalf_x2(t2, phi);
+    _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
+        __m256d P = _mm256_mul_pd(phi[h], pq[h]);
         g[h] = _mm256_blendv_pd(P, _mm256_sub_pd(one, P), gelu_mask4_pd(pos, h));
     }
 }
@@ -537,7 +606,6 @@ gelu_tanh_steps_avx2(int K, const float *dy, const float *x, float *out, int64_t
     const __m256d CK2 = _mm256_set1_pd(2.0 * 0.79788456080286535588 * 0.044715);
     const __m256d CK6 = _mm256_set1_pd(6.0 * 0.79788456080286535588 * 0.044715);
     const __m256d one = _mm256_set1_pd(1.0);
-    const __m256 sign = _mm256_set1_ps(-0.0f);
     __m256 xf[GT2_K];
     __m256d xd[GT2_K][2], g0[GT2_K][2], w[GT2_K][2], v[GT2_K][2], q[GT2_K][2];
     int special = 0;
@@ -546,7 +614,8 @@ gelu_tanh_steps_avx2(int K, const float *dy, const float *x, float *out, int64_t
 #if ACLCONFORM_MUTANT == 61 /* (mutant 61, the AVX2 twin) */
         __m256 xc = xf[k];
 #else
-        __m256 xc = _mm256_or_ps(_mm256_min_ps(gelu_abs8(xf[k]), _mm256_set1_ps(21.0f)), _mm256_and_ps(xf[k], sign));
+        __m256 xc = _mm256_or_ps(_mm256_min_ps(gelu_abs8(xf[k]), _mm256_set1_ps(21.0f)),
+                                 _mm256_and_ps(xf[k], _mm256_set1_ps(-0.0f)));
 #endif
         __m256 d = acl_load8_ps_left(dy + 8 * k, left - 8 * k);
         xd[k][0] = acl_lo4_pd(xc);
@@ -561,8 +630,7 @@ gelu_tanh_steps_avx2(int K, const float *dy, const float *x, float *out, int64_t
     }
     _Pragma("GCC unroll 2") for (int k = 0; k < K; k++) {
         special |= _mm256_movemask_ps(_mm256_cmp_ps(gelu_abs8(xf[k]), _mm256_set1_ps(INFINITY), _CMP_NLT_UQ));
-        q[k][0] = acl_logistic4_fast(v[k][0]);
-        q[k][1] = acl_logistic4_fast(v[k][1]);
+        gelu_logistic4x2(v[k], q[k]);
     }
     _Pragma("GCC unroll 2") for (int k = 0; k < K; k++) {
         __m256d g[2];
