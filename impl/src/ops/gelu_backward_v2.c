@@ -390,8 +390,10 @@ ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n,
  * and BLENDVPD (an 8-lane f32 mask widened to two 4-lane double masks by sign extension); the
  * class tests by compares; the exp functions are simd256.h's four-lane ports, operation for
  * operation, except that the table of both halves of 8 lanes is read by permutes at once
- * (gelu_tab16x2) instead of a gather per half.  Measured on the Zen 3 (2 threads, 16 Mi elements,
- * commit messages have the details): none f32 47.9 -> ~19 ms, tanh 31.8 -> ~17 ms. */
+ * (gelu_tab16x2) instead of a gather per half.  Measured on the Zen 3 against the portable loops
+ * (2 threads, 16 Mi elements, bench_speed, the least disturbed of three alternating runs on a
+ * shared machine): none f32 48.0 -> 19.1 ms (triad% 17 -> 34), tanh 35.7 -> 26.4 ms (in cache
+ * 16.7 ms; triad% 19 -> 37); 1 thread, none 115 -> 41 ms, tanh 80 -> 37 ms. */
 
 
 /* tb[j] for the 8 lanes of two vectors (j = the low 4 bits of nm0's and nm1's bits), by permutes
