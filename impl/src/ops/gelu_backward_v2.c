@@ -380,6 +380,302 @@ ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n,
 }
 #endif
 
+#ifdef ACL_HAVE_AVX2_KERNELS
+/* ---- AVX2 twins (round 28: CPUs without AVX-512, such as the Zen 3 EPYC) ----
+ * The kernels above, 8 f32 lanes a step as two vectors of 4 doubles (lanes 0-3, 4-7), with the
+ * same double operations in the same order, so they give the AVX-512 kernels' bits (tests compare
+ * the two paths where the CPU has both).  The AVX-512-only instructions are replaced by exact
+ * sequences: VRANGEPS by an abs, a MINPS (which, like VRANGEPS, returns its second operand for a
+ * quiet NaN first operand) and the sign of x where the mode keeps it; mask registers by compares
+ * and BLENDVPD (an 8-lane f32 mask widened to two 4-lane double masks by sign extension); the
+ * class tests by compares; the exp functions are simd256.h's four-lane ports, operation for
+ * operation, except that the table of both halves of 8 lanes is read by permutes at once
+ * (gelu_tab16x2) instead of a gather per half.  Measured on the Zen 3 against the portable loops
+ * (2 threads, 16 Mi elements, bench_speed, the least disturbed of three alternating runs on a
+ * shared machine): none f32 48.0 -> 19.1 ms (triad% 17 -> 34), tanh 35.7 -> 26.4 ms (in cache
+ * 16.7 ms; triad% 19 -> 37); 1 thread, none 115 -> 41 ms, tanh 80 -> 37 ms. */
+
+
+/* tb[j] for the 8 lanes of two vectors (j = the low 4 bits of nm0's and nm1's bits), by permutes
+ * instead of two gathers: the table's low and high 32-bit halves as two 8-entry vectors each
+ * (loop-invariant), VPERMD by the low 3 bits of j, a blend by its bit 3, the halves interleaved
+ * back.  The same 64-bit words as acl_tab16_epi64's gather. */
+ACL_AVX2_TARGET static inline void gelu_tab16x2(const uint64_t *tb, __m256d nm0, __m256d nm1, __m256i *r0, __m256i *r1)
+{
+    const __m256i fix = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
+    __m256 t0 = _mm256_loadu_ps((const float *)(const void *)tb), t1 = _mm256_loadu_ps((const float *)(const void *)(tb + 4));
+    __m256 t2 = _mm256_loadu_ps((const float *)(const void *)(tb + 8)), t3 = _mm256_loadu_ps((const float *)(const void *)(tb + 12));
+    /* entries 0-7 and 8-15, low halves (lo*) and high halves (hi*), in entry order */
+    __m256i lo0 = _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(t0, t1, 0x88)), fix);
+    __m256i hi0 = _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(t0, t1, 0xdd)), fix);
+    __m256i lo1 = _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(t2, t3, 0x88)), fix);
+    __m256i hi1 = _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(t2, t3, 0xdd)), fix);
+    /* j of nm0's lanes 0, 1, nm1's 0, 1 | nm0's 2, 3, nm1's 2, 3 */
+    __m256i j = _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castpd_ps(nm0), _mm256_castpd_ps(nm1), 0x88));
+    __m256 b3 = _mm256_castsi256_ps(_mm256_slli_epi32(j, 28));
+    __m256i lo = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(_mm256_permutevar8x32_epi32(lo0, j)),
+                                                      _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(lo1, j)), b3));
+    __m256i hi = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(_mm256_permutevar8x32_epi32(hi0, j)),
+                                                      _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(hi1, j)), b3));
+    *r0 = _mm256_unpacklo_epi32(lo, hi);
+    *r1 = _mm256_unpackhi_epi32(lo, hi);
+}
+
+/* acl_exp2_16th_tb4 of two vectors */
+ACL_AVX2_TARGET static inline void gelu_exp2_16th_tb4x2(const uint64_t *tb, __m256d nm0, __m256d nm1, __m256d *s0, __m256d *s1)
+{
+    __m256i t0, t1;
+    gelu_tab16x2(tb, nm0, nm1, &t0, &t1);
+    *s0 = _mm256_castsi256_pd(_mm256_add_epi64(t0, _mm256_slli_epi64(_mm256_castpd_si256(nm0), 48)));
+    *s1 = _mm256_castsi256_pd(_mm256_add_epi64(t1, _mm256_slli_epi64(_mm256_castpd_si256(nm1), 48)));
+}
+
+/* acl_logistic4_fast of y[0], y[1] (the same operations, one table lookup for both) */
+ACL_AVX2_TARGET static inline void gelu_logistic4x2(const __m256d y[2], __m256d q[2])
+{
+    __m256d nm[2], s[2], p[2];
+    for (int h = 0; h < 2; h++) {
+        nm[h] = acl_exp16_nm4(y[h]);
+        p[h] = acl_exp16_poly4(acl_exp16_r4(y[h], nm[h]));
+    }
+    gelu_exp2_16th_tb4x2(acl_exp2_16th_bits, _mm256_sub_pd(_mm256_set1_pd(0x1.8p53), nm[0]),
+                         _mm256_sub_pd(_mm256_set1_pd(0x1.8p53), nm[1]), &s[0], &s[1]);
+    for (int h = 0; h < 2; h++) q[h] = _mm256_div_pd(s[h], _mm256_add_pd(s[h], p[h]));
+}
+
+/* acl_exp4_fast_nhalf of y[0], y[1] */
+ACL_AVX2_TARGET static inline void gelu_exp4_fast_nhalf_x2(const __m256d y[2], __m256d e[2])
+{
+    const __m256d magic = _mm256_set1_pd(0x1.8p52);
+    __m256d nm[2], s[2], u[2], c2n[2];
+    for (int h = 0; h < 2; h++) {
+        nm[h] = _mm256_fmadd_pd(y[h], _mm256_set1_pd(-0x1.71547652b82fep+3), magic);
+        s[h] = _mm256_fmadd_pd(_mm256_sub_pd(nm[h], magic), _mm256_set1_pd(0x1.62e42fefa39efp-4), y[h]);
+    }
+    gelu_exp2_16th_tb4x2(acl_expnh_bits, nm[0], nm[1], &c2n[0], &c2n[1]);
+    for (int h = 0; h < 2; h++) {
+        u[h] = _mm256_fmadd_pd(_mm256_add_pd(s[h], _mm256_set1_pd(ACL_EXPNH_A0)), s[h], _mm256_set1_pd(ACL_EXPNH_A1));
+        u[h] = _mm256_fmadd_pd(_mm256_add_pd(u[h], _mm256_add_pd(s[h], _mm256_set1_pd(ACL_EXPNH_A2))), u[h],
+                               _mm256_set1_pd(ACL_EXPNH_A3));
+        e[h] = _mm256_mul_pd(c2n[h], u[h]);
+    }
+}
+/* lanes 4h..4h+3 of an 8-lane f32 compare result as a 4-lane double mask */
+ACL_AVX2_TARGET static inline __m256d gelu_mask4_pd(__m256 m, int h)
+{
+    __m256i mi = _mm256_castps_si256(m);
+    return _mm256_castsi256_pd(_mm256_cvtepi32_epi64(h ? _mm256_extracti128_si256(mi, 1) : _mm256_castsi256_si128(mi)));
+}
+
+/* |x| (sign bit cleared) */
+ACL_AVX2_TARGET static inline __m256 gelu_abs8(__m256 x)
+{
+    return _mm256_andnot_ps(_mm256_set1_ps(-0.0f), x);
+}
+
+/* gelu_near_root for the two halves g[0], g[1] of 8 lanes */
+ACL_AVX2_TARGET static inline void gelu_near_root_avx2(const gelu_root *rt, __m256 xf, const __m256d xd[2], __m256d g[2])
+{
+    __m256 w = _mm256_cmp_ps(xf, _mm256_set1_ps(rt->wlo), _CMP_GT_OQ);
+#if ACLCONFORM_MUTANT == 59 /* (mutant 59, the AVX2 twin) */
+    w = _mm256_and_ps(w, _mm256_cmp_ps(xf, _mm256_set1_ps(rt->whi), _CMP_GT_OQ));
+#else
+    w = _mm256_and_ps(w, _mm256_cmp_ps(xf, _mm256_set1_ps(rt->whi), _CMP_LT_OQ));
+#endif
+    if (_mm256_testz_ps(w, w)) return;
+    _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
+        __m256d d = _mm256_sub_pd(_mm256_sub_pd(xd[h], _mm256_set1_pd(rt->hi)), _mm256_set1_pd(rt->lo));
+        __m256d p = _mm256_set1_pd(rt->c[9]);
+        for (int j = 8; j >= 0; j--) p = _mm256_fmadd_pd(p, d, _mm256_set1_pd(rt->c[j]));
+        g[h] = _mm256_blendv_pd(g[h], _mm256_mul_pd(d, p), gelu_mask4_pd(w, h));
+    }
+}
+
+/* acl_mul_first_pd's four-lane form: a·b with a as the first source (a's NaN where both are) */
+ACL_AVX2_TARGET static inline __m256d gelu_mul_first4(__m256d a, __m256d b)
+{
+    __m256d r;
+    __asm__("vmulpd {%2, %1, %0|%0, %1, %2}" : "=x"(r) : "x"(a), "x"(b));
+    return r;
+}
+
+/* gelu_product8 */
+ACL_AVX2_TARGET static inline __m256 gelu_product8_avx2(const __m256d g0[2], const __m256d g[2])
+{
+    return acl_join4_ps(gelu_mul_first4(g0[0], g[0]), gelu_mul_first4(g0[1], g[1]));
+}
+
+/* gelu_none_g8: t = min(|x|, 8⁻) as VRANGEPS imm 0xA gives it (a quiet NaN x: 8⁻, by MINPS's
+ * second operand; such lanes are redone by the scalar form), g in two halves */
+ACL_AVX2_TARGET static inline void gelu_none_g8_avx2(__m256 xf, __m256 pos, __m256d g[2])
+{
+    const __m256d one = _mm256_set1_pd(1.0);
+    __m256 tf = _mm256_min_ps(gelu_abs8(xf), _mm256_set1_ps(0x1.fffffep+2f));
+    __m256d t[2] = {acl_lo4_pd(tf), acl_hi4_pd(tf)}, t2[2], phi[2], pq[2];
+    _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
+        __m256d d = _mm256_sub_pd(_mm256_set1_pd(0x1.80ead197f00b4p-1), t[h]); /* T0_HI - t */
+        __m256d p = _mm256_set1_pd(GN_P[5]), q = _mm256_add_pd(d, _mm256_set1_pd(GN_Q[4]));
+        for (int k = 4; k >= 0; k--) p = _mm256_fmadd_pd(p, d, _mm256_set1_pd(GN_P[k]));
+        for (int k = 3; k >= 0; k--) q = _mm256_fmadd_pd(q, d, _mm256_set1_pd(GN_Q[k]));
+        p = _mm256_fmadd_pd(p, d, _mm256_set1_pd(GN_N0)); /* (d + T0_LO)·P(d) */
+        pq[h] = _mm256_div_pd(p, q);
+        t2[h] = _mm256_mul_pd(t[h], t[h]);
+    }
+    gelu_exp4_fast_nhalf_x2(t2, phi);
+    _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
+        __m256d P = _mm256_mul_pd(phi[h], pq[h]);
+        g[h] = _mm256_blendv_pd(P, _mm256_sub_pd(one, P), gelu_mask4_pd(pos, h));
+    }
+}
+
+/* gelu_none_far: the lanes `far` (bits) of 8 by the scalar form, out of line */
+ACL_AVX2_TARGET __attribute__((noinline, cold)) static __m256 gelu_none_far_avx2(const float *dy, const float *x, __m256 o,
+                                                                              int far)
+{
+    float ol[8];
+    _mm256_storeu_ps(ol, o);
+    for (int l = 0; l < 8; l++)
+        if (far >> l & 1) ol[l] = gelu_apply(dy[l], x[l], gelu_g_none(x[l]));
+    return _mm256_loadu_ps(ol);
+}
+
+/* gelu_none_far_lanes: x ≤ -8 or NaN (lanes past a tail's end hold 0: never far) */
+ACL_AVX2_TARGET static inline int gelu_none_far_lanes_avx2(__m256 xf)
+{
+#if ACLCONFORM_MUTANT == 57 /* (mutant 57, the AVX2 twin) */
+    return _mm256_movemask_ps(_mm256_cmp_ps(xf, _mm256_set1_ps(-8.0f), _CMP_LE_OQ));
+#else
+    return _mm256_movemask_ps(_mm256_cmp_ps(xf, _mm256_set1_ps(-8.0f), _CMP_NGT_UQ));
+#endif
+}
+
+/* gelu_none_steps: K steps of 8 elements, `left` of them still to do (≥ 8K: whole steps) */
+#define GN2_K 2
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+gelu_none_steps_avx2(int K, const float *dy, const float *x, float *out, int64_t left)
+{
+    __m256 xf[GN2_K], o[GN2_K];
+    __m256d g[GN2_K][2];
+    int far[GN2_K], any = 0;
+    _Pragma("GCC unroll 2") for (int k = 0; k < K; k++) {
+        xf[k] = acl_load8_ps_left(x + 8 * k, left - 8 * k);
+        __m256 pos = _mm256_cmp_ps(xf[k], _mm256_setzero_ps(), _CMP_GE_OQ);
+        gelu_none_g8_avx2(xf[k], pos, g[k]);
+    }
+    _Pragma("GCC unroll 2") for (int k = 0; k < K; k++) {
+        __m256 d = acl_load8_ps_left(dy + 8 * k, left - 8 * k);
+        o[k] = acl_join4_ps(_mm256_mul_pd(acl_lo4_pd(d), g[k][0]), _mm256_mul_pd(acl_hi4_pd(d), g[k][1]));
+        far[k] = gelu_none_far_lanes_avx2(xf[k]);
+        any |= far[k];
+    }
+    if (__builtin_expect(any != 0, 0))
+        _Pragma("GCC unroll 2") for (int k = 0; k < K; k++)
+            if (far[k]) o[k] = gelu_none_far_avx2(dy + 8 * k, x + 8 * k, o[k], far[k]);
+    _Pragma("GCC unroll 2") for (int k = 0; k < K; k++) acl_store8_ps_left(out + 8 * k, left - 8 * k, o[k]);
+}
+
+/* acl_passes32_f32_pf for these steps: passes of 32 elements, each after acl_prefetch_pass_f32,
+ * as two calls of two whole vectors (K = 2: the loops over K and the halves unrolled, where the
+ * AVX-512 kernels take four vectors a call: with 16 vector registers and two halves a vector,
+ * four spilled more than they overlapped; 8192 elements in cache, 1 thread, alternating in one
+ * process on the loaded Zen 3: tanh 2.75-2.82 -> 2.43-2.49 ns per element, none a draw),
+ * then whole 8-element steps, then the tail once */
+#define GELU_PASSES32_AVX2(steps, n, dy, x, out)                                                     \
+    do {                                                                                            \
+        int64_t i_ = 0;                                                                             \
+        for (; i_ + 32 <= (n); i_ += 32) {                                                          \
+            acl_prefetch_pass_f32((dy) + i_, (x) + i_);                                             \
+            steps(2, (dy) + i_, (x) + i_, (out) + i_, 32);                                          \
+            steps(2, (dy) + i_ + 16, (x) + i_ + 16, (out) + i_ + 16, 16);                           \
+        }                                                                                           \
+        for (; i_ + 8 <= (n); i_ += 8) steps(1, (dy) + i_, (x) + i_, (out) + i_, 8);                \
+        if (i_ < (n)) steps(1, (dy) + i_, (x) + i_, (out) + i_, (n) - i_);                          \
+    } while (0)
+
+ACL_AVX2_TARGET static void gelu_none_block_avx2(const void *ctx, int64_t n, const float *dy, const float *x,
+                                                 float *out)
+{
+    (void)ctx;
+    _Static_assert(GN2_K == 2, "GELU_PASSES32_AVX2 runs steps of two vectors");
+    GELU_PASSES32_AVX2(gelu_none_steps_avx2, n, dy, x, out);
+}
+
+/* gelu_tanh_steps: K steps of 8 elements, `left` of them still to do.  The clamp of VRANGEPS
+ * imm 0x2 (min(|x|, 21) with x's sign; a quiet NaN x gives ±21, its lanes' g is x's NaN below);
+ * the class test 0x99 (±Inf or NaN) as |x| not below Inf, unordered included; 0x10 as x = -Inf. */
+#define GT2_K 2
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+gelu_tanh_steps_avx2(int K, const float *dy, const float *x, float *out, int64_t left)
+{
+    const __m256d K2 = _mm256_set1_pd(2.0 * 0.79788456080286535588);
+    const __m256d CK2 = _mm256_set1_pd(2.0 * 0.79788456080286535588 * 0.044715);
+    const __m256d CK6 = _mm256_set1_pd(6.0 * 0.79788456080286535588 * 0.044715);
+    const __m256d one = _mm256_set1_pd(1.0);
+    __m256 xf[GT2_K];
+    __m256d xd[GT2_K][2], g0[GT2_K][2], w[GT2_K][2], v[GT2_K][2], q[GT2_K][2];
+    int special = 0;
+    _Pragma("GCC unroll 2") for (int k = 0; k < K; k++) {
+        xf[k] = acl_load8_ps_left(x + 8 * k, left - 8 * k);
+#if ACLCONFORM_MUTANT == 61 /* (mutant 61, the AVX2 twin) */
+        __m256 xc = xf[k];
+#else
+        __m256 xc = _mm256_or_ps(_mm256_min_ps(gelu_abs8(xf[k]), _mm256_set1_ps(21.0f)),
+                                 _mm256_and_ps(xf[k], _mm256_set1_ps(-0.0f)));
+#endif
+        __m256 d = acl_load8_ps_left(dy + 8 * k, left - 8 * k);
+        xd[k][0] = acl_lo4_pd(xc);
+        xd[k][1] = acl_hi4_pd(xc);
+        g0[k][0] = acl_lo4_pd(d);
+        g0[k][1] = acl_hi4_pd(d);
+        _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
+            __m256d x2 = _mm256_mul_pd(xd[k][h], xd[k][h]);
+            w[k][h] = _mm256_mul_pd(xd[k][h], _mm256_fmadd_pd(CK6, x2, K2));
+            v[k][h] = _mm256_mul_pd(xd[k][h], _mm256_fmadd_pd(CK2, x2, K2));
+        }
+    }
+    _Pragma("GCC unroll 2") for (int k = 0; k < K; k++) {
+        special |= _mm256_movemask_ps(_mm256_cmp_ps(gelu_abs8(xf[k]), _mm256_set1_ps(INFINITY), _CMP_NLT_UQ));
+        gelu_logistic4x2(v[k], q[k]);
+    }
+    _Pragma("GCC unroll 2") for (int k = 0; k < K; k++) {
+        __m256d g[2];
+        _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++)
+            g[h] = _mm256_mul_pd(q[k][h], _mm256_fmadd_pd(w[k][h], _mm256_sub_pd(one, q[k][h]), one));
+        gelu_near_root_avx2(&ROOT_TANH, xf[k], xd[k], g);
+        if (__builtin_expect(special != 0, 0)) {
+            __m256 ninf = _mm256_cmp_ps(xf[k], _mm256_set1_ps(-INFINITY), _CMP_EQ_OQ);
+#if ACLCONFORM_MUTANT == 58 /* (mutant 58, the AVX2 twin) */
+            ninf = _mm256_setzero_ps();
+#endif
+            __m256 nan = _mm256_cmp_ps(xf[k], xf[k], _CMP_UNORD_Q);
+            _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
+                g[h] = _mm256_blendv_pd(g[h], _mm256_setzero_pd(), gelu_mask4_pd(ninf, h));
+                g[h] = _mm256_blendv_pd(g[h], h ? acl_hi4_pd(xf[k]) : acl_lo4_pd(xf[k]), gelu_mask4_pd(nan, h));
+            }
+        }
+#if ACLCONFORM_MUTANT == 38 /* (mutant 38, the AVX2 twin) */
+        _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
+            double gl[4], xl[4];
+            _mm256_storeu_pd(gl, g[h]);
+            _mm256_storeu_pd(xl, xd[k][h]);
+            for (int l = 0; l < 4; l++)
+                if (fabs(xl[l]) > 3.0) gl[l] = gelu_g_none(xl[l]);
+            g[h] = _mm256_loadu_pd(gl);
+        }
+#endif
+        acl_store8_ps_left(out + 8 * k, left - 8 * k, gelu_product8_avx2(g0[k], g));
+    }
+}
+
+ACL_AVX2_TARGET static void gelu_tanh_block_avx2(const void *ctx, int64_t n, const float *dy, const float *x,
+                                                 float *out)
+{
+    (void)ctx;
+    _Static_assert(GT2_K == 2, "GELU_PASSES32_AVX2 runs steps of two vectors");
+    GELU_PASSES32_AVX2(gelu_tanh_steps_avx2, n, dy, x, out);
+}
+#endif
+
 /* 16-bit x: g(x) depends on x alone, and x takes at most 65536 values, so g is tabulated once per
  * process for every bit pattern (by the double evaluation above), in double and rounded to f32.
  * An f32 gradInput takes the double product and the §5a fix-up (gelu_lut_one).  A 16-bit
@@ -670,6 +966,12 @@ static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)
     if (acl_have_avx512()) {
         acl_ewise2_f32_pf(&vdy, &vx, &vo, a->mode == GELU_NONE ? gelu_none_block_avx512 : gelu_tanh_block_avx512,
                           NULL);
+        return ACLNN_SUCCESS;
+    }
+#endif
+#ifdef ACL_HAVE_AVX2_KERNELS
+    if (acl_have_avx2()) {
+        acl_ewise2_f32_pf(&vdy, &vx, &vo, a->mode == GELU_NONE ? gelu_none_block_avx2 : gelu_tanh_block_avx2, NULL);
         return ACLNN_SUCCESS;
     }
 #endif
