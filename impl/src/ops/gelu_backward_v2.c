@@ -491,18 +491,10 @@ ACL_AVX2_TARGET static inline void gelu_near_root_avx2(const gelu_root *rt, __m2
     }
 }
 
-/* acl_mul_first_pd's four-lane form: a·b with a as the first source (a's NaN where both are) */
-ACL_AVX2_TARGET static inline __m256d gelu_mul_first4(__m256d a, __m256d b)
-{
-    __m256d r;
-    __asm__("vmulpd {%2, %1, %0|%0, %1, %2}" : "=x"(r) : "x"(a), "x"(b));
-    return r;
-}
-
 /* gelu_product8 */
 ACL_AVX2_TARGET static inline __m256 gelu_product8_avx2(const __m256d g0[2], const __m256d g[2])
 {
-    return acl_join4_ps(gelu_mul_first4(g0[0], g[0]), gelu_mul_first4(g0[1], g[1]));
+    return acl_join4_ps(acl_mul_first4_pd(g0[0], g[0]), acl_mul_first4_pd(g0[1], g[1]));
 }
 
 /* gelu_none_g8: t = min(|x|, 8⁻) as VRANGEPS imm 0xA gives it (a quiet NaN x: 8⁻, by MINPS's
@@ -841,16 +833,9 @@ ACL_AVX512_TARGET static void gelu_lut16_bf16(const void *ctx, int64_t n, const 
 
 #ifdef ACL_HAVE_AVX2_KERNELS
 /* The 16-bit table kernels on AVX2 (CPUs without AVX-512; round 28): gelu_lut16_step on 8 lanes,
- * the same f32 product (its first operand's NaN, as acl_mul_first_ps), the same slow lanes and
+ * the same f32 product (its first operand's NaN: acl_mul_first8_ps), the same slow lanes and
  * the same rounding to 16 bits, so the same bits.  The 8 table values by scalar loads, the
  * indices cut from two 8-byte loads (as acl_table16; GELU_LUT8_GATHER: VGATHERDPS instead). */
-ACL_AVX2_TARGET static inline __m256 gelu_mul_first8(__m256 a, __m256 b)
-{
-    __m256 r;
-    __asm__("vmulps {%2, %1, %0|%0, %1, %2}" : "=x"(r) : "x"(a), "x"(b));
-    return r;
-}
-
 ACL_AVX2_TARGET static inline __m256 gelu_table8(const float *tab, const uint16_t *xb, int64_t left)
 {
     if (left < 8) {
@@ -890,7 +875,7 @@ ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 gelu_lut8_step(const gelu_lut *c, const uint16_t *dy, const uint16_t *xb, uint16_t *out, int64_t left, bool bf)
 {
     __m256 g = gelu_table8(c->g32, xb, left), d = acl_load8_16_left(dy, left, bf);
-    __m256 r = gelu_mul_first8(d, g);
+    __m256 r = acl_mul_first8_ps(d, g);
     unsigned m = left >= 8 ? 0xffu : (1u << left) - 1u;
     unsigned z = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_EQ_OQ)) & m;
     if (z) r = gelu_lut8_slow(c, xb, d, r, z);

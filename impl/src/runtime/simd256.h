@@ -76,6 +76,21 @@ ACL_AVX2_TARGET static inline __m256 acl_join4_ps(__m256d lo, __m256d hi)
     return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
 }
 
+/* acl_mul_first_pd / _ps on 4 / 8 lanes: a·b with a as the first source operand, so where both
+ * are NaN the result is a's (see simd512.h: a product written in C may swap them per copy) */
+ACL_AVX2_TARGET static inline __m256d acl_mul_first4_pd(__m256d a, __m256d b)
+{
+    __m256d r;
+    __asm__("vmulpd {%2, %1, %0|%0, %1, %2}" : "=x"(r) : "x"(a), "x"(b));
+    return r;
+}
+ACL_AVX2_TARGET static inline __m256 acl_mul_first8_ps(__m256 a, __m256 b)
+{
+    __m256 r;
+    __asm__("vmulps {%2, %1, %0|%0, %1, %2}" : "=x"(r) : "x"(a), "x"(b));
+    return r;
+}
+
 /* ---- f16 / bf16 ---- */
 
 /* 8 f16 (bf = false) or bf16 values, the first `left` (others 0), exactly widened to f32 */
