@@ -34,8 +34,8 @@ ACL_AVX2_TARGET static void apply4(int f, const double *y, const double *y2, dou
     case EXPNEG: v = acl_expneg4_fast(v, &sc); v = _mm256_mul_pd(sc, v); break;
     case LOGISTIC: v = acl_logistic4_fast(v); break;
     case NHALF: v = acl_exp4_fast_nhalf(v); break;
-    case DD_HI: v = acl_exp4_dd(v, &lo); break;
-    case DD_LO: acl_exp4_dd(v, &lo); v = lo; break;
+    case DD_HI: v = acl_exp4_dd(v, &lo, _mm256_castsi256_pd(_mm256_set1_epi64x(-1))); break;
+    case DD_LO: acl_exp4_dd(v, &lo, _mm256_castsi256_pd(_mm256_set1_epi64x(-1))); v = lo; break;
     default: v = acl_scalef4(v, _mm256_loadu_pd(y2)); break;
     }
     _mm256_storeu_pd(r, v);

@@ -741,7 +741,7 @@ ACL_AVX2_TARGET static void softplus16_bf16_avx2(const void *p, int64_t n, const
  * ±708: the same value for every zd but NaN, whose lanes are redone by the scalar form.
  * Round 28 on Zen 3, 16 Mi elements in cache, 1 thread, alternating builds: SPF2_V 2 24.6-26 ms
  * (1: 26-37, 4: 26-27); acl_expneg4_fast's gather stays (its table read as four VPERMDs and three
- * blends instead, sp_exp4_dd's way: 29-30 ms against 25-26). */
+ * blends instead, acl_exp4_dd's way: 29-30 ms against 25-26). */
 #define SPF2_V 2
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 softplus_step_f32_avx2(const softplus_ctx *c, const float *dy, const float *x, float *out, int64_t left)
@@ -800,67 +800,6 @@ ACL_AVX2_TARGET static void softplus_block_f32_avx2(const void *p, int64_t n, co
     ACL_STEPS32_PF(acl_prefetch_pass_f32, softplus_pass_f32_avx2, (const softplus_ctx *)p, n, dy, x, out);
 }
 
-/* acl_exp4_dd's value for softplus_steps_f64_avx2, the same bits in the lanes `want` (the others
- * are not used): the table reads by two in-register permutes and a blend instead of gathers, and
- * each scaling by 2^floor(n) one product with the normal power of two, exact up to its one
- * rounding (into subnormals too), that is VSCALEFPD's result, while every wanted lane has
- * floor(n) in [-1022, 1023] (-zh ≤ 700 in every fast lane, so whenever the threshold is below
- * 708); acl_scalef4 otherwise. */
-ACL_AVX2_TARGET static inline __attribute__((always_inline)) __m256d
-sp_tab8_pd(__m256d lo4, __m256d hi4, __m256i idx, __m256d b2)
-{
-    __m256d a = _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(lo4), idx));
-    __m256d b = _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(hi4), idx));
-    return _mm256_blendv_pd(a, b, b2);
-}
-
-ACL_AVX2_TARGET static inline __attribute__((always_inline)) __m256d
-sp_exp4_dd(__m256d x, __m256d *lo, __m256d want)
-{
-    const __m256d THL = _mm256_setr_pd(0x1.0000000000000p+0, 0x1.172b83c7d517bp+0, 0x1.306fe0a31b715p+0, 0x1.4bfdad5362a27p+0);
-    const __m256d THH = _mm256_setr_pd(0x1.6a09e667f3bcdp+0, 0x1.8ace5422aa0dbp+0, 0x1.ae89f995ad3adp+0, 0x1.d5818dcfba487p+0);
-    const __m256d TLL = _mm256_setr_pd(0.0, -0x1.19041b9d78a76p-55, 0x1.6f46ad23182e4p-55, 0x1.d4397afec42e2p-56);
-    const __m256d TLH = _mm256_setr_pd(-0x1.bdd3413b26456p-54, 0x1.6e9f156864b27p-54, 0x1.7a1cd345dcc81p-54, 0x1.2ed02d75b3707p-55);
-    const __m256d C_HI = _mm256_set1_pd(0x1.62e42fefa3800p-4), C_LO = _mm256_set1_pd(0x1.ef35793c76730p-48);
-    const __m256d SHIFT = _mm256_set1_pd(0x1.8p52);
-    x = _mm256_max_pd(_mm256_set1_pd(-1100.0), x);
-    x = _mm256_min_pd(_mm256_set1_pd(1100.0), x);
-    __m256d ks = _mm256_fmadd_pd(x, _mm256_set1_pd(0x1.71547652b82fep+3), SHIFT);
-    __m256d k = _mm256_sub_pd(ks, SHIFT);
-    __m256d r = _mm256_fnmadd_pd(k, C_HI, x);
-    r = _mm256_fnmadd_pd(k, C_LO, r);
-    __m256d p = _mm256_set1_pd(1.0 / 40320.0);
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 5040.0));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 720.0));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 120.0));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 24.0));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 6.0));
-    p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(0.5));
-    __m256d q = _mm256_fmadd_pd(_mm256_mul_pd(r, r), p, r);
-    /* j = ks's low 3 bits: dword indices 2(j & 3), 2(j & 3) + 1 (VPERMD reads 3 bits of each),
-     * the half of the table by bit 2 (moved to the sign bit for the blend) */
-    __m256i kb = _mm256_castpd_si256(ks), j2 = _mm256_slli_epi64(_mm256_and_si256(kb, _mm256_set1_epi64x(7)), 1);
-    __m256i idx = _mm256_add_epi64(_mm256_or_si256(j2, _mm256_slli_epi64(j2, 32)), _mm256_set1_epi64x((int64_t)1 << 32));
-    __m256d b2 = _mm256_castsi256_pd(_mm256_slli_epi64(kb, 61));
-    __m256d th = sp_tab8_pd(THL, THH, idx, b2), tl = sp_tab8_pd(TLL, TLH, idx, b2);
-    __m256d u = _mm256_fmadd_pd(th, q, tl);
-    __m256d hi = _mm256_add_pd(th, u);
-    __m256d l = _mm256_add_pd(_mm256_sub_pd(th, hi), u);
-    __m256d wide = _mm256_and_pd(want, _mm256_or_pd(_mm256_cmp_pd(k, _mm256_set1_pd(-8 * 1022), _CMP_LT_OQ),
-                                                    _mm256_cmp_pd(k, _mm256_set1_pd(8 * 1023 + 7), _CMP_GT_OQ)));
-    if (__builtin_expect(_mm256_movemask_pd(wide) != 0, 0)) {
-        __m256d n = _mm256_mul_pd(k, _mm256_set1_pd(0.125));
-        *lo = acl_scalef4(l, n);
-        return acl_scalef4(hi, n);
-    }
-    /* 2^floor(k/8): ks's bits are 1.5·2^52's plus k, and those are a multiple of 8, so their
-     * logical shift by 3 is theirs / 8 plus floor(k/8) */
-    const int64_t mb8 = (int64_t)(0x4338000000000000ull >> 3);
-    __m256d s = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(_mm256_srli_epi64(kb, 3), _mm256_set1_epi64x(1023 - mb8)), 52));
-    *lo = _mm256_mul_pd(l, s);
-    return _mm256_mul_pd(hi, s);
-}
-
 /* f64 compute precision: softplus_steps_f64 on SPD2_K vectors of 4 doubles, acl_exp4_dd for
  * acl_exp8_dd.  The class tests are compares (fpclass 0x99: not |z| < Inf; 0x9f: not |q| < Inf
  * or q = 0), the masked moves blends, the masked division a blend of the division. */
@@ -905,7 +844,7 @@ softplus_steps_f64_avx2(const softplus_ctx *c, const double *dy, const double *x
     for (int k = 0; k < SPD2_K; k++) {
         fast[k] = _mm256_and_pd(_mm256_andnot_pd(lin[k], _mm256_cmp_pd(zh[k], m700, _CMP_GT_OQ)),
                                 _mm256_castsi256_pd(acl_mask4x64(left - 4 * k)));
-        E[k] = sp_exp4_dd(_mm256_sub_pd(zero, zh[k]), &El[k], fast[k]);
+        E[k] = acl_exp4_dd(_mm256_sub_pd(zero, zh[k]), &El[k], fast[k]);
     }
     for (int k = 0; k < SPD2_K; k++) {
         sm[k] = _mm256_add_pd(one, E[k]);

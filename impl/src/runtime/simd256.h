@@ -224,15 +224,30 @@ ACL_AVX2_TARGET static inline __m256d acl_scalef4(__m256d x, __m256d n)
     return _mm256_mul_pd(_mm256_mul_pd(x, pa), pb);
 }
 
-/* acl_exp8_dd: e^x as hi + lo for f64 results (see simd512.h for the error analysis) */
-ACL_AVX2_TARGET static inline __m256d acl_exp4_dd(__m256d x, __m256d *lo)
+/* acl_exp8_dd: e^x as hi + lo for f64 results (see simd512.h for the error analysis), the same
+ * bits in the lanes `want` (all ones: every lane; others may differ and are not to be used).
+ * Round 28 (SoftplusBackward f64): the table reads by two in-register permutes and a blend
+ * instead of gathers, and
+ * each scaling by 2^floor(n) one product with the normal power of two, exact up to its one
+ * rounding (into subnormals too), that is VSCALEFPD's result, while every wanted lane has
+ * floor(n) in [-1022, 1023] (SoftplusBackward: -zh ≤ 700 in every fast lane, whenever the
+ * threshold is below 708); acl_scalef4 otherwise (1 thread in cache, SoftplusBackward f64: 55-59 ->
+ * 52-55 ms against the gathers and two-product scalings of every lane). */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) __m256d
+acl_tab8_pd(__m256d lo4, __m256d hi4, __m256i idx, __m256d b2)
 {
-    static const double TH[8] = {0x1.0000000000000p+0, 0x1.172b83c7d517bp+0, 0x1.306fe0a31b715p+0,
-                                 0x1.4bfdad5362a27p+0, 0x1.6a09e667f3bcdp+0, 0x1.8ace5422aa0dbp+0,
-                                 0x1.ae89f995ad3adp+0, 0x1.d5818dcfba487p+0};
-    static const double TL[8] = {0.0, -0x1.19041b9d78a76p-55, 0x1.6f46ad23182e4p-55, 0x1.d4397afec42e2p-56,
-                                 -0x1.bdd3413b26456p-54, 0x1.6e9f156864b27p-54, 0x1.7a1cd345dcc81p-54,
-                                 0x1.2ed02d75b3707p-55};
+    __m256d a = _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(lo4), idx));
+    __m256d b = _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(hi4), idx));
+    return _mm256_blendv_pd(a, b, b2);
+}
+
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) __m256d
+acl_exp4_dd(__m256d x, __m256d *lo, __m256d want)
+{
+    const __m256d THL = _mm256_setr_pd(0x1.0000000000000p+0, 0x1.172b83c7d517bp+0, 0x1.306fe0a31b715p+0, 0x1.4bfdad5362a27p+0);
+    const __m256d THH = _mm256_setr_pd(0x1.6a09e667f3bcdp+0, 0x1.8ace5422aa0dbp+0, 0x1.ae89f995ad3adp+0, 0x1.d5818dcfba487p+0);
+    const __m256d TLL = _mm256_setr_pd(0.0, -0x1.19041b9d78a76p-55, 0x1.6f46ad23182e4p-55, 0x1.d4397afec42e2p-56);
+    const __m256d TLH = _mm256_setr_pd(-0x1.bdd3413b26456p-54, 0x1.6e9f156864b27p-54, 0x1.7a1cd345dcc81p-54, 0x1.2ed02d75b3707p-55);
     const __m256d C_HI = _mm256_set1_pd(0x1.62e42fefa3800p-4), C_LO = _mm256_set1_pd(0x1.ef35793c76730p-48);
     const __m256d SHIFT = _mm256_set1_pd(0x1.8p52);
     x = _mm256_max_pd(_mm256_set1_pd(-1100.0), x);
@@ -249,14 +264,28 @@ ACL_AVX2_TARGET static inline __m256d acl_exp4_dd(__m256d x, __m256d *lo)
     p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(1.0 / 6.0));
     p = _mm256_fmadd_pd(p, r, _mm256_set1_pd(0.5));
     __m256d q = _mm256_fmadd_pd(_mm256_mul_pd(r, r), p, r);
-    /* the permute of simd512.h takes the low 3 bits of ks's bits */
-    __m256i j = _mm256_and_si256(_mm256_castpd_si256(ks), _mm256_set1_epi64x(7));
-    __m256d th = _mm256_i64gather_pd(TH, j, 8), tl = _mm256_i64gather_pd(TL, j, 8);
+    /* j = ks's low 3 bits: dword indices 2(j & 3), 2(j & 3) + 1 (VPERMD reads 3 bits of each),
+     * the half of the table by bit 2 (moved to the sign bit for the blend) */
+    __m256i kb = _mm256_castpd_si256(ks), j2 = _mm256_slli_epi64(_mm256_and_si256(kb, _mm256_set1_epi64x(7)), 1);
+    __m256i idx = _mm256_add_epi64(_mm256_or_si256(j2, _mm256_slli_epi64(j2, 32)), _mm256_set1_epi64x((int64_t)1 << 32));
+    __m256d b2 = _mm256_castsi256_pd(_mm256_slli_epi64(kb, 61));
+    __m256d th = acl_tab8_pd(THL, THH, idx, b2), tl = acl_tab8_pd(TLL, TLH, idx, b2);
     __m256d u = _mm256_fmadd_pd(th, q, tl);
     __m256d hi = _mm256_add_pd(th, u);
-    __m256d n = _mm256_mul_pd(k, _mm256_set1_pd(0.125));
-    *lo = acl_scalef4(_mm256_add_pd(_mm256_sub_pd(th, hi), u), n);
-    return acl_scalef4(hi, n);
+    __m256d l = _mm256_add_pd(_mm256_sub_pd(th, hi), u);
+    __m256d wide = _mm256_and_pd(want, _mm256_or_pd(_mm256_cmp_pd(k, _mm256_set1_pd(-8 * 1022), _CMP_LT_OQ),
+                                                    _mm256_cmp_pd(k, _mm256_set1_pd(8 * 1023 + 7), _CMP_GT_OQ)));
+    if (__builtin_expect(_mm256_movemask_pd(wide) != 0, 0)) {
+        __m256d n = _mm256_mul_pd(k, _mm256_set1_pd(0.125));
+        *lo = acl_scalef4(l, n);
+        return acl_scalef4(hi, n);
+    }
+    /* 2^floor(k/8): ks's bits are 1.5·2^52's plus k, and those are a multiple of 8, so their
+     * logical shift by 3 is theirs / 8 plus floor(k/8) */
+    const int64_t mb8 = (int64_t)(0x4338000000000000ull >> 3);
+    __m256d s = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(_mm256_srli_epi64(kb, 3), _mm256_set1_epi64x(1023 - mb8)), 52));
+    *lo = _mm256_mul_pd(l, s);
+    return _mm256_mul_pd(hi, s);
 }
 
 #endif
