@@ -13,8 +13,9 @@ bool acl_have_avx512(void)
     int v = atomic_load_explicit(&cached, memory_order_relaxed);
     if (v < 0) {
         __builtin_cpu_init();
-        /* ACLCONFORM_NO_AVX512 (any value) forces the portable kernels, so that a sweep can
-         * check them on an AVX-512 machine */
+        /* ACLCONFORM_NO_AVX512 (any value) turns the AVX-512 kernels off, so that a sweep can
+         * check the AVX2 ones on an AVX-512 machine (with ACLCONFORM_NO_AVX2 too: the portable
+         * ones) */
         v = !getenv("ACLCONFORM_NO_AVX512") && __builtin_cpu_supports("avx512f") &&
             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
             __builtin_cpu_supports("avx512bw") &&
