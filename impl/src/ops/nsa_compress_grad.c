@@ -19,7 +19,7 @@
 #include "aclnnop/aclnn_nsa_compress_grad.h"
 #include "runtime/check.h"
 #include "runtime/ewise.h"
-#include "runtime/simd512.h"
+#include "runtime/simd256.h"
 #include "runtime/vecmath.h"
 
 #define NSA_CHUNK 256
@@ -156,8 +156,8 @@ static void nsa_input_grad(void *p, int64_t begin, int64_t end)
  * footprint of 32 lanes, which measured 8 % slower).  The same walk writes the inputGrad rows
  * of its tokens and heads from the same converted rows: Σ over the covering windows ascending
  * of w·og, from +0, as nsa_input_grad.  With AVX-512 and contiguous tensors one pass per
- * (token, head) does it all (nsa_tok_avx512), with the input and inputGrad rows prefetched
- * NSA_PF_BYTES ahead.  A thread takes whole segments, every head when there are at least as
+ * (token, head) does it all (nsa_tok_avx512; with AVX2 two half passes, nsa_tok_avx2: the same
+ * sums), with the input and inputGrad rows prefetched NSA_PF_BYTES ahead.  A thread takes whole segments, every head when there are at least as
  * many segments as threads: one contiguous stream of input and one of inputGrad per thread.
  * (Until round 12 the threads split the heads of every token: two threads reading and writing
  * alternate halves of each token's rows ran the bench row at 5.9 ms, by segments 3.5 ms.)
@@ -203,7 +203,7 @@ typedef struct {
     int64_t pf_rows;    /* prefetch distance in tokens */
 } nsa_walk;
 
-/* The per-position work of a task, one template for the AVX-512 and the portable helpers
+/* The per-position work of a task, one template for the AVX-512, AVX2 and portable helpers
  * (inlined into each with the helpers as constants: no call per row):
  *   row(v, r, n, out)   row r of a [rows, N, D] view at head n, as doubles;
  *   tok(...)            for one (token, head) in one pass: every weightGrad dot and the
@@ -364,6 +364,102 @@ ACL_AVX512_TARGET static void nsa_pos_avx512(const nsa_walk *s, int64_t pos, int
 }
 #endif
 
+#ifdef ACL_HAVE_AVX2_KERNELS
+/* The AVX2 twins (CPUs without AVX-512, round 28): the same sums in the same order, 4 doubles a
+ * vector.  nsa_row_avx512's conversion, 8 elements a step (F16C or the bf16 shift: exact). */
+ACL_AVX2_TARGET static inline void nsa_row_avx2(const acl_view *v, int64_t row, int64_t n, int64_t N, int64_t D,
+                                                double *out)
+{
+    if (!v->contiguous) {
+        acl_view_load_f64(v, (row * N + n) * D, D, out);
+        return;
+    }
+    const uint16_t *p = (const uint16_t *)(const void *)v->data + v->offset + (row * N + n) * D;
+    const bool bf = v->dtype == ACL_BF16;
+    for (int64_t k = 0; k < D; k += 8) {
+        __m256 f = acl_load8_16_left(p + k, 8, bf);
+        _mm256_storeu_pd(out + k, acl_lo4_pd(f));
+        _mm256_storeu_pd(out + k + 4, acl_hi4_pd(f));
+    }
+}
+
+/* nsa_tok_rows on AVX2: lanes h..h+7 of every 16-element block of the row (elements k + h ..
+ * k + h + 7, k = 0, 16, ..): per window the two accumulators of those lanes (element k + h + m
+ * into lane h + m, k ascending: nsa_dot16_portable's order) and the 8 inputGrad sums
+ * Σ_i w_i·g_i from +0, windows ascending.  The 16 ymm registers hold 2·NW accumulators, NW
+ * weights, x and o (two each) for NW ≤ 4; the 4·NW of a whole 16-element block would not from
+ * NW = 2 on.  The block's 8 results, rounded to 16 bits, go to half[k / 16]. */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+nsa_tok_half_avx2(int64_t D, int64_t nw, int64_t h, const uint16_t *x16, const double *const *rows,
+                  double *const *accs, const double *w, __m128i *half, bool bf)
+{
+    __m256d a[2 * (NSA_FAST_MAX_D / 16 + 1)], wv[NSA_FAST_MAX_D / 16 + 1];
+    for (int64_t i = 0; i < nw; i++) {
+        a[2 * i] = _mm256_loadu_pd(accs[i] + h);
+        a[2 * i + 1] = _mm256_loadu_pd(accs[i] + h + 4);
+        wv[i] = _mm256_set1_pd(w[i]);
+    }
+    for (int64_t k = h; k < D; k += 16) {
+        __m256 xf = acl_load8_16_left(x16 + k, 8, bf);
+        __m256d x0 = acl_lo4_pd(xf), x1 = acl_hi4_pd(xf);
+        __m256d o0 = _mm256_setzero_pd(), o1 = _mm256_setzero_pd();
+        for (int64_t i = 0; i < nw; i++) {
+            __m256d g0 = _mm256_loadu_pd(rows[i] + k), g1 = _mm256_loadu_pd(rows[i] + k + 4);
+            a[2 * i] = _mm256_fmadd_pd(g0, x0, a[2 * i]);
+            a[2 * i + 1] = _mm256_fmadd_pd(g1, x1, a[2 * i + 1]);
+            o0 = _mm256_fmadd_pd(wv[i], g0, o0);
+            o1 = _mm256_fmadd_pd(wv[i], g1, o1);
+        }
+        half[k / 16] = acl_pack8_16_avx2(acl_join4_ps(o0, o1), bf);
+    }
+    for (int64_t i = 0; i < nw; i++) {
+        _mm256_storeu_pd(accs[i] + h, a[2 * i]);
+        _mm256_storeu_pd(accs[i] + h + 4, a[2 * i + 1]);
+    }
+}
+
+/* One (token, head): the low halves of the blocks, then the high halves, each block's 16
+ * results stored (or streamed: 32 bytes on 32) once both halves are there. */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+nsa_tok_rows_avx2(int64_t D, int64_t nw, const uint16_t *x16, const double *const *rows, double *const *accs,
+                  const double *w, uint16_t *out, bool bf, bool nt)
+{
+    __m128i lo[NSA_FAST_MAX_D / 16], hi[NSA_FAST_MAX_D / 16];
+    nsa_tok_half_avx2(D, nw, 0, x16, rows, accs, w, lo, bf);
+    nsa_tok_half_avx2(D, nw, 8, x16, rows, accs, w, hi, bf);
+    for (int64_t k = 0; k < D; k += 16) {
+        __m256i v = _mm256_set_m128i(hi[k / 16], lo[k / 16]);
+        if (nt) _mm256_stream_si256((__m256i *)(void *)(out + k), v);
+        else _mm256_storeu_si256((__m256i *)(void *)(out + k), v);
+    }
+}
+
+ACL_AVX2_TARGET static bool nsa_tok_avx2(const nsa_job *j, int64_t t, int64_t n, int64_t nw,
+                                         const double *const *rows, double *const *accs, const double *w)
+{
+    if (!j->in.contiguous || !j->ig.contiguous) return false;
+    const int64_t N = j->N, D = j->D;
+    const bool bf = j->in.dtype == ACL_BF16;
+    const uint16_t *x16 = (const uint16_t *)(const void *)j->in.data + j->in.offset + (t * N + n) * D;
+    uint16_t *out = (uint16_t *)(void *)j->ig.data + j->ig.offset + (t * N + n) * D;
+#define NSA_TOK(NW) nsa_tok_rows_avx2(D, NW, x16, rows, accs, w, out, bf, j->nt)
+    switch (nw) { /* l/d = 2, 3, 4: 1..4 covering windows get their own loop */
+    case 1: NSA_TOK(1); break;
+    case 2: NSA_TOK(2); break;
+    case 3: NSA_TOK(3); break;
+    case 4: NSA_TOK(4); break;
+    default: NSA_TOK(nw); break;
+    }
+#undef NSA_TOK
+    return true;
+}
+
+ACL_AVX2_TARGET static void nsa_pos_avx2(const nsa_walk *s, int64_t pos, int64_t lo_i, int64_t hi_i)
+{
+    nsa_walk_pos(s, pos, lo_i, hi_i, nsa_row_avx2, nsa_tok_avx2);
+}
+#endif
+
 /* +0 into inputGrad rows of tokens [t0, t1) that no window covers, heads [n0, n1). */
 static void nsa_ig_zero(const acl_view *ig, int64_t t0, int64_t t1, int64_t n0, int64_t n1, int64_t N, int64_t D)
 {
@@ -383,6 +479,9 @@ static void nsa_fast_task(const nsa_fast *f, int64_t task, double *ring, int64_t
     void (*at_pos)(const nsa_walk *, int64_t, int64_t, int64_t) = nsa_pos_portable;
 #ifdef ACL_HAVE_AVX512_KERNELS
     if (acl_have_avx512()) at_pos = nsa_pos_avx512;
+#ifdef ACL_HAVE_AVX2_KERNELS
+    else if (acl_have_avx2()) at_pos = nsa_pos_avx2;
+#endif
 #endif
     int64_t g = task / f->K, q = task % f->K;
     int64_t n0 = g * HG, n1 = n0 + HG < N ? n0 + HG : N;
@@ -504,7 +603,8 @@ static aclnnStatus nsa_kernel(void *p, void *ws, uint64_t ws_size)
      * row's 101 MB of traffic); 16 Mi elements, 2 threads, side by side, f16 3.1-17 % faster */
     j.nt = false;
 #ifdef ACL_HAVE_AVX512_KERNELS
-    j.nt = acl_have_avx512() && acl_nt_wanted_rows(&j.ig, j.D, 32); /* rows of D 16-bit elements, 16 a store */
+    /* rows of D 16-bit elements, 16 a store (AVX-512 and AVX2 alike) */
+    j.nt = (acl_have_avx512() || acl_have_avx2()) && acl_nt_wanted_rows(&j.ig, j.D, 32);
 #endif
     /* ACLCONFORM_NSA_GATHER (diagnostic, tests): the gather path for every shape; the bits are
      * the streaming path's (tests/api/test_nsa_compress_grad.c compares them) */
