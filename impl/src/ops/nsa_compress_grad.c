@@ -250,18 +250,25 @@ nsa_walk_pos(const nsa_walk *s, int64_t pos, int64_t lo_i, int64_t hi_i, nsa_row
                 if (s->pf_ig) __builtin_prefetch(s->pf_ig + ((t * N + s->n0) * D) * 2 + o, 1, 3);
             }
     }
+    /* per window, once for all heads: its ring slot (c % W, a 64-bit division) and its weight
+     * row r·N; these were computed per window and head (round 28) */
+    int64_t slot0[NSA_FAST_MAX_D / 16 + 1], wrow[NSA_FAST_MAX_D / 16 + 1];
+    for (int64_t i = 0; i < nw; i++) {
+        slot0[i] = (s->cb + lo_i + i) % W;
+        wrow[i] = (pos - (lo_i + i) * d) * N;
+    }
     for (int64_t h = 0; h < H; h++) {
         int64_t n = s->n0 + h, t = s->prev + pos;
-        for (int64_t i = lo_i; i <= hi_i; i++) {
-            int64_t c = s->cb + i, slot = h * W + c % W;
+        for (int64_t i = 0; i < nw; i++) {
+            int64_t c = s->cb + lo_i + i, slot = h * W + slot0[i];
             double *gr = s->ring + slot * D;
             if (s->tag[slot] != c) {
                 row(&j->og, c, n, N, D, gr);
                 s->tag[slot] = c;
             }
-            rows[i - lo_i] = gr;
-            accs[i - lo_i] = s->acc + ((pos - i * d) * N + h) * NSA_LANES;
-            wt[i - lo_i] = f->w[(pos - i * d) * N + n];
+            rows[i] = gr;
+            accs[i] = s->acc + (wrow[i] + h) * NSA_LANES;
+            wt[i] = f->w[wrow[i] + n];
         }
         if (tok(j, t, n, nw, rows, accs, wt)) continue;
         row(&j->in, t, n, N, D, s->x);
