@@ -460,8 +460,12 @@ nsa_tok_rows_avx2(int64_t D, int64_t nw, const uint16_t *x16, const double *cons
     }
 }
 
-ACL_AVX2_TARGET static bool nsa_tok_avx2(const nsa_job *j, int64_t t, int64_t n, int64_t nw,
-                                         const double *const *rows, double *const *accs, const double *w)
+/* inlined into nsa_pos_avx2 (and its walk): as a called function, f16 0.282 -> 0.257 ms, bf16
+ * 0.372 -> 0.349 ms (1024 tokens x 4 heads x 128, l 32, d 16, 1 thread, best of 500).  One pass
+ * of four accumulators per window for nw ≤ 2 (spilled registers) measured 4 % slower. */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) bool
+nsa_tok_avx2(const nsa_job *j, int64_t t, int64_t n, int64_t nw, const double *const *rows, double *const *accs,
+             const double *w)
 {
     if (!j->in.contiguous || !j->ig.contiguous) return false;
     const int64_t N = j->N, D = j->D;
