@@ -472,14 +472,17 @@ nsa_tok_avx2(const nsa_job *j, int64_t t, int64_t n, int64_t nw, const double *c
     const bool bf = j->in.dtype == ACL_BF16;
     const uint16_t *x16 = (const uint16_t *)(const void *)j->in.data + j->in.offset + (t * N + n) * D;
     uint16_t *out = (uint16_t *)(void *)j->ig.data + j->ig.offset + (t * N + n) * D;
-#define NSA_TOK(NW) nsa_tok_rows_avx2(D, NW, x16, rows, accs, w, out, bf, j->nt)
-    switch (nw) { /* l/d = 2, 3, 4: 1..4 covering windows get their own loop */
-    case 1: NSA_TOK(1); break;
-    case 2: NSA_TOK(2); break;
-    case 3: NSA_TOK(3); break;
-    case 4: NSA_TOK(4); break;
-    default: NSA_TOK(nw); break;
+#define NSA_TOK(NW, BF) nsa_tok_rows_avx2(D, NW, x16, rows, accs, w, out, BF, j->nt)
+#define NSA_TOKS(BF)                                                                                \
+    switch (nw) { /* l/d = 2, 3, 4: 1..4 covering windows get their own loop */                   \
+    case 1: NSA_TOK(1, BF); break;                                                                  \
+    case 2: NSA_TOK(2, BF); break;                                                                  \
+    case 3: NSA_TOK(3, BF); break;                                                                  \
+    case 4: NSA_TOK(4, BF); break;                                                                  \
+    default: NSA_TOK(nw, BF); break;                                                                \
     }
+    if (bf) NSA_TOKS(true) else NSA_TOKS(false) /* the dtype a constant in each loop */
+#undef NSA_TOKS
 #undef NSA_TOK
     return true;
 }
