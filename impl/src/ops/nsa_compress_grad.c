@@ -413,12 +413,13 @@ ACL_AVX2_TARGET static inline __m128i nsa_pack8_16_pd(__m256d lo, __m256d hi, bo
 /* nsa_tok_rows on AVX2: lanes h..h+7 of every 16-element block of the row (elements k + h ..
  * k + h + 7, k = 0, 16, ..): per window the two accumulators of those lanes (element k + h + m
  * into lane h + m, k ascending: nsa_dot16_portable's order) and the 8 inputGrad sums
- * Σ_i w_i·g_i from +0, windows ascending.  The 16 ymm registers hold 2·NW accumulators, NW
- * weights, x and o (two each) for NW ≤ 4; the 4·NW of a whole 16-element block would not from
- * NW = 2 on.  The block's 8 results, rounded to 16 bits, go to half[k / 16]. */
+ * Σ_i w_i·g_i from +0, windows ascending, left in o[k + h .. k + h + 7] as doubles.  The 16 ymm
+ * registers hold 2·NW accumulators, NW weights, x and o (two each) for NW ≤ 4; the 4·NW of a
+ * whole 16-element block would not from NW = 2 on (one pass with them spilled measured 4 %
+ * slower for NW = 2). */
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 nsa_tok_half_avx2(int64_t D, int64_t nw, int64_t h, const uint16_t *x16, const double *const *rows,
-                  double *const *accs, const double *w, __m128i *half, bool bf)
+                  double *const *accs, const double *w, double *o, bool bf)
 {
     __m256d a[2 * (NSA_FAST_MAX_D / 16 + 1)], wv[NSA_FAST_MAX_D / 16 + 1];
     for (int64_t i = 0; i < nw; i++) {
@@ -436,7 +437,8 @@ nsa_tok_half_avx2(int64_t D, int64_t nw, int64_t h, const uint16_t *x16, const d
             o0 = _mm256_fmadd_pd(wv[i], g0, o0);
             o1 = _mm256_fmadd_pd(wv[i], g1, o1);
         }
-        half[k / 16] = nsa_pack8_16_pd(o0, o1, bf);
+        _mm256_storeu_pd(o + k, o0);
+        _mm256_storeu_pd(o + k + 4, o1);
     }
     for (int64_t i = 0; i < nw; i++) {
         _mm256_storeu_pd(accs[i] + h, a[2 * i]);
@@ -444,25 +446,28 @@ nsa_tok_half_avx2(int64_t D, int64_t nw, int64_t h, const uint16_t *x16, const d
     }
 }
 
-/* One (token, head): the low halves of the blocks, then the high halves, each block's 16
- * results stored (or streamed: 32 bytes on 32) once both halves are there. */
+/* One (token, head): the low halves of the blocks, then the high halves, then the inputGrad row
+ * rounded to 16 bits and stored (or streamed: 32 bytes on 32), 16 elements a step.  Rounding in
+ * that separate loop rather than at the end of each half step: f16 0.247 -> 0.238 ms, bf16
+ * 0.348 -> 0.322 ms (1024 tokens x 4 heads x 128, l 32, d 16, 1 thread, best of 500, in one
+ * process; perf put the time on the stores waiting for the conversions' long chains). */
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 nsa_tok_rows_avx2(int64_t D, int64_t nw, const uint16_t *x16, const double *const *rows, double *const *accs,
                   const double *w, uint16_t *out, bool bf, bool nt)
 {
-    __m128i lo[NSA_FAST_MAX_D / 16], hi[NSA_FAST_MAX_D / 16];
-    nsa_tok_half_avx2(D, nw, 0, x16, rows, accs, w, lo, bf);
-    nsa_tok_half_avx2(D, nw, 8, x16, rows, accs, w, hi, bf);
+    double o[NSA_FAST_MAX_D];
+    nsa_tok_half_avx2(D, nw, 0, x16, rows, accs, w, o, bf);
+    nsa_tok_half_avx2(D, nw, 8, x16, rows, accs, w, o, bf);
     for (int64_t k = 0; k < D; k += 16) {
-        __m256i v = _mm256_set_m128i(hi[k / 16], lo[k / 16]);
+        __m256i v = _mm256_set_m128i(nsa_pack8_16_pd(_mm256_loadu_pd(o + k + 8), _mm256_loadu_pd(o + k + 12), bf),
+                                     nsa_pack8_16_pd(_mm256_loadu_pd(o + k), _mm256_loadu_pd(o + k + 4), bf));
         if (nt) _mm256_stream_si256((__m256i *)(void *)(out + k), v);
         else _mm256_storeu_si256((__m256i *)(void *)(out + k), v);
     }
 }
 
 /* inlined into nsa_pos_avx2 (and its walk): as a called function, f16 0.282 -> 0.257 ms, bf16
- * 0.372 -> 0.349 ms (1024 tokens x 4 heads x 128, l 32, d 16, 1 thread, best of 500).  One pass
- * of four accumulators per window for nw ≤ 2 (spilled registers) measured 4 % slower. */
+ * 0.372 -> 0.349 ms (1024 tokens x 4 heads x 128, l 32, d 16, 1 thread, best of 500) */
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) bool
 nsa_tok_avx2(const nsa_job *j, int64_t t, int64_t n, int64_t nw, const double *const *rows, double *const *accs,
              const double *w)
