@@ -373,7 +373,19 @@ ACL_AVX512_TARGET static void nsa_pos_avx512(const nsa_walk *s, int64_t pos, int
 
 #ifdef ACL_HAVE_AVX2_KERNELS
 /* The AVX2 twins (CPUs without AVX-512, round 28): the same sums in the same order, 4 doubles a
- * vector.  nsa_row_avx512's conversion, 8 elements a step (F16C or the bf16 shift: exact). */
+ * vector.
+ *
+ * 4 f16 / bf16 values widened exactly to double: 4-lane F16C (or the bf16 shift, as a word
+ * interleave with 0) from an 8-byte load.  In the row loop below, against one 8-lane conversion
+ * split in two (VEXTRACTF128): f16 0.317 -> 0.304 ms, bf16 0.387 -> 0.365 ms (1024 tokens x 4
+ * heads x 128, l 32, d 16, 1 thread, best of 500, in one process). */
+ACL_AVX2_TARGET static inline __m256d nsa_load4_16_pd(const uint16_t *p, bool bf)
+{
+    __m128i h = _mm_loadl_epi64((const __m128i *)(const void *)p);
+    return _mm256_cvtps_pd(bf ? _mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), h)) : _mm_cvtph_ps(h));
+}
+
+/* nsa_row_avx512's conversion, 4 elements a step (the dtype a constant in each loop) */
 ACL_AVX2_TARGET static inline void nsa_row_avx2(const acl_view *v, int64_t row, int64_t n, int64_t N, int64_t D,
                                                 double *out)
 {
@@ -382,22 +394,10 @@ ACL_AVX2_TARGET static inline void nsa_row_avx2(const acl_view *v, int64_t row, 
         return;
     }
     const uint16_t *p = (const uint16_t *)(const void *)v->data + v->offset + (row * N + n) * D;
-    const bool bf = v->dtype == ACL_BF16;
-    for (int64_t k = 0; k < D; k += 8) {
-        __m256 f = acl_load8_16_left(p + k, 8, bf);
-        _mm256_storeu_pd(out + k, acl_lo4_pd(f));
-        _mm256_storeu_pd(out + k + 4, acl_hi4_pd(f));
-    }
-}
-
-/* 4 f16 / bf16 values widened exactly to double: 4-lane F16C (or the bf16 shift, as a word
- * interleave with 0) from an 8-byte load.  In the row loop below, against one 8-lane conversion
- * split in two (VEXTRACTF128): f16 0.317 -> 0.304 ms, bf16 0.387 -> 0.365 ms (1024 tokens x 4
- * heads x 128, l 32, d 16, 1 thread, best of 500, in one process). */
-ACL_AVX2_TARGET static inline __m256d nsa_load4_16_pd(const uint16_t *p, bool bf)
-{
-    __m128i h = _mm_loadl_epi64((const __m128i *)(const void *)p);
-    return _mm256_cvtps_pd(bf ? _mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), h)) : _mm_cvtph_ps(h));
+    if (v->dtype == ACL_BF16)
+        for (int64_t k = 0; k < D; k += 4) _mm256_storeu_pd(out + k, nsa_load4_16_pd(p + k, true));
+    else
+        for (int64_t k = 0; k < D; k += 4) _mm256_storeu_pd(out + k, nsa_load4_16_pd(p + k, false));
 }
 
 /* 8 doubles (lo: lanes 0-3, hi: 4-7) rounded to f32, then to f16 / bf16 (acl_pack8_16_avx2's
