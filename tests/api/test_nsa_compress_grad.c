@@ -2,7 +2,8 @@
  * aclnnNsaCompressGrad (ops.md §3): validation rules and order (dtypes, shapes, block sizes,
  * actSeqLen, actSeqLenType, layout, empty tensors); both gradients against a long double
  * scatter over the windows written here (the implementation gathers), scored in scaled ULP of
- * the documented conditioning; strided views, thread-count independence and sentinels. */
+ * the documented conditioning; strided views, thread-count independence and sentinels; every
+ * vector level the CPU has against the portable one, bit for bit. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -327,9 +328,11 @@ static void weight_grad_sums_by_segments(void **state)
  * storage, the size threshold at 0) and padded views (the portable helpers under the vector
  * row conversion).  The values: one in 12 a special (±0, ±Inf, NaN, the largest finite value,
  * subnormals: Inf·0 and Inf − Inf make NaN, bf16's large products overflow f32), 5 in 12 ±2^e
- * for e in a set far apart (sums whose bits depend on their order), the rest random.
+ * for e in a set far apart (sums whose bits depend on their order), the rest random; and a bf16
+ * pattern whose weightGrad bits depend on the order of the blocks within a row (vp_run).
  * NaN compares as NaN (numerics.md: its payload and sign are unspecified), everything else by
- * its bits. */
+ * its bits.  Planted defects it fails on (round 28): inputGrad's sum from -0, its windows
+ * descending, weightGrad's blocks of lanes 8-15 descending. */
 typedef struct {
     vshape sh;
     int lay, threads, nt;
@@ -423,12 +426,12 @@ static void vector_paths_give_portable_bits(void **state)
             const bool ordered = di == 2;
             size_t n = (size_t)(c->sh.T * c->sh.N * c->sh.D + c->sh.l * c->sh.N);
             uint64_t *ref = malloc(n * sizeof *ref), *got = malloc(n * sizeof *got);
-            uint64_t seed = 0x243f6a8885a308d3ull + ci * 2 + (uint64_t)di;
+            uint64_t seed = 0x243f6a8885a308d3ull + ci * 3 + (uint64_t)di;
             acl_simd_set_cap(0);
             vp_run(c, dts[di], ordered, seed, ref);
             for (int level = 1; level <= 2; level++) {
                 acl_simd_set_cap(level);
-                if (level == 1 && (!acl_have_avx2() || acl_have_avx512())) continue;
+                if (level == 1 && !acl_have_avx2()) continue;
                 if (level == 2 && !acl_have_avx512()) continue;
                 vp_run(c, dts[di], ordered, seed, got);
                 int fails = 0;
@@ -436,8 +439,9 @@ static void vector_paths_give_portable_bits(void **state)
                     bool same = got[i] == ref[i] || (vp_is_nan(dts[di], got[i]) && vp_is_nan(dts[di], ref[i]));
                     if (!same && fails++ < 5)
                         fprintf(stderr, "nsa case %zu %s%s level %d: %s[%zu] bits %#llx, portable %#llx\n", ci,
-                                dt_name(dts[di]), ordered ? " ordered" : "", level, i < n - (size_t)(c->sh.l * c->sh.N) ? "inputGrad" : "weightGrad",
-                                i, (unsigned long long)got[i], (unsigned long long)ref[i]);
+                                dt_name(dts[di]), ordered ? " ordered" : "", level,
+                                i < n - (size_t)(c->sh.l * c->sh.N) ? "inputGrad" : "weightGrad", i,
+                                (unsigned long long)got[i], (unsigned long long)ref[i]);
                 }
                 levels++;
                 assert_int_equal(fails, 0);
