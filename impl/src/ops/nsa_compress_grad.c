@@ -400,12 +400,11 @@ ACL_AVX2_TARGET static inline void nsa_row_avx2(const acl_view *v, int64_t row, 
         for (int64_t k = 0; k < D; k += 4) _mm256_storeu_pd(out + k, nsa_load4_16_pd(p + k, false));
 }
 
-/* 8 doubles (lo: lanes 0-3, hi: 4-7) rounded to f32, then to f16 / bf16 (acl_pack8_16_avx2's
- * bits); f16 by two 4-lane conversions and an unpack, not the 8-lane VINSERTF128 join: f16
- * 0.317 -> 0.286 ms in the same measurement, 0.282 with both forms. */
-ACL_AVX2_TARGET static inline __m128i nsa_pack8_16_pd(__m256d lo, __m256d hi, bool bf)
+/* 8 doubles (lo: lanes 0-3, hi: 4-7) rounded to f32, then to f16 (acl_pack8_16_avx2's bits) by
+ * two 4-lane conversions and an unpack, not the 8-lane VINSERTF128 join: 0.317 -> 0.286 ms in
+ * the same measurement, 0.282 with both forms. */
+ACL_AVX2_TARGET static inline __m128i nsa_pack8_f16_pd(__m256d lo, __m256d hi)
 {
-    if (bf) return acl_pack8_16_avx2(acl_join4_ps(lo, hi), true);
     return _mm_unpacklo_epi64(_mm_cvtps_ph(_mm256_cvtpd_ps(lo), ACL_F16_ROUND),
                               _mm_cvtps_ph(_mm256_cvtpd_ps(hi), ACL_F16_ROUND));
 }
@@ -414,7 +413,7 @@ ACL_AVX2_TARGET static inline __m128i nsa_pack8_16_pd(__m256d lo, __m256d hi, bo
  * (one compare each and a mask test) the two halves' round-to-nearest-even (ACL_BF16_RNE, where
  * the conversion mutants are planted) and one 16-bit pack; else acl_pack8_16_avx2 (which quiets
  * NaN).  Against two acl_pack8_16_avx2: bf16 0.315 -> 0.295 ms (1024 tokens x 4 heads x 128, l
- * 32, d 16, 1 thread, best of 500, in one process).  f16 keeps nsa_pack8_16_pd: one 8-lane
+ * 32, d 16, 1 thread, best of 500, in one process).  f16 keeps nsa_pack8_f16_pd: one 8-lane
  * F16C conversion per half measured 8 % slower there. */
 ACL_AVX2_TARGET static inline __m256i nsa_pack16_bf16_pd(const double *o)
 {
@@ -478,8 +477,8 @@ nsa_tok_rows_avx2(int64_t D, int64_t nw, const uint16_t *x16, const double *cons
     nsa_tok_half_avx2(D, nw, 8, x16, rows, accs, w, o, bf);
     for (int64_t k = 0; k < D; k += 16) {
         __m256i v = bf ? nsa_pack16_bf16_pd(o + k)
-                       : _mm256_set_m128i(nsa_pack8_16_pd(_mm256_loadu_pd(o + k + 8), _mm256_loadu_pd(o + k + 12), false),
-                                          nsa_pack8_16_pd(_mm256_loadu_pd(o + k), _mm256_loadu_pd(o + k + 4), false));
+                       : _mm256_set_m128i(nsa_pack8_f16_pd(_mm256_loadu_pd(o + k + 8), _mm256_loadu_pd(o + k + 12)),
+                                          nsa_pack8_f16_pd(_mm256_loadu_pd(o + k), _mm256_loadu_pd(o + k + 4)));
         if (nt) _mm256_stream_si256((__m256i *)(void *)(out + k), v);
         else _mm256_storeu_si256((__m256i *)(void *)(out + k), v);
     }
