@@ -533,10 +533,11 @@ static void nsa_fast_task(const nsa_fast *f, int64_t task, double *ring, int64_t
     const int64_t *ends = a->seq, *cbase = a->seq + a->B;
     const int64_t l = a->l, d = a->d, D = j->D, N = j->N, W = f->W, HG = f->HG;
     void (*at_pos)(const nsa_walk *, int64_t, int64_t, int64_t) = nsa_pos_portable;
+    bool prefetch = true;
 #ifdef ACL_HAVE_AVX512_KERNELS
     if (acl_have_avx512()) at_pos = nsa_pos_avx512;
 #ifdef ACL_HAVE_AVX2_KERNELS
-    else if (acl_have_avx2()) at_pos = nsa_pos_avx2;
+    else if (acl_have_avx2()) at_pos = nsa_pos_avx2, prefetch = false; /* see below */
 #endif
 #endif
     int64_t g = task / f->K, q = task % f->K;
@@ -548,8 +549,11 @@ static void nsa_fast_task(const nsa_fast *f, int64_t task, double *ring, int64_t
     int64_t t0 = nsa_seg_lo(q, j->T, f->K), t1 = nsa_seg_lo(q + 1, j->T, f->K);
 #endif
     /* the input rows stream from memory; the hardware prefetcher alone left the row conversion
-     * waiting on them (half of the walk's samples, round 6) */
-    const char *pf_in = j->in.contiguous ? j->in.data + j->in.offset * 2 : NULL;
+     * waiting on them (half of the walk's samples, round 6).  Not on the AVX2 path: on the Zen 3
+     * of round 28 the rows ran faster without (16 Mi elements, 1 thread, best of 8, in one
+     * process: f16 8.27-8.68 -> 7.87-7.97 ms, bf16 10.5-10.9 -> 9.9-10.4 ms; in cache 0.237 ->
+     * 0.228 ms) */
+    const char *pf_in = prefetch && j->in.contiguous ? j->in.data + j->in.offset * 2 : NULL;
     nsa_walk s = {.f = f, .ring = ring, .x = ring + HG * W * D, .tag = tag, .n0 = n0, .H = n1 - n0,
                   .acc = f->part + ((q * l) * N + n0) * NSA_LANES, .pf_in = pf_in,
                   .pf_ig = pf_in && j->ig.contiguous && !j->nt ? j->ig.data + j->ig.offset * 2 : NULL,
