@@ -664,9 +664,9 @@ static aclnnStatus nsa_kernel(void *p, void *ws, uint64_t ws_size)
     j.nt = false;
 #ifdef ACL_HAVE_AVX512_KERNELS
     /* rows of D 16-bit elements, 16 a store (AVX-512 and AVX2 alike; on the Zen 3 of round 28,
-     * compute-bound and shared, streamed and plain stores timed the same within its noise,
-     * 16 Mi elements, 1 thread, best of 10: 9.35 / 9.04, 12.2 / 13.1, 15.1 / 14.1 ms; kept for
-     * the 32 MB of line reads they save where memory is the limit) */
+     * compute-bound and shared, streamed / plain, 16 Mi elements, 1 thread, best of 8, in one
+     * process alternating: f16 8.64 / 8.78, 9.00 / 9.27, 12.28 / 12.57, 12.44 / 13.25 ms, bf16
+     * 14.59 / 13.74, 14.06 / 14.08 ms; two threads could not be timed on the shared machine) */
     j.nt = (acl_have_avx512() || acl_have_avx2()) && acl_nt_wanted_rows(&j.ig, j.D, 32);
 #endif
     /* ACLCONFORM_NSA_GATHER (diagnostic, tests): the gather path for every shape; the bits are
