@@ -2,7 +2,8 @@
  * aclnnNsaCompressGrad (ops.md §3): validation rules and order (dtypes, shapes, block sizes,
  * actSeqLen, actSeqLenType, layout, empty tensors); both gradients against a long double
  * scatter over the windows written here (the implementation gathers), scored in scaled ULP of
- * the documented conditioning; strided views, thread-count independence and sentinels. */
+ * the documented conditioning; strided views, thread-count independence and sentinels; every
+ * vector level the CPU has against the portable one, bit for bit. */
 #include <math.h>
 #include <setjmp.h>
 #include <stdarg.h>
@@ -12,6 +13,7 @@
 
 #include "aclnnop/aclnn_nsa_compress_grad.h"
 #include "op_util.h"
+#include "runtime/simd256.h"
 
 void acl_nt_set_min_bytes(int64_t bytes); /* runtime/ewise.h */
 
@@ -316,6 +318,142 @@ static void weight_grad_sums_by_segments(void **state)
     aclconformSetNumThreads(0);
 }
 
+/* Round 28: the AVX2 helpers (CPUs without AVX-512) and the AVX-512 ones give the portable
+ * helpers' bits: the same sums in the same order (weightGrad's 16 lanes per segment, inputGrad's
+ * windows ascending from +0), products exact in double, one f64 -> f32 -> 16-bit rounding.
+ * Every vector level the CPU has (acl_simd_set_cap 1: AVX2, 2: AVX-512) against level 0, over
+ * f16 and bf16; l/d = 2, 3, 4, 1.5 and l = 128 (up to 8 covering windows: the unspecialised
+ * loop); D = 16 .. 1024; N = 1..5; batches with uncovered tokens and two weightGrad segments;
+ * 1, 2 and 3 threads; contiguous tensors (the one-pass helpers), inputGrad streamed (64-byte
+ * storage, the size threshold at 0) and padded views (the portable helpers under the vector
+ * row conversion).  The values: one in 12 a special (±0, ±Inf, NaN, the largest finite value,
+ * subnormals: Inf·0 and Inf − Inf make NaN, bf16's large products overflow f32), 5 in 12 ±2^e
+ * for e in a set far apart (sums whose bits depend on their order), the rest random; and a bf16
+ * pattern whose weightGrad bits depend on the order of the blocks within a row (vp_run).
+ * NaN compares as NaN (numerics.md: its payload and sign are unspecified), everything else by
+ * its bits.  Planted defects it fails on (round 28): inputGrad's sum from -0, its windows
+ * descending, weightGrad's blocks of lanes 8-15 descending. */
+typedef struct {
+    vshape sh;
+    int lay, threads, nt;
+} vcmp;
+
+static tt vp_fill(aclDataType dt, int nd, const int64_t *dims, int lay, uint64_t *s, double lo, double hi, int mode)
+{
+    const double big = dt == ACL_BF16 ? 0x1.fep127 : 65504.0, tiny = dt == ACL_BF16 ? 0x1p-130 : 0x1p-20;
+    const double specials[] = {0.0, -0.0, INFINITY, -INFINITY, NAN, big, -big, tiny, -tiny, 1.0};
+    /* powers of two far apart: exact cancellations and terms lost in a larger one, so that a sum
+     * in another order gives other bits (f16: products 2^-24 .. 2^30, beyond double's 53 bits) */
+    const int e16[] = {-12, -5, 0, 7, 15}, ebf[] = {-60, -20, 0, 20, 60};
+    const int64_t D = dims[nd - 1];
+    tt x = tt_new(dt, nd, dims, lay);
+    for (int64_t i = 0; i < x.t->numel; i++) {
+        *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17;
+        double sign = (*s >> 16) & 1 ? -1.0 : 1.0, v;
+        int64_t blk = i % D / 16;
+        if (mode == 1) v = 1.0;
+        else if (mode == 2) v = blk == 0 ? 0x1p60 : blk == 2 ? -0x1p60 : *s % 3 == 0 ? 0.0 : sign * 0x1p-60;
+        else if (*s % 12 == 0) v = specials[(*s >> 8) % 10];
+        else if (*s % 12 < 6) v = ldexp(sign, (dt == ACL_BF16 ? ebf : e16)[(*s >> 8) % 5]);
+        else v = tt_rand(s, lo, hi);
+        tt_set(&x, i, v);
+    }
+    return x;
+}
+
+/* runs the case, returns the bits of inputGrad then weightGrad in bits[] */
+static void vp_run(const vcmp *c, aclDataType dt, bool ordered, uint64_t seed, uint64_t *bits)
+{
+    const vshape *sh = &c->sh;
+    int64_t B = sh->nseq > 0 ? sh->nseq : 1, C = 0, prev = 0;
+    for (int64_t b = 0; b < B; b++) {
+        int64_t e = sh->nseq > 0 ? sh->seq[b] : sh->T;
+        C += nblk(e - prev, sh->l, sh->d);
+        prev = e;
+    }
+    int64_t dog[3] = {C, sh->N, sh->D}, din[3] = {sh->T, sh->N, sh->D}, dw[2] = {sh->l, sh->N};
+    uint64_t s = seed;
+    /* ordered (bf16): outputGrad and weight 1, each input row per lane 2^60 (block 0), s (block 1),
+     * -2^60 (block 2), then s, s ∈ {0, ±2^-60}: with the blocks ascending, weightGrad's lanes
+     * keep the small terms after the large ones cancel; in another order they lose them */
+    tt og = vp_fill(dt, 3, dog, c->lay, &s, -1, 1, ordered), in = vp_fill(dt, 3, din, c->lay, &s, -2, 2, 2 * ordered),
+       w = vp_fill(dt, 2, dw, c->lay, &s, -0.5, 0.5, ordered), ig = tt_new(dt, 3, din, c->lay),
+       wg = tt_new(dt, 2, dw, c->lay);
+    aclIntArray *seq = sh->nseq > 0 ? aclCreateIntArray(sh->seq, (uint64_t)sh->nseq) : NULL;
+    uint64_t ws;
+    aclOpExecutor *ex;
+    aclconformSetNumThreads(c->threads);
+    if (c->nt) acl_nt_set_min_bytes(0);
+    assert_int_equal(aclnnNsaCompressGradGetWorkspaceSize(og.t, in.t, w.t, seq, sh->l, sh->d, 0, NULL, ig.t, wg.t,
+                                                          &ws, &ex), ACLNN_SUCCESS);
+    assert_int_equal(aclnnNsaCompressGrad(NULL, ws, ex, NULL), ACLNN_SUCCESS);
+    acl_nt_set_min_bytes(-1);
+    aclconformSetNumThreads(0);
+    aclDestroyIntArray(seq);
+    for (int64_t i = 0; i < ig.t->numel; i++) bits[i] = tt_bits(&ig, i);
+    for (int64_t i = 0; i < wg.t->numel; i++) bits[ig.t->numel + i] = tt_bits(&wg, i);
+    tt_free(&og); tt_free(&in); tt_free(&w); tt_free(&ig); tt_free(&wg);
+}
+
+static bool vp_is_nan(aclDataType dt, uint64_t b)
+{
+    return dt == ACL_BF16 ? (b & 0x7f80) == 0x7f80 && (b & 0x7f) : (b & 0x7c00) == 0x7c00 && (b & 0x3ff);
+}
+
+static void vector_paths_give_portable_bits(void **state)
+{
+    (void)state;
+#ifndef ACL_HAVE_AVX2_KERNELS
+    skip();
+#else
+    static const vcmp cases[] = {
+        {{200, 1, 16, 32, 16, 3, {70, 130, 200}}, TT_CONTIG, 1, 0},   /* l/d = 2, uncovered tokens */
+        {{150, 2, 128, 48, 16, 2, {75, 150}}, TT_CONTIG, 2, 0},       /* l/d = 3 */
+        {{160, 3, 64, 64, 16, 0, {0}}, TT_CONTIG64, 3, 1},            /* l/d = 4, streamed */
+        {{140, 4, 48, 64, 32, 2, {9, 140}}, TT_CONTIG, 2, 0},         /* d = 32; a batch of 9 tokens */
+        {{300, 5, 32, 128, 16, 2, {100, 300}}, TT_CONTIG64, 2, 1},    /* up to 8 windows, streamed */
+        {{80, 2, 1024, 32, 16, 0, {0}}, TT_CONTIG64, 1, 1},           /* D = 1024, streamed */
+        {{600, 3, 16, 48, 16, 3, {250, 251, 600}}, TT_CONTIG, 3, 0},  /* two segments */
+        {{101, 1, 16, 48, 32, 0, {0}}, TT_CONTIG, 1, 0},              /* l/d = 1.5: one or two windows */
+        {{230, 2, 32, 80, 48, 2, {130, 230}}, TT_CONTIG, 2, 0},       /* l = 80, d = 48 */
+        {{96, 3, 128, 32, 16, 0, {0}}, TT_PADDED, 2, 0},              /* strided: the portable helpers */
+    };
+    const aclDataType dts[] = {ACL_FLOAT16, ACL_BF16, ACL_BF16};
+    int levels = 0;
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+        for (int di = 0; di < 3; di++) {
+            const vcmp *c = &cases[ci];
+            const bool ordered = di == 2;
+            size_t n = (size_t)(c->sh.T * c->sh.N * c->sh.D + c->sh.l * c->sh.N);
+            uint64_t *ref = malloc(n * sizeof *ref), *got = malloc(n * sizeof *got);
+            uint64_t seed = 0x243f6a8885a308d3ull + ci * 3 + (uint64_t)di;
+            acl_simd_set_cap(0);
+            vp_run(c, dts[di], ordered, seed, ref);
+            for (int level = 1; level <= 2; level++) {
+                acl_simd_set_cap(level);
+                if (level == 1 && !acl_have_avx2()) continue;
+                if (level == 2 && !acl_have_avx512()) continue;
+                vp_run(c, dts[di], ordered, seed, got);
+                int fails = 0;
+                for (size_t i = 0; i < n; i++) {
+                    bool same = got[i] == ref[i] || (vp_is_nan(dts[di], got[i]) && vp_is_nan(dts[di], ref[i]));
+                    if (!same && fails++ < 5)
+                        fprintf(stderr, "nsa case %zu %s%s level %d: %s[%zu] bits %#llx, portable %#llx\n", ci,
+                                dt_name(dts[di]), ordered ? " ordered" : "", level,
+                                i < n - (size_t)(c->sh.l * c->sh.N) ? "inputGrad" : "weightGrad", i,
+                                (unsigned long long)got[i], (unsigned long long)ref[i]);
+                }
+                levels++;
+                assert_int_equal(fails, 0);
+            }
+            acl_simd_set_cap(2);
+            free(ref);
+            free(got);
+        }
+    if (levels == 0) skip(); /* a CPU with neither AVX2 nor AVX-512: nothing to compare */
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -324,6 +462,7 @@ int main(void)
         cmocka_unit_test(gradients_match_reference),
         cmocka_unit_test(views_and_threads_give_identical_bits),
         cmocka_unit_test(weight_grad_sums_by_segments),
+        cmocka_unit_test(vector_paths_give_portable_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

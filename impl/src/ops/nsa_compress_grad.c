@@ -19,7 +19,7 @@
 #include "aclnnop/aclnn_nsa_compress_grad.h"
 #include "runtime/check.h"
 #include "runtime/ewise.h"
-#include "runtime/simd512.h"
+#include "runtime/simd256.h"
 #include "runtime/vecmath.h"
 
 #define NSA_CHUNK 256
@@ -156,8 +156,8 @@ static void nsa_input_grad(void *p, int64_t begin, int64_t end)
  * footprint of 32 lanes, which measured 8 % slower).  The same walk writes the inputGrad rows
  * of its tokens and heads from the same converted rows: Σ over the covering windows ascending
  * of w·og, from +0, as nsa_input_grad.  With AVX-512 and contiguous tensors one pass per
- * (token, head) does it all (nsa_tok_avx512), with the input and inputGrad rows prefetched
- * NSA_PF_BYTES ahead.  A thread takes whole segments, every head when there are at least as
+ * (token, head) does it all (nsa_tok_avx512; with AVX2 two half passes, nsa_tok_avx2: the same
+ * sums), with the input and inputGrad rows prefetched NSA_PF_BYTES ahead.  A thread takes whole segments, every head when there are at least as
  * many segments as threads: one contiguous stream of input and one of inputGrad per thread.
  * (Until round 12 the threads split the heads of every token: two threads reading and writing
  * alternate halves of each token's rows ran the bench row at 5.9 ms, by segments 3.5 ms.)
@@ -203,7 +203,7 @@ typedef struct {
     int64_t pf_rows;    /* prefetch distance in tokens */
 } nsa_walk;
 
-/* The per-position work of a task, one template for the AVX-512 and the portable helpers
+/* The per-position work of a task, one template for the AVX-512, AVX2 and portable helpers
  * (inlined into each with the helpers as constants: no call per row):
  *   row(v, r, n, out)   row r of a [rows, N, D] view at head n, as doubles;
  *   tok(...)            for one (token, head) in one pass: every weightGrad dot and the
@@ -250,18 +250,25 @@ nsa_walk_pos(const nsa_walk *s, int64_t pos, int64_t lo_i, int64_t hi_i, nsa_row
                 if (s->pf_ig) __builtin_prefetch(s->pf_ig + ((t * N + s->n0) * D) * 2 + o, 1, 3);
             }
     }
+    /* per window, once for all heads: its ring slot (c % W, a 64-bit division) and its weight
+     * row r·N; these were computed per window and head (round 28) */
+    int64_t slot0[NSA_FAST_MAX_D / 16 + 1], wrow[NSA_FAST_MAX_D / 16 + 1];
+    for (int64_t i = 0; i < nw; i++) {
+        slot0[i] = (s->cb + lo_i + i) % W;
+        wrow[i] = (pos - (lo_i + i) * d) * N;
+    }
     for (int64_t h = 0; h < H; h++) {
         int64_t n = s->n0 + h, t = s->prev + pos;
-        for (int64_t i = lo_i; i <= hi_i; i++) {
-            int64_t c = s->cb + i, slot = h * W + c % W;
+        for (int64_t i = 0; i < nw; i++) {
+            int64_t c = s->cb + lo_i + i, slot = h * W + slot0[i];
             double *gr = s->ring + slot * D;
             if (s->tag[slot] != c) {
                 row(&j->og, c, n, N, D, gr);
                 s->tag[slot] = c;
             }
-            rows[i - lo_i] = gr;
-            accs[i - lo_i] = s->acc + ((pos - i * d) * N + h) * NSA_LANES;
-            wt[i - lo_i] = f->w[(pos - i * d) * N + n];
+            rows[i] = gr;
+            accs[i] = s->acc + (wrow[i] + h) * NSA_LANES;
+            wt[i] = f->w[wrow[i] + n];
         }
         if (tok(j, t, n, nw, rows, accs, wt)) continue;
         row(&j->in, t, n, N, D, s->x);
@@ -364,6 +371,151 @@ ACL_AVX512_TARGET static void nsa_pos_avx512(const nsa_walk *s, int64_t pos, int
 }
 #endif
 
+#ifdef ACL_HAVE_AVX2_KERNELS
+/* The AVX2 twins (CPUs without AVX-512, round 28): the same sums in the same order, 4 doubles a
+ * vector.
+ *
+ * 4 f16 / bf16 values widened exactly to double: 4-lane F16C (or the bf16 shift, as a word
+ * interleave with 0) from an 8-byte load.  In the row loop below, against one 8-lane conversion
+ * split in two (VEXTRACTF128): f16 0.317 -> 0.304 ms, bf16 0.387 -> 0.365 ms (1024 tokens x 4
+ * heads x 128, l 32, d 16, 1 thread, best of 500, in one process). */
+ACL_AVX2_TARGET static inline __m256d nsa_load4_16_pd(const uint16_t *p, bool bf)
+{
+    __m128i h = _mm_loadl_epi64((const __m128i *)(const void *)p);
+    return _mm256_cvtps_pd(bf ? _mm_castsi128_ps(_mm_unpacklo_epi16(_mm_setzero_si128(), h)) : _mm_cvtph_ps(h));
+}
+
+/* nsa_row_avx512's conversion, 4 elements a step (the dtype a constant in each loop) */
+ACL_AVX2_TARGET static inline void nsa_row_avx2(const acl_view *v, int64_t row, int64_t n, int64_t N, int64_t D,
+                                                double *out)
+{
+    if (!v->contiguous) {
+        acl_view_load_f64(v, (row * N + n) * D, D, out);
+        return;
+    }
+    const uint16_t *p = (const uint16_t *)(const void *)v->data + v->offset + (row * N + n) * D;
+    if (v->dtype == ACL_BF16)
+        for (int64_t k = 0; k < D; k += 4) _mm256_storeu_pd(out + k, nsa_load4_16_pd(p + k, true));
+    else
+        for (int64_t k = 0; k < D; k += 4) _mm256_storeu_pd(out + k, nsa_load4_16_pd(p + k, false));
+}
+
+/* 8 doubles (lo: lanes 0-3, hi: 4-7) rounded to f32, then to f16 (acl_pack8_16_avx2's bits) by
+ * two 4-lane conversions and an unpack, not the 8-lane VINSERTF128 join: 0.317 -> 0.286 ms in
+ * the same measurement, 0.282 with both forms. */
+ACL_AVX2_TARGET static inline __m128i nsa_pack8_f16_pd(__m256d lo, __m256d hi)
+{
+    return _mm_unpacklo_epi64(_mm_cvtps_ph(_mm256_cvtpd_ps(lo), ACL_F16_ROUND),
+                              _mm_cvtps_ph(_mm256_cvtpd_ps(hi), ACL_F16_ROUND));
+}
+
+/* 16 doubles rounded to f32, then to bf16: acl_pack8_16_avx2's bits.  Without a NaN among them
+ * (one compare each and a mask test) the two halves' round-to-nearest-even (ACL_BF16_RNE, where
+ * the conversion mutants are planted) and one 16-bit pack; else acl_pack8_16_avx2 (which quiets
+ * NaN).  Against two acl_pack8_16_avx2: bf16 0.315 -> 0.295 ms (1024 tokens x 4 heads x 128, l
+ * 32, d 16, 1 thread, best of 500, in one process).  f16 keeps nsa_pack8_f16_pd: one 8-lane
+ * F16C conversion per half measured 8 % slower there. */
+ACL_AVX2_TARGET static inline __m256i nsa_pack16_bf16_pd(const double *o)
+{
+    __m256 f0 = acl_join4_ps(_mm256_loadu_pd(o), _mm256_loadu_pd(o + 4));
+    __m256 f1 = acl_join4_ps(_mm256_loadu_pd(o + 8), _mm256_loadu_pd(o + 12));
+    if (_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(f0, f0, _CMP_UNORD_Q), _mm256_cmp_ps(f1, f1, _CMP_UNORD_Q))))
+        return _mm256_set_m128i(acl_pack8_16_avx2(f1, true), acl_pack8_16_avx2(f0, true));
+    __m256i u0 = _mm256_castps_si256(f0), u1 = _mm256_castps_si256(f1);
+    __m256i r0 = ACL_BF16_RNE(256, u0, _mm256_srli_epi32(u0, 16)), r1 = ACL_BF16_RNE(256, u1, _mm256_srli_epi32(u1, 16));
+    /* 16-bit words r0[0-3] r1[0-3] | r0[4-7] r1[4-7]: the middle 8-byte quarters swapped */
+    return _mm256_permute4x64_epi64(_mm256_packus_epi32(r0, r1), 0xd8);
+}
+
+/* nsa_tok_rows on AVX2: lanes h..h+7 of every 16-element block of the row (elements k + h ..
+ * k + h + 7, k = 0, 16, ..): per window the two accumulators of those lanes (element k + h + m
+ * into lane h + m, k ascending: nsa_dot16_portable's order) and the 8 inputGrad sums
+ * Σ_i w_i·g_i from +0, windows ascending, left in o[k + h .. k + h + 7] as doubles.  The 16 ymm
+ * registers hold 2·NW accumulators, NW weights, x and o (two each) for NW ≤ 4; the 4·NW of a
+ * whole 16-element block would not from NW = 2 on (one pass with them spilled measured 4 %
+ * slower for NW = 2). */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+nsa_tok_half_avx2(int64_t D, int64_t nw, int64_t h, const uint16_t *x16, const double *const *rows,
+                  double *const *accs, const double *w, double *o, bool bf)
+{
+    __m256d a[2 * (NSA_FAST_MAX_D / 16 + 1)], wv[NSA_FAST_MAX_D / 16 + 1];
+    for (int64_t i = 0; i < nw; i++) {
+        a[2 * i] = _mm256_loadu_pd(accs[i] + h);
+        a[2 * i + 1] = _mm256_loadu_pd(accs[i] + h + 4);
+        wv[i] = _mm256_set1_pd(w[i]);
+    }
+    for (int64_t k = h; k < D; k += 16) {
+        __m256d x0 = nsa_load4_16_pd(x16 + k, bf), x1 = nsa_load4_16_pd(x16 + k + 4, bf);
+        __m256d o0 = _mm256_setzero_pd(), o1 = _mm256_setzero_pd();
+        for (int64_t i = 0; i < nw; i++) {
+            __m256d g0 = _mm256_loadu_pd(rows[i] + k), g1 = _mm256_loadu_pd(rows[i] + k + 4);
+            a[2 * i] = _mm256_fmadd_pd(g0, x0, a[2 * i]);
+            a[2 * i + 1] = _mm256_fmadd_pd(g1, x1, a[2 * i + 1]);
+            o0 = _mm256_fmadd_pd(wv[i], g0, o0);
+            o1 = _mm256_fmadd_pd(wv[i], g1, o1);
+        }
+        _mm256_storeu_pd(o + k, o0);
+        _mm256_storeu_pd(o + k + 4, o1);
+    }
+    for (int64_t i = 0; i < nw; i++) {
+        _mm256_storeu_pd(accs[i] + h, a[2 * i]);
+        _mm256_storeu_pd(accs[i] + h + 4, a[2 * i + 1]);
+    }
+}
+
+/* One (token, head): the low halves of the blocks, then the high halves, then the inputGrad row
+ * rounded to 16 bits and stored (or streamed: 32 bytes on 32), 16 elements a step.  Rounding in
+ * that separate loop rather than at the end of each half step: f16 0.247 -> 0.238 ms, bf16
+ * 0.348 -> 0.322 ms (1024 tokens x 4 heads x 128, l 32, d 16, 1 thread, best of 500, in one
+ * process; perf put the time on the stores waiting for the conversions' long chains). */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+nsa_tok_rows_avx2(int64_t D, int64_t nw, const uint16_t *x16, const double *const *rows, double *const *accs,
+                  const double *w, uint16_t *out, bool bf, bool nt)
+{
+    double o[NSA_FAST_MAX_D];
+    nsa_tok_half_avx2(D, nw, 0, x16, rows, accs, w, o, bf);
+    nsa_tok_half_avx2(D, nw, 8, x16, rows, accs, w, o, bf);
+    for (int64_t k = 0; k < D; k += 16) {
+        __m256i v = bf ? nsa_pack16_bf16_pd(o + k)
+                       : _mm256_set_m128i(nsa_pack8_f16_pd(_mm256_loadu_pd(o + k + 8), _mm256_loadu_pd(o + k + 12)),
+                                          nsa_pack8_f16_pd(_mm256_loadu_pd(o + k), _mm256_loadu_pd(o + k + 4)));
+        if (nt) _mm256_stream_si256((__m256i *)(void *)(out + k), v);
+        else _mm256_storeu_si256((__m256i *)(void *)(out + k), v);
+    }
+}
+
+/* inlined into nsa_pos_avx2 (and its walk): as a called function, f16 0.282 -> 0.257 ms, bf16
+ * 0.372 -> 0.349 ms (1024 tokens x 4 heads x 128, l 32, d 16, 1 thread, best of 500) */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) bool
+nsa_tok_avx2(const nsa_job *j, int64_t t, int64_t n, int64_t nw, const double *const *rows, double *const *accs,
+             const double *w)
+{
+    if (!j->in.contiguous || !j->ig.contiguous) return false;
+    const int64_t N = j->N, D = j->D;
+    const bool bf = j->in.dtype == ACL_BF16;
+    const uint16_t *x16 = (const uint16_t *)(const void *)j->in.data + j->in.offset + (t * N + n) * D;
+    uint16_t *out = (uint16_t *)(void *)j->ig.data + j->ig.offset + (t * N + n) * D;
+#define NSA_TOK(NW, BF) nsa_tok_rows_avx2(D, NW, x16, rows, accs, w, out, BF, j->nt)
+#define NSA_TOKS(BF)                                                                                \
+    switch (nw) { /* l/d = 2, 3, 4: 1..4 covering windows get their own loop */                   \
+    case 1: NSA_TOK(1, BF); break;                                                                  \
+    case 2: NSA_TOK(2, BF); break;                                                                  \
+    case 3: NSA_TOK(3, BF); break;                                                                  \
+    case 4: NSA_TOK(4, BF); break;                                                                  \
+    default: NSA_TOK(nw, BF); break;                                                                \
+    }
+    if (bf) NSA_TOKS(true) else NSA_TOKS(false) /* the dtype a constant in each loop */
+#undef NSA_TOKS
+#undef NSA_TOK
+    return true;
+}
+
+ACL_AVX2_TARGET static void nsa_pos_avx2(const nsa_walk *s, int64_t pos, int64_t lo_i, int64_t hi_i)
+{
+    nsa_walk_pos(s, pos, lo_i, hi_i, nsa_row_avx2, nsa_tok_avx2);
+}
+#endif
+
 /* +0 into inputGrad rows of tokens [t0, t1) that no window covers, heads [n0, n1). */
 static void nsa_ig_zero(const acl_view *ig, int64_t t0, int64_t t1, int64_t n0, int64_t n1, int64_t N, int64_t D)
 {
@@ -381,8 +533,12 @@ static void nsa_fast_task(const nsa_fast *f, int64_t task, double *ring, int64_t
     const int64_t *ends = a->seq, *cbase = a->seq + a->B;
     const int64_t l = a->l, d = a->d, D = j->D, N = j->N, W = f->W, HG = f->HG;
     void (*at_pos)(const nsa_walk *, int64_t, int64_t, int64_t) = nsa_pos_portable;
+    bool prefetch = true;
 #ifdef ACL_HAVE_AVX512_KERNELS
     if (acl_have_avx512()) at_pos = nsa_pos_avx512;
+#ifdef ACL_HAVE_AVX2_KERNELS
+    else if (acl_have_avx2()) at_pos = nsa_pos_avx2, prefetch = false; /* see below */
+#endif
 #endif
     int64_t g = task / f->K, q = task % f->K;
     int64_t n0 = g * HG, n1 = n0 + HG < N ? n0 + HG : N;
@@ -393,8 +549,11 @@ static void nsa_fast_task(const nsa_fast *f, int64_t task, double *ring, int64_t
     int64_t t0 = nsa_seg_lo(q, j->T, f->K), t1 = nsa_seg_lo(q + 1, j->T, f->K);
 #endif
     /* the input rows stream from memory; the hardware prefetcher alone left the row conversion
-     * waiting on them (half of the walk's samples, round 6) */
-    const char *pf_in = j->in.contiguous ? j->in.data + j->in.offset * 2 : NULL;
+     * waiting on them (half of the walk's samples, round 6).  Not on the AVX2 path: on the Zen 3
+     * of round 28 the rows ran faster without (16 Mi elements, 1 thread, best of 8, in one
+     * process: f16 8.27-8.68 -> 7.87-7.97 ms, bf16 10.5-10.9 -> 9.9-10.4 ms; in cache 0.237 ->
+     * 0.228 ms) */
+    const char *pf_in = prefetch && j->in.contiguous ? j->in.data + j->in.offset * 2 : NULL;
     nsa_walk s = {.f = f, .ring = ring, .x = ring + HG * W * D, .tag = tag, .n0 = n0, .H = n1 - n0,
                   .acc = f->part + ((q * l) * N + n0) * NSA_LANES, .pf_in = pf_in,
                   .pf_ig = pf_in && j->ig.contiguous && !j->nt ? j->ig.data + j->ig.offset * 2 : NULL,
@@ -504,7 +663,11 @@ static aclnnStatus nsa_kernel(void *p, void *ws, uint64_t ws_size)
      * row's 101 MB of traffic); 16 Mi elements, 2 threads, side by side, f16 3.1-17 % faster */
     j.nt = false;
 #ifdef ACL_HAVE_AVX512_KERNELS
-    j.nt = acl_have_avx512() && acl_nt_wanted_rows(&j.ig, j.D, 32); /* rows of D 16-bit elements, 16 a store */
+    /* rows of D 16-bit elements, 16 a store (AVX-512 and AVX2 alike; on the Zen 3 of round 28,
+     * compute-bound and shared, streamed / plain, 16 Mi elements, 1 thread, best of 8, in one
+     * process alternating: f16 8.64 / 8.78, 9.00 / 9.27, 12.28 / 12.57, 12.44 / 13.25 ms, bf16
+     * 14.59 / 13.74, 14.06 / 14.08 ms; two threads could not be timed on the shared machine) */
+    j.nt = (acl_have_avx512() || acl_have_avx2()) && acl_nt_wanted_rows(&j.ig, j.D, 32);
 #endif
     /* ACLCONFORM_NSA_GATHER (diagnostic, tests): the gather path for every shape; the bits are
      * the streaming path's (tests/api/test_nsa_compress_grad.c compares them) */
