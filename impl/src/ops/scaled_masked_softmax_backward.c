@@ -26,6 +26,7 @@
 
 #include "aclnnop/aclnn_scaled_masked_softmax_backward.h"
 #include "runtime/check.h"
+#include "runtime/simd256.h"
 #include "runtime/simd512.h"
 #include "runtime/vecmath.h"
 
@@ -267,6 +268,181 @@ ACL_AVX512_TARGET static void sms_rows_avx512(const sms_job *jb, int64_t begin, 
 }
 #endif
 
+#ifdef ACL_HAVE_AVX2_KERNELS
+/* The AVX-512 row kernel on AVX2 (CPUs without AVX-512, round 28): its operations in the same
+ * order on 8-lane f32 / 4-lane double vectors, so the same bits.  acc[k] of the 32 partial sums
+ * is lane k % 4 of a[k / 4] (two __m256d per __m512d of sms_row_avx512, the same FMAs in the same
+ * order), stored in index order for the same acl_sum_tree32; the output formulas are sms_out8's
+ * (f32 rows, and every redone lane) and sms_out16's f32 pass (16-bit rows) lane for lane, rounded
+ * to 16 bits by acl_pack8_16_avx2 (acl_store8_16's bits).  Masks are 32-bit lanes of all ones;
+ * lanes past the row load +0 as the AVX-512 masked loads do. */
+
+/* elements j..j+7 of a row (f32, f16, bf16 by kind), the first `left` (others +0), widened
+ * exactly to two vectors of 4 doubles (elements j..j+3 and j+4..j+7) */
+ACL_AVX2_TARGET static inline void sms_load8_pd(const void *p, int64_t j, int64_t left, int kind, __m256d *lo,
+                                                __m256d *hi)
+{
+    if (kind == 0 && left >= 8) {
+        *lo = _mm256_cvtps_pd(_mm_loadu_ps((const float *)p + j));
+        *hi = _mm256_cvtps_pd(_mm_loadu_ps((const float *)p + j + 4));
+        return;
+    }
+    __m256 v = kind == 0 ? acl_load8_ps_left((const float *)p + j, left)
+                         : acl_load8_16_left((const uint16_t *)p + j, left, kind == 2);
+    *lo = acl_lo4_pd(v);
+    *hi = acl_hi4_pd(v);
+}
+
+/* the mask bytes j..j+7 of the row, the first `left`: all ones in the 32-bit lanes of the row
+ * that are NOT masked (AVX-512: ~masked & m) */
+ACL_AVX2_TARGET static inline __m256i sms_kept8(const uint8_t *mk, int64_t j, int64_t left)
+{
+    uint64_t w = 0;
+    if (left >= 8) memcpy(&w, mk + j, 8);
+    else if (left > 0) memcpy(&w, mk + j, (size_t)left);
+    __m256i k = _mm256_cmpeq_epi32(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)w)), _mm256_setzero_si256());
+    return left >= 8 ? k : _mm256_and_si256(k, acl_mask8x32(left));
+}
+
+/* sms_dot8: acc + g·y of elements j..j+7 (the first `left`), acc's lanes k in *lo, 4 + k in *hi */
+ACL_AVX2_TARGET static inline void sms_dot8_avx2(__m256d *lo, __m256d *hi, const void *g, const void *y,
+                                                 const uint8_t *mk, int64_t j, int64_t left, int kind)
+{
+#if ACLCONFORM_MUTANT == 34 /* simd-tail: row dot: the tail after the wide loop drops the last element */
+    if (left < 8) left--;
+#endif
+    __m256d glo, ghi, ylo, yhi;
+    sms_load8_pd(g, j, left, kind, &glo, &ghi);
+    sms_load8_pd(y, j, left, kind, &ylo, &yhi);
+#if ACLCONFORM_MUTANT == 33 /* masked-select: row sum skips masked positions (spec: all j) */
+    __m256i keep = sms_kept8(mk, j, left);
+    __m256d klo = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(keep)));
+    __m256d khi = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(keep, 1)));
+    glo = _mm256_and_pd(glo, klo), ylo = _mm256_and_pd(ylo, klo);
+    ghi = _mm256_and_pd(ghi, khi), yhi = _mm256_and_pd(yhi, khi);
+#endif
+    (void)mk;
+    *lo = _mm256_fmadd_pd(glo, ylo, *lo);
+    *hi = _mm256_fmadd_pd(ghi, yhi, *hi);
+}
+
+/* sms_out8 on 4 lanes: scale·(g·y − s·y) in double */
+ACL_AVX2_TARGET static inline __m256d sms_out4(__m256d gd, __m256d yd, __m256d s, __m256d sc)
+{
+    return _mm256_mul_pd(sc, _mm256_fmsub_pd(gd, yd, _mm256_mul_pd(s, yd)));
+}
+
+/* sms_out8: elements j..j+7 (the first `left`) by the double formula, rounded to f32 */
+ACL_AVX2_TARGET static inline __m256 sms_out8_avx2(const void *g, const void *y, int64_t j, int64_t left, __m256d s,
+                                                   __m256d sc, int kind)
+{
+    __m256d glo, ghi, ylo, yhi;
+    sms_load8_pd(g, j, left, kind, &glo, &ghi);
+    sms_load8_pd(y, j, left, kind, &ylo, &yhi);
+    return acl_join4_ps(sms_out4(glo, ylo, s, sc), sms_out4(ghi, yhi, s, sc));
+}
+
+/* the lanes of v that are not normal floats (±0, subnormal, ±Inf, NaN: fpclass 0xbf), as a
+ * vector of 32-bit all-ones lanes */
+ACL_AVX2_TARGET static inline __m256i sms_not_normal8(__m256 v)
+{
+    const __m256i ex = _mm256_set1_epi32(0x7f800000);
+    __m256i e = _mm256_and_si256(_mm256_castps_si256(v), ex);
+    return _mm256_or_si256(_mm256_cmpeq_epi32(e, _mm256_setzero_si256()), _mm256_cmpeq_epi32(e, ex));
+}
+
+/* sms_out16 on 8 lanes a step: the same f32 pass (d = (g − s_hi) − s_lo, t = d·y, v = t·scale),
+ * the same lanes redone by the double formula (t not normal, or v under "fold": the CPU has
+ * AVX512-BF16, which this path never executes, but the lanes redone are the AVX-512 kernel's on
+ * the same CPU; the store is the software rounding, the bits of VCVTNEPS2BF16 for a normal v),
+ * masked lanes +0.0. */
+ACL_AVX2_TARGET static inline void sms_out16_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk,
+                                                  double sd, double scale, void *o, int kind)
+{
+    const bool f32 = sms_f32_ok(sd, scale);
+    const float shi = f32 ? (float)sd : 0.0f;
+    const __m256 vhi = _mm256_set1_ps(shi), vlo = _mm256_set1_ps(f32 ? (float)(sd - shi) : 0.0f),
+                 sc = _mm256_set1_ps((float)scale), zero = _mm256_setzero_ps();
+    const __m256d s = _mm256_set1_pd(sd), scd = _mm256_set1_pd(scale);
+    const bool fold = f32 && kind == 2 && acl_bf16_hw && fabs(scale) <= 1.0;
+    for (int64_t j = 0; j < n; j += 8) {
+        int64_t left = n - j;
+        __m256 keep = _mm256_castsi256_ps(sms_kept8(mk, j, left));
+        __m256 v = zero, redo = _mm256_castsi256_ps(_mm256_set1_epi32(-1)); /* lanes past the row: not stored */
+        if (f32) {
+            __m256 gv = acl_load8_16_left((const uint16_t *)g + j, left, kind == 2);
+            __m256 yv = acl_load8_16_left((const uint16_t *)y + j, left, kind == 2);
+            __m256 t = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(gv, vhi), vlo), yv);
+            v = _mm256_mul_ps(t, sc);
+#if ACLCONFORM_MUTANT == 62 /* conversion-subnormal: bf16 softmax with |scale| <= 1: t's class tested instead of v's, so a subnormal v = t·scale goes to the unchecked hardware store (flushed to 0) */
+            redo = _mm256_and_ps(keep, _mm256_castsi256_ps(sms_not_normal8(t)));
+#else
+            redo = _mm256_and_ps(keep, _mm256_castsi256_ps(sms_not_normal8(fold ? v : t)));
+#endif
+#if ACLCONFORM_MUTANT == 56 /* precision-branch: 16-bit softmax f32 pass: lanes with a zero, subnormal or infinite t kept (wrong signed zeros, bf16 overflow and underflow) */
+            redo = zero;
+#endif
+        }
+        if (__builtin_expect(_mm256_movemask_ps(redo) != 0, 0))
+            v = _mm256_blendv_ps(v, sms_out8_avx2(g, y, j, left, s, scd, kind), redo);
+#if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
+        v = _mm256_blendv_ps(_mm256_mul_ps(v, zero), v, keep);
+#else
+        v = _mm256_and_ps(v, keep);
+#endif
+        acl_store8_16_left((uint16_t *)o + j, left, v, kind == 2);
+    }
+}
+
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_row_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk, double scale, void *o, int kind, bool nt)
+{
+    __m256d a[8]; /* a[2i], a[2i + 1]: sms_row_avx512's a_i, lanes 0-3 and 4-7 */
+    for (int i = 0; i < 8; i++) a[i] = _mm256_setzero_pd();
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32)
+        for (int i = 0; i < 4; i++) sms_dot8_avx2(&a[2 * i], &a[2 * i + 1], g, y, mk, j + 8 * i, 8, kind);
+    for (int i = 0; i < 4; i++)
+        if (j + 8 * i < n) sms_dot8_avx2(&a[2 * i], &a[2 * i + 1], g, y, mk, j + 8 * i, n - j - 8 * i, kind);
+    double acc[32];
+    for (int i = 0; i < 8; i++) _mm256_storeu_pd(acc + 4 * i, a[i]);
+    double sd = acl_sum_tree32(acc);
+    if (kind != 0) {
+        sms_out16_avx2(n, g, y, mk, sd, scale, o, kind);
+        return;
+    }
+    const __m256d s = _mm256_set1_pd(sd), sc = _mm256_set1_pd(scale);
+    for (j = 0; j < n; j += 8) {
+        int64_t left = n - j;
+        __m256 vf = sms_out8_avx2(g, y, j, left, s, sc, 0);
+        __m256 keep = _mm256_castsi256_ps(sms_kept8(mk, j, left));
+#if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
+        vf = _mm256_blendv_ps(_mm256_mul_ps(vf, _mm256_setzero_ps()), vf, keep);
+#else
+        vf = _mm256_and_ps(vf, keep);
+#endif
+        if (left >= 8 && nt) _mm256_stream_ps((float *)o + j, vf);
+        else acl_store8_ps_left((float *)o + j, left, vf);
+    }
+}
+
+ACL_AVX2_TARGET static void sms_rows_avx2(const sms_job *jb, int64_t begin, int64_t end)
+{
+    int kind = jb->g.dtype == ACL_FLOAT ? 0 : jb->g.dtype == ACL_FLOAT16 ? 1 : 2;
+    int64_t es = (int64_t)jb->g.esize, n = jb->s2;
+    const char *g = jb->g.data + jb->g.offset * es, *y = jb->y.data + jb->y.offset * es;
+    char *o = jb->o.data + jb->o.offset * es;
+    for (int64_t r = begin; r < end; r++) {
+        int64_t s = r * n;
+        const uint8_t *mk = acl_view_ptr(&jb->m, s);
+        if (kind == 0) sms_row_avx2(n, g + s * 4, y + s * 4, mk, jb->scale, o + s * 4, 0, jb->nt);
+        else if (kind == 1) sms_row_avx2(n, g + s * 2, y + s * 2, mk, jb->scale, o + s * 2, 1, false);
+        else sms_row_avx2(n, g + s * 2, y + s * 2, mk, jb->scale, o + s * 2, 2, false);
+    }
+    if (jb->nt) acl_nt_fence();
+}
+#endif
+
 /* Contiguous f32 tensors are read and written in place (no staging copy). */
 static float *sms_direct(const acl_view *v)
 {
@@ -281,6 +457,14 @@ static void sms_rows(void *p, int64_t begin, int64_t end)
     if (jb->g.contiguous && jb->y.contiguous && jb->o.contiguous && jb->m.strides[3] == 1 &&
         jb->m.esize == 1 && acl_have_avx512()) {
         sms_rows_avx512(jb, begin, end);
+        return;
+    }
+#endif
+#ifdef ACL_HAVE_AVX2_KERNELS
+    /* the same layouts on CPUs without AVX-512: the AVX-512 kernel's forms on 8 lanes, its bits */
+    if (jb->g.contiguous && jb->y.contiguous && jb->o.contiguous && jb->m.strides[3] == 1 &&
+        jb->m.esize == 1 && acl_have_avx2()) {
+        sms_rows_avx2(jb, begin, end);
         return;
     }
 #endif
