@@ -356,42 +356,103 @@ ACL_AVX2_TARGET static inline __m256i sms_not_normal8(__m256 v)
  * AVX512-BF16, which this path never executes, but the lanes redone are the AVX-512 kernel's on
  * the same CPU; the store is the software rounding, the bits of VCVTNEPS2BF16 for a normal v),
  * masked lanes +0.0. */
-ACL_AVX2_TARGET static inline void sms_out16_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk,
-                                                  double sd, double scale, void *o, int kind)
+typedef struct {
+    __m256 vhi, vlo, sc;
+    __m256d s, scd;
+} sms_c8;
+
+/* one step of sms_out16_avx2: elements j..j+7 (the first `left`); mode 0: the double formula at
+ * every lane (the row fails sms_f32_ok), 1: the f32 pass with t's class test, 2: with v's (fold) */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_step16_avx2(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk, int64_t j, int64_t left, void *o,
+                int kind, int mode)
+{
+    const __m256 zero = _mm256_setzero_ps();
+    __m256 keep = _mm256_castsi256_ps(sms_kept8(mk, j, left));
+    __m256 v = zero, redo = _mm256_castsi256_ps(_mm256_set1_epi32(-1)); /* lanes past the row: not stored */
+    if (mode != 0) {
+        __m256 gv = acl_load8_16_left((const uint16_t *)g + j, left, kind == 2);
+        __m256 yv = acl_load8_16_left((const uint16_t *)y + j, left, kind == 2);
+        __m256 t = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(gv, c->vhi), c->vlo), yv);
+        v = _mm256_mul_ps(t, c->sc);
+#if ACLCONFORM_MUTANT == 62 /* conversion-subnormal: bf16 softmax with |scale| <= 1: t's class tested instead of v's, so a subnormal v = t·scale goes to the unchecked hardware store (flushed to 0) */
+        redo = _mm256_and_ps(keep, _mm256_castsi256_ps(sms_not_normal8(t)));
+#else
+        redo = _mm256_and_ps(keep, _mm256_castsi256_ps(sms_not_normal8(mode == 2 ? v : t)));
+#endif
+#if ACLCONFORM_MUTANT == 56 /* precision-branch: 16-bit softmax f32 pass: lanes with a zero, subnormal or infinite t kept (wrong signed zeros, bf16 overflow and underflow) */
+        redo = zero;
+#endif
+    }
+    if (__builtin_expect(_mm256_movemask_ps(redo) != 0, 0))
+        v = _mm256_blendv_ps(v, sms_out8_avx2(g, y, j, left, c->s, c->scd, kind), redo);
+#if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
+    v = _mm256_blendv_ps(_mm256_mul_ps(v, zero), v, keep);
+#else
+    v = _mm256_and_ps(v, keep);
+#endif
+    acl_store8_16_left((uint16_t *)o + j, left, v, kind == 2);
+}
+
+/* whole steps under constant masks, then the tail once */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_loop16_avx2(const sms_c8 *c, int64_t n, const void *g, const void *y, const uint8_t *mk, void *o, int kind, int mode)
+{
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8) sms_step16_avx2(c, g, y, mk, j, 8, o, kind, mode);
+    if (j < n) sms_step16_avx2(c, g, y, mk, j, n - j, o, kind, mode);
+}
+
+/* sms_out16 on 8 lanes a step: the same f32 pass (d = (g − s_hi) − s_lo, t = d·y, v = t·scale),
+ * the same lanes redone by the double formula (t not normal, or v under "fold": the CPU has
+ * AVX512-BF16, which this path never executes, but the lanes redone are the AVX-512 kernel's on
+ * the same CPU; the store is the software rounding, the bits of VCVTNEPS2BF16 for a normal v),
+ * masked lanes +0.0. */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_out16_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk, double sd, double scale, void *o, int kind)
 {
     const bool f32 = sms_f32_ok(sd, scale);
     const float shi = f32 ? (float)sd : 0.0f;
-    const __m256 vhi = _mm256_set1_ps(shi), vlo = _mm256_set1_ps(f32 ? (float)(sd - shi) : 0.0f),
-                 sc = _mm256_set1_ps((float)scale), zero = _mm256_setzero_ps();
-    const __m256d s = _mm256_set1_pd(sd), scd = _mm256_set1_pd(scale);
+    sms_c8 c;
+    c.vhi = _mm256_set1_ps(shi);
+    c.vlo = _mm256_set1_ps(f32 ? (float)(sd - shi) : 0.0f);
+    c.sc = _mm256_set1_ps((float)scale);
+    c.s = _mm256_set1_pd(sd);
+    c.scd = _mm256_set1_pd(scale);
     const bool fold = f32 && kind == 2 && acl_bf16_hw && fabs(scale) <= 1.0;
-    for (int64_t j = 0; j < n; j += 8) {
-        int64_t left = n - j;
-        __m256 keep = _mm256_castsi256_ps(sms_kept8(mk, j, left));
-        __m256 v = zero, redo = _mm256_castsi256_ps(_mm256_set1_epi32(-1)); /* lanes past the row: not stored */
-        if (f32) {
-            __m256 gv = acl_load8_16_left((const uint16_t *)g + j, left, kind == 2);
-            __m256 yv = acl_load8_16_left((const uint16_t *)y + j, left, kind == 2);
-            __m256 t = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(gv, vhi), vlo), yv);
-            v = _mm256_mul_ps(t, sc);
-#if ACLCONFORM_MUTANT == 62 /* conversion-subnormal: bf16 softmax with |scale| <= 1: t's class tested instead of v's, so a subnormal v = t·scale goes to the unchecked hardware store (flushed to 0) */
-            redo = _mm256_and_ps(keep, _mm256_castsi256_ps(sms_not_normal8(t)));
-#else
-            redo = _mm256_and_ps(keep, _mm256_castsi256_ps(sms_not_normal8(fold ? v : t)));
-#endif
-#if ACLCONFORM_MUTANT == 56 /* precision-branch: 16-bit softmax f32 pass: lanes with a zero, subnormal or infinite t kept (wrong signed zeros, bf16 overflow and underflow) */
-            redo = zero;
-#endif
-        }
-        if (__builtin_expect(_mm256_movemask_ps(redo) != 0, 0))
-            v = _mm256_blendv_ps(v, sms_out8_avx2(g, y, j, left, s, scd, kind), redo);
+    if (!f32) sms_loop16_avx2(&c, n, g, y, mk, o, kind, 0);
+    else if (fold) sms_loop16_avx2(&c, n, g, y, mk, o, kind, 2);
+    else sms_loop16_avx2(&c, n, g, y, mk, o, kind, 1);
+}
+
+/* one step of the f32 output pass (sms_row_avx512's): the double formula, masked lanes +0.0 */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_step32_avx2(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk, int64_t j, int64_t left, void *o,
+                bool nt)
+{
+    __m256 vf = sms_out8_avx2(g, y, j, left, c->s, c->scd, 0);
+    __m256 keep = _mm256_castsi256_ps(sms_kept8(mk, j, left));
 #if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
-        v = _mm256_blendv_ps(_mm256_mul_ps(v, zero), v, keep);
+    vf = _mm256_blendv_ps(_mm256_mul_ps(vf, _mm256_setzero_ps()), vf, keep);
 #else
-        v = _mm256_and_ps(v, keep);
+    vf = _mm256_and_ps(vf, keep);
 #endif
-        acl_store8_16_left((uint16_t *)o + j, left, v, kind == 2);
-    }
+    if (left >= 8 && nt) _mm256_stream_ps((float *)o + j, vf);
+    else acl_store8_ps_left((float *)o + j, left, vf);
+}
+
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_out32_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk, double sd, double scale, void *o, bool nt)
+{
+    sms_c8 c;
+    c.s = _mm256_set1_pd(sd);
+    c.scd = _mm256_set1_pd(scale);
+    int64_t j = 0;
+    if (nt)
+        for (; j + 8 <= n; j += 8) sms_step32_avx2(&c, g, y, mk, j, 8, o, true);
+    else
+        for (; j + 8 <= n; j += 8) sms_step32_avx2(&c, g, y, mk, j, 8, o, false);
+    if (j < n) sms_step32_avx2(&c, g, y, mk, j, n - j, o, false);
 }
 
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
@@ -411,19 +472,7 @@ sms_row_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk, double 
         sms_out16_avx2(n, g, y, mk, sd, scale, o, kind);
         return;
     }
-    const __m256d s = _mm256_set1_pd(sd), sc = _mm256_set1_pd(scale);
-    for (j = 0; j < n; j += 8) {
-        int64_t left = n - j;
-        __m256 vf = sms_out8_avx2(g, y, j, left, s, sc, 0);
-        __m256 keep = _mm256_castsi256_ps(sms_kept8(mk, j, left));
-#if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
-        vf = _mm256_blendv_ps(_mm256_mul_ps(vf, _mm256_setzero_ps()), vf, keep);
-#else
-        vf = _mm256_and_ps(vf, keep);
-#endif
-        if (left >= 8 && nt) _mm256_stream_ps((float *)o + j, vf);
-        else acl_store8_ps_left((float *)o + j, left, vf);
-    }
+    sms_out32_avx2(n, g, y, mk, sd, scale, o, nt);
 }
 
 ACL_AVX2_TARGET static void sms_rows_avx2(const sms_job *jb, int64_t begin, int64_t end)
