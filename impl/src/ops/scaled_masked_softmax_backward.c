@@ -304,13 +304,29 @@ ACL_AVX2_TARGET static inline __m256i sms_kept8(const uint8_t *mk, int64_t j, in
     return left >= 8 ? k : _mm256_and_si256(k, acl_mask8x32(left));
 }
 
-/* sms_dot8: acc + g·y of elements j..j+7 (the first `left`), acc's lanes k in *lo, 4 + k in *hi */
+/* sms_dot8: acc + g·y of elements j..j+7 (the first `left`), acc's lanes k in *lo, 4 + k in *hi.
+ * f16: the product of two f16 values is exact in f32 (22 significant bits, |g·y| between 2^-48
+ * and 2^32, or ±0, ±Inf, NaN), so acc + (double)(g·y) rounds once, as the FMA of the doubles
+ * does: the same sums, two conversions to double per 8 elements instead of four.  (bf16 products
+ * can overflow or underflow f32: the doubles.) */
 ACL_AVX2_TARGET static inline void sms_dot8_avx2(__m256d *lo, __m256d *hi, const void *g, const void *y,
                                                  const uint8_t *mk, int64_t j, int64_t left, int kind)
 {
 #if ACLCONFORM_MUTANT == 34 /* simd-tail: row dot: the tail after the wide loop drops the last element */
     if (left < 8) left--;
 #endif
+    (void)mk;
+    if (kind == 1) {
+        __m256 gv = acl_load8_16_left((const uint16_t *)g + j, left, false);
+        __m256 yv = acl_load8_16_left((const uint16_t *)y + j, left, false);
+#if ACLCONFORM_MUTANT == 33 /* masked-select: row sum skips masked positions (spec: all j) */
+        gv = _mm256_and_ps(gv, _mm256_castsi256_ps(sms_kept8(mk, j, left)));
+#endif
+        __m256 p = _mm256_mul_ps(gv, yv);
+        *lo = _mm256_add_pd(*lo, acl_lo4_pd(p));
+        *hi = _mm256_add_pd(*hi, acl_hi4_pd(p));
+        return;
+    }
     __m256d glo, ghi, ylo, yhi;
     sms_load8_pd(g, j, left, kind, &glo, &ghi);
     sms_load8_pd(y, j, left, kind, &ylo, &yhi);
@@ -321,7 +337,6 @@ ACL_AVX2_TARGET static inline void sms_dot8_avx2(__m256d *lo, __m256d *hi, const
     glo = _mm256_and_pd(glo, klo), ylo = _mm256_and_pd(ylo, klo);
     ghi = _mm256_and_pd(ghi, khi), yhi = _mm256_and_pd(yhi, khi);
 #endif
-    (void)mk;
     *lo = _mm256_fmadd_pd(glo, ylo, *lo);
     *hi = _mm256_fmadd_pd(ghi, yhi, *hi);
 }
