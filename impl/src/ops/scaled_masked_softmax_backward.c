@@ -399,13 +399,23 @@ sms_step16_avx2(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk
         redo = zero;
 #endif
     }
-    if (__builtin_expect(_mm256_movemask_ps(redo) != 0, 0))
+    bool any = _mm256_movemask_ps(redo) != 0;
+    if (__builtin_expect(any, 0))
         v = _mm256_blendv_ps(v, sms_out8_avx2(g, y, j, left, c->s, c->scd, kind), redo);
 #if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
     v = _mm256_blendv_ps(_mm256_mul_ps(v, zero), v, keep);
 #else
     v = _mm256_and_ps(v, keep);
 #endif
+    if (kind == 2 && !any && left >= 8) {
+        /* no lane redone: every v is t·scale with t normal and scale finite, or +0: not NaN, so
+         * acl_bf16_bits8_avx2's rounding without its NaN branch (the same bits) */
+        __m256i u = _mm256_castps_si256(v);
+        __m256i b = ACL_BF16_RNE(256, u, _mm256_srli_epi32(u, 16));
+        _mm_storeu_si128((__m128i *)(void *)((uint16_t *)o + j),
+                         _mm_packus_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1)));
+        return;
+    }
     acl_store8_16_left((uint16_t *)o + j, left, v, kind == 2);
 }
 
