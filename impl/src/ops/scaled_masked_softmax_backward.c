@@ -399,7 +399,11 @@ sms_step16_avx2(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk
 #if ACLCONFORM_MUTANT == 62 /* conversion-subnormal: bf16 softmax with |scale| <= 1: t's class tested instead of v's, so a subnormal v = t·scale goes to the unchecked hardware store (flushed to 0) */
         redo = _mm256_and_ps(keep, _mm256_castsi256_ps(sms_not_normal8(t)));
 #else
-        redo = _mm256_and_ps(keep, _mm256_castsi256_ps(sms_not_normal8(mode == 2 ? v : t)));
+        if (kind == 1) /* f16: t is ±0 or within [2^-72, 2^61] (sms_out16), so not normal = below FLT_MIN */
+            redo = _mm256_and_ps(keep, _mm256_cmp_ps(_mm256_and_ps(t, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff))),
+                                                     _mm256_set1_ps(FLT_MIN), _CMP_LT_OQ));
+        else
+            redo = _mm256_and_ps(keep, _mm256_castsi256_ps(sms_not_normal8(mode == 2 ? v : t)));
 #endif
 #if ACLCONFORM_MUTANT == 56 /* precision-branch: 16-bit softmax f32 pass: lanes with a zero, subnormal or infinite t kept (wrong signed zeros, bf16 overflow and underflow) */
         redo = zero;
