@@ -372,11 +372,8 @@ ACL_AVX2_TARGET static inline __m256i sms_not_normal8(__m256 v)
     return _mm256_or_si256(_mm256_cmpeq_epi32(e, _mm256_setzero_si256()), _mm256_cmpeq_epi32(e, ex));
 }
 
-/* sms_out16 on 8 lanes a step: the same f32 pass (d = (g − s_hi) − s_lo, t = d·y, v = t·scale),
- * the same lanes redone by the double formula (t not normal, or v under "fold": the CPU has
- * AVX512-BF16, which this path never executes, but the lanes redone are the AVX-512 kernel's on
- * the same CPU; the store is the software rounding, the bits of VCVTNEPS2BF16 for a normal v),
- * masked lanes +0.0. */
+/* a row's constants for its output pass: s_hi, s_lo and scale in f32 (16-bit rows), s and scale
+ * in double */
 typedef struct {
     __m256 vhi, vlo, sc;
     __m256d s, scd;
@@ -589,7 +586,7 @@ static aclnnStatus sms_kernel(void *p, void *ws, uint64_t ws_size)
 #endif
     jb.s2 = o->dims[3];
     jb.scale = (float)a->scale;
-    /* f32 only, in 8-lane vectors (top of this file) */
+    /* f32 in 8-lane vectors (top of this file); 16-bit rows on AVX2 only (sms_rows_avx2) */
     jb.nt = o->dtype == ACL_FLOAT && acl_nt_wanted_rows(&jb.o, jb.s2, 32);
     jb.nt16 = o->dtype != ACL_FLOAT && acl_nt_wanted_rows(&jb.o, jb.s2, 16);
     int64_t rows = o->numel / jb.s2;
