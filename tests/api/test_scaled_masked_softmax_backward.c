@@ -356,7 +356,8 @@ static void f32_streaming_stores_give_identical_bits(void **state)
  * subnormal are redone in double there, kept in f32 by the portable row), where level 0 is held
  * to the reference only.  Rows: all masked, none masked, random masks; NaN and Inf in g and in y;
  * 16-bit exact zeros (g = s, y = ±0), subnormal t and subnormal v = t·scale, bf16 sums beyond
- * FLT_MAX and g − s_hi beyond it; a row where g·y − s·y cancels to 2^-31 of s·y (any other
+ * FLT_MAX and g − s_hi beyond it, bf16 products beyond f32's range both ways (the AVX2 bf16 dot
+ * sums f32 products only when the row's range makes them exact); a row where g·y − s·y cancels to 2^-31 of s·y (any other
  * rounding of the double formula shows); and an order row, pairs ±B (y = Y) at positions 37 apart among
  * small products, so that the partial sums round differently in any other order or tree (the f32
  * and bf16 outputs see it).  S2 in {1024, 1032, 300, 17, 4096} (every tail), four scales,
@@ -405,13 +406,21 @@ static void vector_paths_give_portable_bits(void **state)
                             break;
                         case 5: /* tiny y: t subnormal (2^-130) or normal with v = t·scale subnormal */
                             yv = j % 3 == 0 ? 0x1p-130 * (double)(1 + j % 7) : j % 3 == 1 ? 0x1p-124 * (1 + (double)(j % 64) / 64) : yv;
+                            if (r % 16 >= 8) { /* products ~2^-140 (inexact in f32) and s·y seen through y ~ 2^60 */
+                                gv = j % 2 ? 0.0 : ldexp(tt_rand(&sd, 1, 2), -70);
+                                yv = j % 2 ? ldexp(tt_rand(&sd, 1, 2), 60) : ldexp(tt_rand(&sd, 1, 2), -70);
+                            }
                             break;
                         case 6: /* the order row */
                             if (j % 37 == 5) gv = (j / 37) % 2 ? -big : big, yv = bigy;
                             else yv = tt_rand(&sd, 0, 1);
                             break;
-                        case 7: /* bf16: sums beyond FLT_MAX; g − s_hi beyond it */
-                            if (dt == ACL_BF16 && r % 16 < 8) gv = 0x1p100, yv = 0x1p100;
+                        case 7: /* bf16: sums beyond FLT_MAX (products 2^140 at every fourth lane, finite
+                                   outputs elsewhere); g − s_hi beyond it */
+                            if (dt == ACL_BF16 && r % 16 < 8) {
+                                if (j % 4 == 0) gv = 0x1p70, yv = 0x1p70;
+                                else yv = ldexp(tt_rand(&sd, 1, 2), -60);
+                            }
                             else if (dt == ACL_BF16) {
                                 if (j == 0) gv = -0x1p127, yv = 1.0;
                                 else if (j % 4 == 1) gv = 0x1.8p127, yv = 0x1p-60;

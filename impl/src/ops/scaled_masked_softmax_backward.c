@@ -347,6 +347,53 @@ ACL_AVX2_TARGET static inline void sms_dot8_avx2(__m256d *lo, __m256d *hi, const
     *hi = _mm256_fmadd_pd(ghi, yhi, *hi);
 }
 
+/* sms_dot8_avx2 for bf16 rows whose values all lie in [2^-63, 2^64) in magnitude or are ±0: then
+ * every product g·y is ±0 or a 16-bit significand within [2^-126, 2^128), exact in f32, and
+ * acc + (double)(g·y) is the FMA of the doubles, as for f16.  The row's magnitudes are gathered
+ * on the way (*mx: the largest |bits|, *mn: the smallest |bits| − 1, zeros wrapping to 0xffff) and
+ * checked at the end of the row (sms_bf16_range_ok); a row outside the range (or with Inf / NaN)
+ * is summed again by sms_dot8_avx2 (the doubles). */
+ACL_AVX2_TARGET static inline void sms_dot8_bf16(__m256d *lo, __m256d *hi, const void *g, const void *y,
+                                                 const uint8_t *mk, int64_t j, int64_t left, __m128i *mx, __m128i *mn)
+{
+#if ACLCONFORM_MUTANT == 34 /* simd-tail: row dot: the tail after the wide loop drops the last element */
+    if (left < 8) left--;
+#endif
+    (void)mk;
+    __m128i gb, yb;
+    if (left >= 8) {
+        gb = _mm_loadu_si128((const __m128i *)(const void *)((const uint16_t *)g + j));
+        yb = _mm_loadu_si128((const __m128i *)(const void *)((const uint16_t *)y + j));
+    } else {
+        uint16_t tg[8] = {0}, ty[8] = {0};
+        if (left > 0) memcpy(tg, (const uint16_t *)g + j, (size_t)left * 2), memcpy(ty, (const uint16_t *)y + j, (size_t)left * 2);
+        gb = _mm_loadu_si128((const __m128i *)(void *)tg);
+        yb = _mm_loadu_si128((const __m128i *)(void *)ty);
+    }
+    const __m128i abs = _mm_set1_epi16(0x7fff), one = _mm_set1_epi16(1);
+    __m128i ga = _mm_and_si128(gb, abs), ya = _mm_and_si128(yb, abs);
+    *mx = _mm_max_epu16(*mx, _mm_max_epu16(ga, ya));
+    *mn = _mm_min_epu16(*mn, _mm_min_epu16(_mm_sub_epi16(ga, one), _mm_sub_epi16(ya, one)));
+    __m256 gv = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(gb), 16));
+    __m256 yv = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(yb), 16));
+#if ACLCONFORM_MUTANT == 33 /* masked-select: row sum skips masked positions (spec: all j) */
+    gv = _mm256_and_ps(gv, _mm256_castsi256_ps(sms_kept8(mk, j, left)));
+#endif
+    __m256 p = _mm256_mul_ps(gv, yv);
+    *lo = _mm256_add_pd(*lo, acl_lo4_pd(p));
+    *hi = _mm256_add_pd(*hi, acl_hi4_pd(p));
+}
+
+/* every |value| of the row ≤ the bits mx's largest lane, < 2^64 (bf16 0x5f80), and every nonzero
+ * one ≥ 2^-63 (0x2000): the smallest nonzero |bits| − 1 (mn's smallest lane) ≥ 0x1fff */
+ACL_AVX2_TARGET static inline bool sms_bf16_range_ok(__m128i mx, __m128i mn)
+{
+    /* PHMINPOSUW: the smallest unsigned 16-bit lane in bits 0-15 (the largest of mx: of ~mx) */
+    int big = 0xffff - (_mm_cvtsi128_si32(_mm_minpos_epu16(_mm_xor_si128(mx, _mm_set1_epi16(-1)))) & 0xffff);
+    int small = _mm_cvtsi128_si32(_mm_minpos_epu16(mn)) & 0xffff;
+    return big < 0x5f80 && small >= 0x1fff;
+}
+
 /* sms_out8 on 4 lanes: scale·(g·y − s·y) in double */
 ACL_AVX2_TARGET static inline __m256d sms_out4(__m256d gd, __m256d yd, __m256d s, __m256d sc)
 {
@@ -500,10 +547,24 @@ sms_row_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk, double 
     __m256d a[8]; /* a[2i], a[2i + 1]: sms_row_avx512's a_i, lanes 0-3 and 4-7 */
     for (int i = 0; i < 8; i++) a[i] = _mm256_setzero_pd();
     int64_t j = 0;
-    for (; j + 32 <= n; j += 32)
-        for (int i = 0; i < 4; i++) sms_dot8_avx2(&a[2 * i], &a[2 * i + 1], g, y, mk, j + 8 * i, 8, kind);
-    for (int i = 0; i < 4; i++)
-        if (j + 8 * i < n) sms_dot8_avx2(&a[2 * i], &a[2 * i + 1], g, y, mk, j + 8 * i, n - j - 8 * i, kind);
+    bool summed = false;
+    if (kind == 2) { /* bf16: the f32 products when the row's range allows, else again in double */
+        __m128i mx = _mm_setzero_si128(), mn = _mm_set1_epi16(-1);
+        for (; j + 32 <= n; j += 32)
+            for (int i = 0; i < 4; i++) sms_dot8_bf16(&a[2 * i], &a[2 * i + 1], g, y, mk, j + 8 * i, 8, &mx, &mn);
+        for (int i = 0; i < 4; i++)
+            if (j + 8 * i < n) sms_dot8_bf16(&a[2 * i], &a[2 * i + 1], g, y, mk, j + 8 * i, n - j - 8 * i, &mx, &mn);
+        summed = sms_bf16_range_ok(mx, mn);
+        if (!summed)
+            for (int i = 0; i < 8; i++) a[i] = _mm256_setzero_pd();
+        j = 0;
+    }
+    if (!summed) {
+        for (; j + 32 <= n; j += 32)
+            for (int i = 0; i < 4; i++) sms_dot8_avx2(&a[2 * i], &a[2 * i + 1], g, y, mk, j + 8 * i, 8, kind);
+        for (int i = 0; i < 4; i++)
+            if (j + 8 * i < n) sms_dot8_avx2(&a[2 * i], &a[2 * i + 1], g, y, mk, j + 8 * i, n - j - 8 * i, kind);
+    }
     double acc[32];
     for (int i = 0; i < 8; i++) _mm256_storeu_pd(acc + 4 * i, a[i]);
     double sd = acl_sum_tree32(acc);
