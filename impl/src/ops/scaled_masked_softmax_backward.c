@@ -475,12 +475,83 @@ sms_step16_avx2(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk
     else acl_store8_16_left((uint16_t *)o + j, left, v, kind == 2);
 }
 
+/* sms_step16_avx2 for 16 bf16 elements j..j+15 of a row in the f32 pass (mode 1 or 2), with fewer
+ * shuffles and shifts (the bottleneck here): each input widened by VPUNPCKLWD / VPUNPCKHWD against
+ * zero (a bf16 is the high half of its f32) into two vectors whose lanes hold elements 0-3, 8-11
+ * (A) and 4-7, 12-15 (B), the mask the same way; the lanes are independent, and VPACKUSDW of the
+ * two rounded halves puts the 16 results back in order.  The same operations per lane as
+ * sms_step16_avx2, the same bits. */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_step16x2_bf16(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk, int64_t j, void *o, int mode,
+                  bool nt)
+{
+    const __m256i z = _mm256_setzero_si256();
+    const __m256 zero = _mm256_setzero_ps(); /* (the planted defects' operand) */
+    (void)zero;
+    __m256i gw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)g + j));
+    __m256i yw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)y + j));
+    __m256i mw = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(mk + j)));
+    __m256 keepA = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_unpacklo_epi16(z, mw), z));
+    __m256 keepB = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_unpackhi_epi16(z, mw), z));
+    __m256 tA = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(_mm256_castsi256_ps(_mm256_unpacklo_epi16(z, gw)), c->vhi), c->vlo),
+                              _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, yw)));
+    __m256 tB = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(_mm256_castsi256_ps(_mm256_unpackhi_epi16(z, gw)), c->vhi), c->vlo),
+                              _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, yw)));
+    __m256 vA = _mm256_mul_ps(tA, c->sc), vB = _mm256_mul_ps(tB, c->sc);
+#if ACLCONFORM_MUTANT == 62 /* conversion-subnormal: bf16 softmax with |scale| <= 1: t's class tested instead of v's, so a subnormal v = t·scale goes to the unchecked hardware store (flushed to 0) */
+    __m256 redoA = _mm256_and_ps(keepA, _mm256_castsi256_ps(sms_not_normal8(tA)));
+    __m256 redoB = _mm256_and_ps(keepB, _mm256_castsi256_ps(sms_not_normal8(tB)));
+#else
+    __m256 redoA = _mm256_and_ps(keepA, _mm256_castsi256_ps(sms_not_normal8(mode == 2 ? vA : tA)));
+    __m256 redoB = _mm256_and_ps(keepB, _mm256_castsi256_ps(sms_not_normal8(mode == 2 ? vB : tB)));
+#endif
+#if ACLCONFORM_MUTANT == 56 /* precision-branch: 16-bit softmax f32 pass: lanes with a zero, subnormal or infinite t kept (wrong signed zeros, bf16 overflow and underflow) */
+    redoA = redoB = zero;
+#endif
+    bool any = _mm256_movemask_ps(_mm256_or_ps(redoA, redoB)) != 0;
+    if (__builtin_expect(any, 0)) {
+        __m256 lo = sms_out8_avx2(g, y, j, 8, c->s, c->scd, 2), hi = sms_out8_avx2(g, y, j + 8, 8, c->s, c->scd, 2);
+        vA = _mm256_blendv_ps(vA, _mm256_permute2f128_ps(lo, hi, 0x20), redoA);
+        vB = _mm256_blendv_ps(vB, _mm256_permute2f128_ps(lo, hi, 0x31), redoB);
+    }
+#if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
+    vA = _mm256_blendv_ps(_mm256_mul_ps(vA, zero), vA, keepA);
+    vB = _mm256_blendv_ps(_mm256_mul_ps(vB, zero), vB, keepB);
+#else
+    vA = _mm256_and_ps(vA, keepA);
+    vB = _mm256_and_ps(vB, keepB);
+#endif
+    __m256i bA, bB;
+    if (!any) { /* no NaN (sms_step16_avx2): the RNE bias only */
+        __m256i uA = _mm256_castps_si256(vA), uB = _mm256_castps_si256(vB);
+        bA = ACL_BF16_RNE(256, uA, _mm256_srli_epi32(uA, 16));
+        bB = ACL_BF16_RNE(256, uB, _mm256_srli_epi32(uB, 16));
+    } else {
+        bA = acl_bf16_bits8_avx2(vA);
+        bB = acl_bf16_bits8_avx2(vB);
+    }
+    __m256i h = _mm256_packus_epi32(bA, bB);
+    uint16_t *op = (uint16_t *)o + j;
+    if (nt) { /* rows on 16 bytes: two 16-byte streaming stores */
+        _mm_stream_si128((__m128i *)(void *)op, _mm256_castsi256_si128(h));
+        _mm_stream_si128((__m128i *)(void *)(op + 8), _mm256_extracti128_si256(h, 1));
+    } else {
+        _mm256_storeu_si256((__m256i *)(void *)op, h);
+    }
+}
+
 /* whole steps under constant masks, then the tail once */
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 sms_loop16_avx2(const sms_c8 *c, int64_t n, const void *g, const void *y, const uint8_t *mk, void *o, int kind, int mode,
                 bool nt)
 {
     int64_t j = 0;
+    if (kind == 2 && mode != 0) {
+        if (nt)
+            for (; j + 16 <= n; j += 16) sms_step16x2_bf16(c, g, y, mk, j, o, mode, true);
+        else
+            for (; j + 16 <= n; j += 16) sms_step16x2_bf16(c, g, y, mk, j, o, mode, false);
+    }
     if (nt)
         for (; j + 8 <= n; j += 8) sms_step16_avx2(c, g, y, mk, j, 8, o, kind, mode, true);
     else
