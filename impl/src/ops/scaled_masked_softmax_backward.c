@@ -384,6 +384,34 @@ ACL_AVX2_TARGET static inline void sms_dot8_bf16(__m256d *lo, __m256d *hi, const
     *hi = _mm256_add_pd(*hi, acl_hi4_pd(p));
 }
 
+/* sms_dot8_bf16 for the 16 elements j..j+15 of a 32-element block (j at offset 0 or 16 of it):
+ * widened by VPUNPCKLWD / VPUNPCKHWD against zero (sms_step16x2_bf16), the products of elements
+ * 0-3, 8-11 in pa and 4-7, 12-15 in pb, so acc lanes 0-3 of the 16 (a[0]) take pa's low half,
+ * 4-7 (a[1]) pb's low half, 8-11 (a[2]) pa's high half, 12-15 (a[3]) pb's high half: each acc[k]
+ * the same element as sms_dot8_bf16 gives it.  The magnitudes gathered on 16 lanes (*mx, *mn). */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_dot16_bf16(__m256d *a, const void *g, const void *y, const uint8_t *mk, int64_t j, __m256i *mx, __m256i *mn)
+{
+    const __m256i z = _mm256_setzero_si256();
+    __m256i gw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)g + j));
+    __m256i yw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)y + j));
+    const __m256i abs = _mm256_set1_epi16(0x7fff), one = _mm256_set1_epi16(1);
+    __m256i ga = _mm256_and_si256(gw, abs), ya = _mm256_and_si256(yw, abs);
+    *mx = _mm256_max_epu16(*mx, _mm256_max_epu16(ga, ya));
+    *mn = _mm256_min_epu16(*mn, _mm256_min_epu16(_mm256_sub_epi16(ga, one), _mm256_sub_epi16(ya, one)));
+#if ACLCONFORM_MUTANT == 33 /* masked-select: row sum skips masked positions (spec: all j) */
+    __m256i mw = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(mk + j)));
+    gw = _mm256_andnot_si256(_mm256_cmpgt_epi16(mw, z), gw);
+#endif
+    (void)mk;
+    __m256 pa = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_unpacklo_epi16(z, gw)), _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, yw)));
+    __m256 pb = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_unpackhi_epi16(z, gw)), _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, yw)));
+    a[0] = _mm256_add_pd(a[0], acl_lo4_pd(pa));
+    a[1] = _mm256_add_pd(a[1], acl_lo4_pd(pb));
+    a[2] = _mm256_add_pd(a[2], acl_hi4_pd(pa));
+    a[3] = _mm256_add_pd(a[3], acl_hi4_pd(pb));
+}
+
 /* every |value| of the row ≤ the bits mx's largest lane, < 2^64 (bf16 0x5f80), and every nonzero
  * one ≥ 2^-63 (0x2000): the smallest nonzero |bits| − 1 (mn's smallest lane) ≥ 0x1fff */
 ACL_AVX2_TARGET static inline bool sms_bf16_range_ok(__m128i mx, __m128i mn)
@@ -620,9 +648,13 @@ sms_row_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk, double 
     int64_t j = 0;
     bool summed = false;
     if (kind == 2) { /* bf16: the f32 products when the row's range allows, else again in double */
-        __m128i mx = _mm_setzero_si128(), mn = _mm_set1_epi16(-1);
-        for (; j + 32 <= n; j += 32)
-            for (int i = 0; i < 4; i++) sms_dot8_bf16(&a[2 * i], &a[2 * i + 1], g, y, mk, j + 8 * i, 8, &mx, &mn);
+        __m256i mx16 = _mm256_setzero_si256(), mn16 = _mm256_set1_epi16(-1);
+        for (; j + 32 <= n; j += 32) {
+            sms_dot16_bf16(a, g, y, mk, j, &mx16, &mn16);
+            sms_dot16_bf16(a + 4, g, y, mk, j + 16, &mx16, &mn16);
+        }
+        __m128i mx = _mm_max_epu16(_mm256_castsi256_si128(mx16), _mm256_extracti128_si256(mx16, 1));
+        __m128i mn = _mm_min_epu16(_mm256_castsi256_si128(mn16), _mm256_extracti128_si256(mn16, 1));
         for (int i = 0; i < 4; i++)
             if (j + 8 * i < n) sms_dot8_bf16(&a[2 * i], &a[2 * i + 1], g, y, mk, j + 8 * i, n - j - 8 * i, &mx, &mn);
         summed = sms_bf16_range_ok(mx, mn);
