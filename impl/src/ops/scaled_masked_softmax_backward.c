@@ -678,8 +678,69 @@ sms_row_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk, double 
     sms_out32_avx2(n, g, y, mk, sd, scale, o, nt);
 }
 
+/* f32: row r's output pass (sms_out32_avx2) and row r + 1's dot pass into a[] in one loop, step by
+ * step.  Apart, the dot pass waits on memory with the arithmetic units idle and the output pass
+ * (its inputs in L1) the other way round; interleaved, the core overlaps them.  Each row's
+ * operations are unchanged: the same bits. */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_pass32_avx2(int64_t n, const sms_c8 *c, const void *g, const void *y, const uint8_t *mk, void *o, const void *g2,
+                const void *y2, const uint8_t *mk2, __m256d *a, bool nt)
+{
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32)
+        for (int i = 0; i < 4; i++) {
+            sms_dot8_avx2(&a[2 * i], &a[2 * i + 1], g2, y2, mk2, j + 8 * i, 8, 0);
+            sms_step32_avx2(c, g, y, mk, j + 8 * i, 8, o, nt);
+        }
+    for (int i = 0; i < 4; i++)
+        if (j + 8 * i < n) {
+            sms_dot8_avx2(&a[2 * i], &a[2 * i + 1], g2, y2, mk2, j + 8 * i, n - j - 8 * i, 0);
+            sms_step32_avx2(c, g, y, mk, j + 8 * i, n - j - 8 * i, o, nt);
+        }
+}
+
+ACL_AVX2_TARGET static void sms_rows32_avx2(const sms_job *jb, int64_t begin, int64_t end)
+{
+    const int64_t n = jb->s2;
+    const char *g = jb->g.data + jb->g.offset * 4, *y = jb->y.data + jb->y.offset * 4;
+    char *o = jb->o.data + jb->o.offset * 4;
+    __m256d a[8]; /* a[2i], a[2i + 1]: sms_row_avx512's a_i, lanes 0-3 and 4-7 */
+    for (int i = 0; i < 8; i++) a[i] = _mm256_setzero_pd();
+    const uint8_t *mk = acl_view_ptr(&jb->m, begin * n);
+    const char *gr = g + begin * n * 4, *yr = y + begin * n * 4;
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32)
+        for (int i = 0; i < 4; i++) sms_dot8_avx2(&a[2 * i], &a[2 * i + 1], gr, yr, mk, j + 8 * i, 8, 0);
+    for (int i = 0; i < 4; i++)
+        if (j + 8 * i < n) sms_dot8_avx2(&a[2 * i], &a[2 * i + 1], gr, yr, mk, j + 8 * i, n - j - 8 * i, 0);
+    for (int64_t r = begin; r < end; r++) {
+        double acc[32];
+        for (int i = 0; i < 8; i++) _mm256_storeu_pd(acc + 4 * i, a[i]), a[i] = _mm256_setzero_pd();
+        double sd = acl_sum_tree32(acc);
+        int64_t s = r * n;
+        if (r + 1 == end) {
+            sms_out32_avx2(n, g + s * 4, y + s * 4, mk, sd, jb->scale, o + s * 4, jb->nt);
+            break;
+        }
+        sms_c8 c;
+        c.s = _mm256_set1_pd(sd);
+        c.scd = _mm256_set1_pd(jb->scale);
+        const uint8_t *mk2 = acl_view_ptr(&jb->m, s + n);
+        if (jb->nt)
+            sms_pass32_avx2(n, &c, g + s * 4, y + s * 4, mk, o + s * 4, g + (s + n) * 4, y + (s + n) * 4, mk2, a, true);
+        else
+            sms_pass32_avx2(n, &c, g + s * 4, y + s * 4, mk, o + s * 4, g + (s + n) * 4, y + (s + n) * 4, mk2, a, false);
+        mk = mk2;
+    }
+    if (jb->nt) acl_nt_fence();
+}
+
 ACL_AVX2_TARGET static void sms_rows_avx2(const sms_job *jb, int64_t begin, int64_t end)
 {
+    if (jb->g.dtype == ACL_FLOAT && begin < end) {
+        sms_rows32_avx2(jb, begin, end);
+        return;
+    }
     int kind = jb->g.dtype == ACL_FLOAT ? 0 : jb->g.dtype == ACL_FLOAT16 ? 1 : 2;
     int64_t es = (int64_t)jb->g.esize, n = jb->s2;
     const char *g = jb->g.data + jb->g.offset * es, *y = jb->y.data + jb->y.offset * es;
