@@ -640,6 +640,7 @@ sms_out32_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk, doubl
     if (j < n) sms_step32_avx2(&c, g, y, mk, j, n - j, o, false);
 }
 
+/* a 16-bit row (kind 1: f16, 2: bf16) */
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 sms_row_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk, double scale, void *o, int kind, bool nt)
 {
@@ -671,11 +672,7 @@ sms_row_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk, double 
     double acc[32];
     for (int i = 0; i < 8; i++) _mm256_storeu_pd(acc + 4 * i, a[i]);
     double sd = acl_sum_tree32(acc);
-    if (kind != 0) {
-        sms_out16_avx2(n, g, y, mk, sd, scale, o, kind, nt);
-        return;
-    }
-    sms_out32_avx2(n, g, y, mk, sd, scale, o, nt);
+    sms_out16_avx2(n, g, y, mk, sd, scale, o, kind, nt);
 }
 
 /* f32: row r's output pass (sms_out32_avx2) and row r + 1's dot pass into a[] in one loop, step by
@@ -737,22 +734,21 @@ ACL_AVX2_TARGET static void sms_rows32_avx2(const sms_job *jb, int64_t begin, in
 
 ACL_AVX2_TARGET static void sms_rows_avx2(const sms_job *jb, int64_t begin, int64_t end)
 {
-    if (jb->g.dtype == ACL_FLOAT && begin < end) {
+    if (begin >= end) return;
+    if (jb->g.dtype == ACL_FLOAT) {
         sms_rows32_avx2(jb, begin, end);
         return;
     }
-    int kind = jb->g.dtype == ACL_FLOAT ? 0 : jb->g.dtype == ACL_FLOAT16 ? 1 : 2;
-    int64_t es = (int64_t)jb->g.esize, n = jb->s2;
-    const char *g = jb->g.data + jb->g.offset * es, *y = jb->y.data + jb->y.offset * es;
-    char *o = jb->o.data + jb->o.offset * es;
+    int64_t n = jb->s2;
+    const char *g = jb->g.data + jb->g.offset * 2, *y = jb->y.data + jb->y.offset * 2;
+    char *o = jb->o.data + jb->o.offset * 2;
     for (int64_t r = begin; r < end; r++) {
         int64_t s = r * n;
         const uint8_t *mk = acl_view_ptr(&jb->m, s);
-        if (kind == 0) sms_row_avx2(n, g + s * 4, y + s * 4, mk, jb->scale, o + s * 4, 0, jb->nt);
-        else if (kind == 1) sms_row_avx2(n, g + s * 2, y + s * 2, mk, jb->scale, o + s * 2, 1, jb->nt16);
+        if (jb->g.dtype == ACL_FLOAT16) sms_row_avx2(n, g + s * 2, y + s * 2, mk, jb->scale, o + s * 2, 1, jb->nt16);
         else sms_row_avx2(n, g + s * 2, y + s * 2, mk, jb->scale, o + s * 2, 2, jb->nt16);
     }
-    if (jb->nt || jb->nt16) acl_nt_fence();
+    if (jb->nt16) acl_nt_fence();
 }
 #endif
 
