@@ -12,6 +12,7 @@
 
 #include "aclnnop/aclnn_scaled_masked_softmax_backward.h"
 #include "op_util.h"
+#include "runtime/simd256.h"
 
 #pragma GCC diagnostic ignored "-Woverride-init"
 
@@ -346,6 +347,129 @@ static void f32_streaming_stores_give_identical_bits(void **state)
     aclconformSetNumThreads(0);
 }
 
+/* Round 28: the AVX2 row kernel (CPUs without AVX-512) gives the AVX-512 kernel's bits, and both
+ * give the portable row's: the same 32 partial sums in the same order, the same tree, the same
+ * double and f32 formulas, the same lanes redone.  Every vector level the CPU has
+ * (acl_simd_set_cap) against level 0, bit for bit, and against level 2 where the CPU has
+ * AVX-512; every level within 1 scaled ULP of the long double reference.  One exception: bf16
+ * with |scale| <= 1 on a CPU with AVX512-BF16 ("fold" in sms_out16: lanes whose v = t·scale is
+ * subnormal are redone in double there, kept in f32 by the portable row), where level 0 is held
+ * to the reference only.  Rows: all masked, none masked, random masks; NaN and Inf in g and in y;
+ * 16-bit exact zeros (g = s, y = ±0), subnormal t and subnormal v = t·scale, bf16 sums beyond
+ * FLT_MAX and g − s_hi beyond it, bf16 products beyond f32's range both ways (the AVX2 bf16 dot
+ * sums f32 products only when the row's range makes them exact); a row where g·y − s·y cancels to 2^-31 of s·y (any other
+ * rounding of the double formula shows); and an order row, pairs ±B (y = Y) at positions 37 apart among
+ * small products, so that the partial sums round differently in any other order or tree (the f32
+ * and bf16 outputs see it).  S2 in {1024, 1032, 300, 17, 4096} (every tail), four scales,
+ * 1-3 threads, streaming stores in half of the runs (every size, storage on a 64-byte line). */
+static void vector_paths_give_portable_bits(void **state)
+{
+    (void)state;
+#ifndef ACL_HAVE_AVX2_KERNELS
+    skip();
+#else
+    static const int64_t s2s[] = {1024, 1032, 300, 17, 4096};
+    const aclDataType dts[] = {ACL_FLOAT, ACL_FLOAT16, ACL_BF16};
+    const double scales[] = {0.3, -1.7, -0.125, 0x1p40};
+    int levels = 0;
+    for (int d = 0; d < 3; d++)
+        for (int k = 0; k < 5; k++)
+            for (int c = 0; c < 4; c++) {
+                aclDataType dt = dts[d];
+                int64_t S2 = s2s[k], S1 = 7;
+                int64_t dims[4] = {S2 == 4096 ? 1 : 2, 3, S1, S2}, md[4] = {1, 3, S1, S2};
+                if (c == 1) md[0] = dims[0], md[1] = 1; /* mask broadcast over N instead */
+                int64_t n = dims[0] * dims[1] * S1 * S2, rows = n / S2;
+                bool nt = c % 2 == 0; /* f32 rows of S2 % 8 == 0, 16-bit (AVX2) of S2 % 8 == 0 */
+                int lay = nt ? TT_CONTIG64 : TT_CONTIG;
+                tt g = tt_new(dt, 4, dims, lay), y = tt_new(dt, 4, dims, lay), o = tt_new(dt, 4, dims, lay),
+                   m = tt_new(ACL_BOOL, 4, md, TT_CONTIG);
+                uint64_t *top = malloc((size_t)n * sizeof *top);
+                assert_non_null(top);
+                uint64_t sd = 0x5eed + (uint64_t)(100 * d + 10 * k + c);
+                double big = dt == ACL_FLOAT16 ? 0x1p15 : 0x1p40, bigy = dt == ACL_FLOAT16 ? 0x1p15 : 1.0;
+                for (int64_t r = 0; r < rows; r++) {
+                    int kind = (int)(r % 8);
+                    for (int64_t j = 0; j < S2; j++) {
+                        double gv = tt_rand(&sd, -2, 2), yv = tt_rand(&sd, 0, 2.0 / (double)S2);
+                        switch (kind) {
+                        case 0: /* g = c, y = 1/2, 1/2, then tiny: s − c tiny, so g·y − s·y cancels to ~2^-31 of
+                                   s·y (its double rounding shows in f32) */
+                            if (r % 16 == 0) gv = 0.703125, yv = j < 2 ? 0.5 : tt_rand(&sd, 0, 0x1p-40);
+                            break;
+                        case 1: if (j == S2 / 2) gv = NAN; break;
+                        case 2: if (j == S2 - 1) gv = r % 16 < 8 ? INFINITY : -INFINITY; break;
+                        case 3: if (j == 0) yv = INFINITY; break;
+                        case 4: /* g = 3, y: 1.5, -0.5, then ±0 (s = 3: d = 0) and y = ±0 elsewhere */
+                            gv = j % 5 == 4 ? gv : 3.0;
+                            yv = j == 0 ? 1.5 : j == 1 ? -0.5 : j % 5 == 4 ? 0.0 : j % 2 ? -0.0 : 0.0;
+                            break;
+                        case 5: /* tiny y: t subnormal (2^-130) or normal with v = t·scale subnormal */
+                            yv = j % 3 == 0 ? 0x1p-130 * (double)(1 + j % 7) : j % 3 == 1 ? 0x1p-124 * (1 + (double)(j % 64) / 64) : yv;
+                            if (r % 16 >= 8) { /* products ~2^-140 (inexact in f32) and s·y seen through y ~ 2^60 */
+                                gv = j % 2 ? 0.0 : ldexp(tt_rand(&sd, 1, 2), -70);
+                                yv = j % 2 ? ldexp(tt_rand(&sd, 1, 2), 60) : ldexp(tt_rand(&sd, 1, 2), -70);
+                            }
+                            break;
+                        case 6: /* the order row */
+                            if (j % 37 == 5) gv = (j / 37) % 2 ? -big : big, yv = bigy;
+                            else yv = tt_rand(&sd, 0, 1);
+                            break;
+                        case 7: /* bf16: sums beyond FLT_MAX (products 2^140 at every fourth lane, finite
+                                   outputs elsewhere); g − s_hi beyond it */
+                            if (dt == ACL_BF16 && r % 16 < 8) {
+                                if (j % 4 == 0) gv = 0x1p70, yv = 0x1p70;
+                                else yv = ldexp(tt_rand(&sd, 1, 2), -60);
+                            }
+                            else if (dt == ACL_BF16) {
+                                if (j == 0) gv = -0x1p127, yv = 1.0;
+                                else if (j % 4 == 1) gv = 0x1.8p127, yv = 0x1p-60;
+                            }
+                            break;
+                        default: break;
+                        }
+                        tt_set(&g, r * S2 + j, gv);
+                        tt_set(&y, r * S2 + j, yv);
+                    }
+                }
+                for (int64_t i = 0; i < m.t->numel; i++) {
+                    int64_t mrow = i / S2 % S1; /* S1 row 0: all masked, 1: none, others random */
+                    tt_set(&m, i, mrow == 0 ? 1 : mrow == 1 ? 0 : tt_rand(&sd, 0, 1) < 0.25);
+                }
+                bool fold = dt == ACL_BF16 && fabs(scales[c]) <= 1.0 && acl_bf16_hw, have_top = false;
+                int top_level = 0;
+                aclconformSetNumThreads(1 + (c + k) % 3);
+                acl_nt_set_min_bytes(nt ? 0 : -1);
+                for (int level = 2; level >= 0; level--) {
+                    acl_simd_set_cap(level);
+                    if (level == 1 && !acl_have_avx2()) continue;
+                    if (level == 2 && !acl_have_avx512()) continue;
+                    if (level == 0 && !have_top) break; /* no vector level: nothing to compare */
+                    memset(tt_ptr(&o, 0), 0xa5, (size_t)n * o.es);
+                    assert_int_equal(run_sms(&g, &y, &m, &o, scales[c]), ACLNN_SUCCESS);
+                    int fails = check_against_reference(&g, &y, &m, &o, scales[c]);
+                    for (int64_t i = 0; i < n; i++) {
+                        uint64_t b = tt_bits(&o, i);
+                        if (!have_top) top[i] = b;
+                        else if (b != top[i] && !(level == 0 && fold) && fails++ < 5)
+                            fprintf(stderr, "softmax %s S2 %lld scale %g level %d: row %lld j %lld (g %a y %a) bits %#llx, "
+                                            "level %d gave %#llx\n", dt_name(dt), (long long)S2, scales[c], level,
+                                    (long long)(i / S2), (long long)(i % S2), tt_get(&g, i), tt_get(&y, i),
+                                    (unsigned long long)b, top_level, (unsigned long long)top[i]);
+                    }
+                    if (!have_top) have_top = true, top_level = level, levels++;
+                    assert_int_equal(fails, 0);
+                }
+                acl_simd_set_cap(2);
+                acl_nt_set_min_bytes(-1);
+                aclconformSetNumThreads(0);
+                free(top);
+                tt_free(&g); tt_free(&y); tt_free(&o); tt_free(&m);
+            }
+    if (levels == 0) skip(); /* a CPU with neither AVX2 nor AVX-512 */
+#endif
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -356,6 +480,7 @@ int main(void)
         cmocka_unit_test(half_rows_f32_pass_match_staged_and_reference),
         cmocka_unit_test(threads_give_identical_bits),
         cmocka_unit_test(f32_streaming_stores_give_identical_bits),
+        cmocka_unit_test(vector_paths_give_portable_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

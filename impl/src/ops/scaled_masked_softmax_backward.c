@@ -26,6 +26,7 @@
 
 #include "aclnnop/aclnn_scaled_masked_softmax_backward.h"
 #include "runtime/check.h"
+#include "runtime/simd256.h"
 #include "runtime/simd512.h"
 #include "runtime/vecmath.h"
 
@@ -41,6 +42,7 @@ typedef struct {
     int64_t s2;
     double scale;
     bool nt; /* f32 output written with streaming stores (top of this file; sms_kernel) */
+    bool nt16; /* the same for a 16-bit output on AVX2 (sms_rows_avx2) */
 } sms_job;
 
 /* A 16-bit row's output pass runs in f32 (sms_out16 below, and sms_row's f32 branch: the same
@@ -267,6 +269,489 @@ ACL_AVX512_TARGET static void sms_rows_avx512(const sms_job *jb, int64_t begin, 
 }
 #endif
 
+#ifdef ACL_HAVE_AVX2_KERNELS
+/* The AVX-512 row kernel on AVX2 (CPUs without AVX-512, round 28): its operations in the same
+ * order on 8-lane f32 / 4-lane double vectors, so the same bits.  acc[k] of the 32 partial sums
+ * is lane k % 4 of a[k / 4] (two __m256d per __m512d of sms_row_avx512, the same FMAs in the same
+ * order), stored in index order for the same acl_sum_tree32; the output formulas are sms_out8's
+ * (f32 rows, and every redone lane) and sms_out16's f32 pass (16-bit rows) lane for lane, rounded
+ * to 16 bits by acl_pack8_16_avx2 (acl_store8_16's bits).  Masks are 32-bit lanes of all ones;
+ * lanes past the row load +0 as the AVX-512 masked loads do.
+ * Streaming stores: f32 rows as on AVX-512 (jb->nt); 16-bit rows too here (jb->nt16: a large
+ * output whose rows all start on 16 bytes, full vectors), unlike AVX-512 (Zen 4: a draw for f16,
+ * slower for bf16).  Zen 3, 16 Mi elements, S2 = 1024, on the shared machine, alternating
+ * libraries, best of 8 rounds: 2 threads f16 18.1 -> 15.9 ms, bf16 16.0 -> 14.6; 1 thread (CPU
+ * time) 9.17 -> 9.06 and 12.24 -> 11.46. */
+
+/* elements j..j+7 of a row (f32, f16, bf16 by kind), the first `left` (others +0), widened
+ * exactly to two vectors of 4 doubles (elements j..j+3 and j+4..j+7) */
+ACL_AVX2_TARGET static inline void sms_load8_pd(const void *p, int64_t j, int64_t left, int kind, __m256d *lo,
+                                                __m256d *hi)
+{
+    if (kind == 0 && left >= 8) {
+        *lo = _mm256_cvtps_pd(_mm_loadu_ps((const float *)p + j));
+        *hi = _mm256_cvtps_pd(_mm_loadu_ps((const float *)p + j + 4));
+        return;
+    }
+    __m256 v = kind == 0 ? acl_load8_ps_left((const float *)p + j, left)
+                         : acl_load8_16_left((const uint16_t *)p + j, left, kind == 2);
+    *lo = acl_lo4_pd(v);
+    *hi = acl_hi4_pd(v);
+}
+
+/* the mask bytes j..j+7 of the row, the first `left`: all ones in the 32-bit lanes of the row
+ * that are NOT masked (AVX-512: ~masked & m) */
+ACL_AVX2_TARGET static inline __m256i sms_kept8(const uint8_t *mk, int64_t j, int64_t left)
+{
+    uint64_t w = 0;
+    if (left >= 8) memcpy(&w, mk + j, 8);
+    else if (left > 0) memcpy(&w, mk + j, (size_t)left);
+    __m256i k = _mm256_cmpeq_epi32(_mm256_cvtepu8_epi32(_mm_cvtsi64_si128((long long)w)), _mm256_setzero_si256());
+    return left >= 8 ? k : _mm256_and_si256(k, acl_mask8x32(left));
+}
+
+/* sms_dot8: acc + g·y of elements j..j+7 (the first `left`), acc's lanes k in *lo, 4 + k in *hi.
+ * f16: the product of two f16 values is exact in f32 (22 significant bits, |g·y| between 2^-48
+ * and 2^32, or ±0, ±Inf, NaN), so acc + (double)(g·y) rounds once, as the FMA of the doubles
+ * does: the same sums, two conversions to double per 8 elements instead of four.  (bf16 products
+ * can overflow or underflow f32: the doubles.) */
+ACL_AVX2_TARGET static inline void sms_dot8_avx2(__m256d *lo, __m256d *hi, const void *g, const void *y,
+                                                 const uint8_t *mk, int64_t j, int64_t left, int kind)
+{
+#if ACLCONFORM_MUTANT == 34 /* simd-tail: row dot: the tail after the wide loop drops the last element */
+    if (left < 8) left--;
+#endif
+    (void)mk;
+    if (kind == 1) {
+        __m256 gv = acl_load8_16_left((const uint16_t *)g + j, left, false);
+        __m256 yv = acl_load8_16_left((const uint16_t *)y + j, left, false);
+#if ACLCONFORM_MUTANT == 33 /* masked-select: row sum skips masked positions (spec: all j) */
+        gv = _mm256_and_ps(gv, _mm256_castsi256_ps(sms_kept8(mk, j, left)));
+#endif
+        __m256 p = _mm256_mul_ps(gv, yv);
+        *lo = _mm256_add_pd(*lo, acl_lo4_pd(p));
+        *hi = _mm256_add_pd(*hi, acl_hi4_pd(p));
+        return;
+    }
+    __m256d glo, ghi, ylo, yhi;
+    sms_load8_pd(g, j, left, kind, &glo, &ghi);
+    sms_load8_pd(y, j, left, kind, &ylo, &yhi);
+#if ACLCONFORM_MUTANT == 33 /* masked-select: row sum skips masked positions (spec: all j) */
+    __m256i keep = sms_kept8(mk, j, left);
+    __m256d klo = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(keep)));
+    __m256d khi = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_extracti128_si256(keep, 1)));
+    glo = _mm256_and_pd(glo, klo), ylo = _mm256_and_pd(ylo, klo);
+    ghi = _mm256_and_pd(ghi, khi), yhi = _mm256_and_pd(yhi, khi);
+#endif
+    *lo = _mm256_fmadd_pd(glo, ylo, *lo);
+    *hi = _mm256_fmadd_pd(ghi, yhi, *hi);
+}
+
+/* sms_dot8_avx2 for bf16 rows whose values all lie in [2^-63, 2^64) in magnitude or are ±0: then
+ * every product g·y is ±0 or a 16-bit significand within [2^-126, 2^128), exact in f32, and
+ * acc + (double)(g·y) is the FMA of the doubles, as for f16.  The row's magnitudes are gathered
+ * on the way (*mx: the largest |bits|, *mn: the smallest |bits| − 1, zeros wrapping to 0xffff) and
+ * checked at the end of the row (sms_bf16_range_ok); a row outside the range (or with Inf / NaN)
+ * is summed again by sms_dot8_avx2 (the doubles). */
+ACL_AVX2_TARGET static inline void sms_dot8_bf16(__m256d *lo, __m256d *hi, const void *g, const void *y,
+                                                 const uint8_t *mk, int64_t j, int64_t left, __m128i *mx, __m128i *mn)
+{
+#if ACLCONFORM_MUTANT == 34 /* simd-tail: row dot: the tail after the wide loop drops the last element */
+    if (left < 8) left--;
+#endif
+    (void)mk;
+    __m128i gb, yb;
+    if (left >= 8) {
+        gb = _mm_loadu_si128((const __m128i *)(const void *)((const uint16_t *)g + j));
+        yb = _mm_loadu_si128((const __m128i *)(const void *)((const uint16_t *)y + j));
+    } else {
+        uint16_t tg[8] = {0}, ty[8] = {0};
+        if (left > 0) memcpy(tg, (const uint16_t *)g + j, (size_t)left * 2), memcpy(ty, (const uint16_t *)y + j, (size_t)left * 2);
+        gb = _mm_loadu_si128((const __m128i *)(void *)tg);
+        yb = _mm_loadu_si128((const __m128i *)(void *)ty);
+    }
+    const __m128i abs = _mm_set1_epi16(0x7fff), one = _mm_set1_epi16(1);
+    __m128i ga = _mm_and_si128(gb, abs), ya = _mm_and_si128(yb, abs);
+    *mx = _mm_max_epu16(*mx, _mm_max_epu16(ga, ya));
+    *mn = _mm_min_epu16(*mn, _mm_min_epu16(_mm_sub_epi16(ga, one), _mm_sub_epi16(ya, one)));
+    __m256 gv = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(gb), 16));
+    __m256 yv = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(yb), 16));
+#if ACLCONFORM_MUTANT == 33 /* masked-select: row sum skips masked positions (spec: all j) */
+    gv = _mm256_and_ps(gv, _mm256_castsi256_ps(sms_kept8(mk, j, left)));
+#endif
+    __m256 p = _mm256_mul_ps(gv, yv);
+    *lo = _mm256_add_pd(*lo, acl_lo4_pd(p));
+    *hi = _mm256_add_pd(*hi, acl_hi4_pd(p));
+}
+
+/* sms_dot8_bf16 for the 16 elements j..j+15 of a 32-element block (j at offset 0 or 16 of it):
+ * widened by VPUNPCKLWD / VPUNPCKHWD against zero (sms_step16x2_bf16), the products of elements
+ * 0-3, 8-11 in pa and 4-7, 12-15 in pb, so acc lanes 0-3 of the 16 (a[0]) take pa's low half,
+ * 4-7 (a[1]) pb's low half, 8-11 (a[2]) pa's high half, 12-15 (a[3]) pb's high half: each acc[k]
+ * the same element as sms_dot8_bf16 gives it.  The magnitudes gathered on 16 lanes (*mx, *mn). */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_dot16_bf16(__m256d *a, const void *g, const void *y, const uint8_t *mk, int64_t j, __m256i *mx, __m256i *mn)
+{
+    const __m256i z = _mm256_setzero_si256();
+    __m256i gw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)g + j));
+    __m256i yw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)y + j));
+    const __m256i abs = _mm256_set1_epi16(0x7fff), one = _mm256_set1_epi16(1);
+    __m256i ga = _mm256_and_si256(gw, abs), ya = _mm256_and_si256(yw, abs);
+    *mx = _mm256_max_epu16(*mx, _mm256_max_epu16(ga, ya));
+    *mn = _mm256_min_epu16(*mn, _mm256_min_epu16(_mm256_sub_epi16(ga, one), _mm256_sub_epi16(ya, one)));
+#if ACLCONFORM_MUTANT == 33 /* masked-select: row sum skips masked positions (spec: all j) */
+    __m256i mw = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(mk + j)));
+    gw = _mm256_andnot_si256(_mm256_cmpgt_epi16(mw, z), gw);
+#endif
+    (void)mk;
+    __m256 pa = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_unpacklo_epi16(z, gw)), _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, yw)));
+    __m256 pb = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_unpackhi_epi16(z, gw)), _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, yw)));
+    a[0] = _mm256_add_pd(a[0], acl_lo4_pd(pa));
+    a[1] = _mm256_add_pd(a[1], acl_lo4_pd(pb));
+    a[2] = _mm256_add_pd(a[2], acl_hi4_pd(pa));
+    a[3] = _mm256_add_pd(a[3], acl_hi4_pd(pb));
+}
+
+/* every |value| of the row ≤ the bits mx's largest lane, < 2^64 (bf16 0x5f80), and every nonzero
+ * one ≥ 2^-63 (0x2000): the smallest nonzero |bits| − 1 (mn's smallest lane) ≥ 0x1fff */
+ACL_AVX2_TARGET static inline bool sms_bf16_range_ok(__m128i mx, __m128i mn)
+{
+    /* PHMINPOSUW: the smallest unsigned 16-bit lane in bits 0-15 (the largest of mx: of ~mx) */
+    int big = 0xffff - (_mm_cvtsi128_si32(_mm_minpos_epu16(_mm_xor_si128(mx, _mm_set1_epi16(-1)))) & 0xffff);
+    int small = _mm_cvtsi128_si32(_mm_minpos_epu16(mn)) & 0xffff;
+    return big < 0x5f80 && small >= 0x1fff;
+}
+
+/* sms_out8 on 4 lanes: scale·(g·y − s·y) in double */
+ACL_AVX2_TARGET static inline __m256d sms_out4(__m256d gd, __m256d yd, __m256d s, __m256d sc)
+{
+    return _mm256_mul_pd(sc, _mm256_fmsub_pd(gd, yd, _mm256_mul_pd(s, yd)));
+}
+
+/* sms_out8: elements j..j+7 (the first `left`) by the double formula, rounded to f32 */
+ACL_AVX2_TARGET static inline __m256 sms_out8_avx2(const void *g, const void *y, int64_t j, int64_t left, __m256d s,
+                                                   __m256d sc, int kind)
+{
+    __m256d glo, ghi, ylo, yhi;
+    sms_load8_pd(g, j, left, kind, &glo, &ghi);
+    sms_load8_pd(y, j, left, kind, &ylo, &yhi);
+    return acl_join4_ps(sms_out4(glo, ylo, s, sc), sms_out4(ghi, yhi, s, sc));
+}
+
+/* the lanes of v that are not normal floats (±0, subnormal, ±Inf, NaN: fpclass 0xbf), as a
+ * vector of 32-bit all-ones lanes */
+ACL_AVX2_TARGET static inline __m256i sms_not_normal8(__m256 v)
+{
+    const __m256i ex = _mm256_set1_epi32(0x7f800000);
+    __m256i e = _mm256_and_si256(_mm256_castps_si256(v), ex);
+    return _mm256_or_si256(_mm256_cmpeq_epi32(e, _mm256_setzero_si256()), _mm256_cmpeq_epi32(e, ex));
+}
+
+/* a row's constants for its output pass: s_hi, s_lo and scale in f32 (16-bit rows), s and scale
+ * in double */
+typedef struct {
+    __m256 vhi, vlo, sc;
+    __m256d s, scd;
+} sms_c8;
+
+/* one step of sms_out16_avx2: elements j..j+7 (the first `left`); mode 0: the double formula at
+ * every lane (the row fails sms_f32_ok), 1: the f32 pass with t's class test, 2: with v's (fold) */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_step16_avx2(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk, int64_t j, int64_t left, void *o,
+                int kind, int mode, bool nt)
+{
+    const __m256 zero = _mm256_setzero_ps();
+    __m256 keep = _mm256_castsi256_ps(sms_kept8(mk, j, left));
+    __m256 v = zero, redo = _mm256_castsi256_ps(_mm256_set1_epi32(-1)); /* lanes past the row: not stored */
+    if (mode != 0) {
+        __m256 gv = acl_load8_16_left((const uint16_t *)g + j, left, kind == 2);
+        __m256 yv = acl_load8_16_left((const uint16_t *)y + j, left, kind == 2);
+        __m256 t = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(gv, c->vhi), c->vlo), yv);
+        v = _mm256_mul_ps(t, c->sc);
+#if ACLCONFORM_MUTANT == 62 /* conversion-subnormal: bf16 softmax with |scale| <= 1: t's class tested instead of v's, so a subnormal v = t·scale goes to the unchecked hardware store (flushed to 0) */
+        redo = _mm256_and_ps(keep, _mm256_castsi256_ps(sms_not_normal8(t)));
+#else
+        if (kind == 1) /* f16: t is ±0 or within [2^-72, 2^61] (sms_out16), so not normal = below FLT_MIN */
+            redo = _mm256_and_ps(keep, _mm256_cmp_ps(_mm256_and_ps(t, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff))),
+                                                     _mm256_set1_ps(FLT_MIN), _CMP_LT_OQ));
+        else
+            redo = _mm256_and_ps(keep, _mm256_castsi256_ps(sms_not_normal8(mode == 2 ? v : t)));
+#endif
+#if ACLCONFORM_MUTANT == 56 /* precision-branch: 16-bit softmax f32 pass: lanes with a zero, subnormal or infinite t kept (wrong signed zeros, bf16 overflow and underflow) */
+        redo = zero;
+#endif
+    }
+    bool any = _mm256_movemask_ps(redo) != 0;
+    if (__builtin_expect(any, 0))
+        v = _mm256_blendv_ps(v, sms_out8_avx2(g, y, j, left, c->s, c->scd, kind), redo);
+#if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
+    v = _mm256_blendv_ps(_mm256_mul_ps(v, zero), v, keep);
+#else
+    v = _mm256_and_ps(v, keep);
+#endif
+    if (kind == 2 && !any && left >= 8) {
+        /* no lane redone: every v is t·scale with t normal and scale finite, or +0: not NaN, so
+         * acl_bf16_bits8_avx2's rounding without its NaN branch (the same bits) */
+        __m256i u = _mm256_castps_si256(v);
+        __m256i b = ACL_BF16_RNE(256, u, _mm256_srli_epi32(u, 16));
+        __m128i h = _mm_packus_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
+        if (nt) _mm_stream_si128((__m128i *)(void *)((uint16_t *)o + j), h);
+        else _mm_storeu_si128((__m128i *)(void *)((uint16_t *)o + j), h);
+        return;
+    }
+    if (nt && left >= 8) _mm_stream_si128((__m128i *)(void *)((uint16_t *)o + j), acl_pack8_16_avx2(v, kind == 2));
+    else acl_store8_16_left((uint16_t *)o + j, left, v, kind == 2);
+}
+
+/* sms_step16_avx2 for 16 bf16 elements j..j+15 of a row in the f32 pass (mode 1 or 2), with fewer
+ * shuffles and shifts (the bottleneck here): each input widened by VPUNPCKLWD / VPUNPCKHWD against
+ * zero (a bf16 is the high half of its f32) into two vectors whose lanes hold elements 0-3, 8-11
+ * (A) and 4-7, 12-15 (B), the mask the same way; the lanes are independent, and VPACKUSDW of the
+ * two rounded halves puts the 16 results back in order.  The same operations per lane as
+ * sms_step16_avx2, the same bits. */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_step16x2_bf16(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk, int64_t j, void *o, int mode,
+                  bool nt)
+{
+    const __m256i z = _mm256_setzero_si256();
+    const __m256 zero = _mm256_setzero_ps(); /* (the planted defects' operand) */
+    (void)zero;
+    __m256i gw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)g + j));
+    __m256i yw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)y + j));
+    __m256i mw = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(mk + j)));
+    __m256 keepA = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_unpacklo_epi16(z, mw), z));
+    __m256 keepB = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_unpackhi_epi16(z, mw), z));
+    __m256 tA = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(_mm256_castsi256_ps(_mm256_unpacklo_epi16(z, gw)), c->vhi), c->vlo),
+                              _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, yw)));
+    __m256 tB = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(_mm256_castsi256_ps(_mm256_unpackhi_epi16(z, gw)), c->vhi), c->vlo),
+                              _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, yw)));
+    __m256 vA = _mm256_mul_ps(tA, c->sc), vB = _mm256_mul_ps(tB, c->sc);
+#if ACLCONFORM_MUTANT == 62 /* conversion-subnormal: bf16 softmax with |scale| <= 1: t's class tested instead of v's, so a subnormal v = t·scale goes to the unchecked hardware store (flushed to 0) */
+    __m256 redoA = _mm256_and_ps(keepA, _mm256_castsi256_ps(sms_not_normal8(tA)));
+    __m256 redoB = _mm256_and_ps(keepB, _mm256_castsi256_ps(sms_not_normal8(tB)));
+#else
+    __m256 redoA = _mm256_and_ps(keepA, _mm256_castsi256_ps(sms_not_normal8(mode == 2 ? vA : tA)));
+    __m256 redoB = _mm256_and_ps(keepB, _mm256_castsi256_ps(sms_not_normal8(mode == 2 ? vB : tB)));
+#endif
+#if ACLCONFORM_MUTANT == 56 /* precision-branch: 16-bit softmax f32 pass: lanes with a zero, subnormal or infinite t kept (wrong signed zeros, bf16 overflow and underflow) */
+    redoA = redoB = zero;
+#endif
+    bool any = _mm256_movemask_ps(_mm256_or_ps(redoA, redoB)) != 0;
+    if (__builtin_expect(any, 0)) {
+        __m256 lo = sms_out8_avx2(g, y, j, 8, c->s, c->scd, 2), hi = sms_out8_avx2(g, y, j + 8, 8, c->s, c->scd, 2);
+        vA = _mm256_blendv_ps(vA, _mm256_permute2f128_ps(lo, hi, 0x20), redoA);
+        vB = _mm256_blendv_ps(vB, _mm256_permute2f128_ps(lo, hi, 0x31), redoB);
+    }
+#if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
+    vA = _mm256_blendv_ps(_mm256_mul_ps(vA, zero), vA, keepA);
+    vB = _mm256_blendv_ps(_mm256_mul_ps(vB, zero), vB, keepB);
+#else
+    vA = _mm256_and_ps(vA, keepA);
+    vB = _mm256_and_ps(vB, keepB);
+#endif
+    __m256i bA, bB;
+    if (!any) { /* no NaN (sms_step16_avx2): the RNE bias only */
+        __m256i uA = _mm256_castps_si256(vA), uB = _mm256_castps_si256(vB);
+        bA = ACL_BF16_RNE(256, uA, _mm256_srli_epi32(uA, 16));
+        bB = ACL_BF16_RNE(256, uB, _mm256_srli_epi32(uB, 16));
+    } else {
+        bA = acl_bf16_bits8_avx2(vA);
+        bB = acl_bf16_bits8_avx2(vB);
+    }
+    __m256i h = _mm256_packus_epi32(bA, bB);
+    uint16_t *op = (uint16_t *)o + j;
+    if (nt) { /* rows on 16 bytes: two 16-byte streaming stores */
+        _mm_stream_si128((__m128i *)(void *)op, _mm256_castsi256_si128(h));
+        _mm_stream_si128((__m128i *)(void *)(op + 8), _mm256_extracti128_si256(h, 1));
+    } else {
+        _mm256_storeu_si256((__m256i *)(void *)op, h);
+    }
+}
+
+/* whole steps under constant masks, then the tail once */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_loop16_avx2(const sms_c8 *c, int64_t n, const void *g, const void *y, const uint8_t *mk, void *o, int kind, int mode,
+                bool nt)
+{
+    int64_t j = 0;
+    if (kind == 2 && mode != 0) {
+        if (nt)
+            for (; j + 16 <= n; j += 16) sms_step16x2_bf16(c, g, y, mk, j, o, mode, true);
+        else
+            for (; j + 16 <= n; j += 16) sms_step16x2_bf16(c, g, y, mk, j, o, mode, false);
+    }
+    if (nt)
+        for (; j + 8 <= n; j += 8) sms_step16_avx2(c, g, y, mk, j, 8, o, kind, mode, true);
+    else
+        for (; j + 8 <= n; j += 8) sms_step16_avx2(c, g, y, mk, j, 8, o, kind, mode, false);
+    if (j < n) sms_step16_avx2(c, g, y, mk, j, n - j, o, kind, mode, false);
+}
+
+/* sms_out16 on 8 lanes a step: the same f32 pass (d = (g − s_hi) − s_lo, t = d·y, v = t·scale),
+ * the same lanes redone by the double formula (t not normal, or v under "fold": the CPU has
+ * AVX512-BF16, which this path never executes, but the lanes redone are the AVX-512 kernel's on
+ * the same CPU; the store is the software rounding, the bits of VCVTNEPS2BF16 for a normal v),
+ * masked lanes +0.0. */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_out16_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk, double sd, double scale, void *o, int kind,
+               bool nt)
+{
+    const bool f32 = sms_f32_ok(sd, scale);
+    const float shi = f32 ? (float)sd : 0.0f;
+    sms_c8 c;
+    c.vhi = _mm256_set1_ps(shi);
+    c.vlo = _mm256_set1_ps(f32 ? (float)(sd - shi) : 0.0f);
+    c.sc = _mm256_set1_ps((float)scale);
+    c.s = _mm256_set1_pd(sd);
+    c.scd = _mm256_set1_pd(scale);
+    const bool fold = f32 && kind == 2 && acl_bf16_hw && fabs(scale) <= 1.0;
+    if (!f32) sms_loop16_avx2(&c, n, g, y, mk, o, kind, 0, nt);
+    else if (fold) sms_loop16_avx2(&c, n, g, y, mk, o, kind, 2, nt);
+    else sms_loop16_avx2(&c, n, g, y, mk, o, kind, 1, nt);
+}
+
+/* one step of the f32 output pass (sms_row_avx512's): the double formula, masked lanes +0.0 */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_step32_avx2(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk, int64_t j, int64_t left, void *o,
+                bool nt)
+{
+    __m256 vf = sms_out8_avx2(g, y, j, left, c->s, c->scd, 0);
+    __m256 keep = _mm256_castsi256_ps(sms_kept8(mk, j, left));
+#if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
+    vf = _mm256_blendv_ps(_mm256_mul_ps(vf, _mm256_setzero_ps()), vf, keep);
+#else
+    vf = _mm256_and_ps(vf, keep);
+#endif
+    if (left >= 8 && nt) _mm256_stream_ps((float *)o + j, vf);
+    else acl_store8_ps_left((float *)o + j, left, vf);
+}
+
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_out32_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk, double sd, double scale, void *o, bool nt)
+{
+    sms_c8 c;
+    c.s = _mm256_set1_pd(sd);
+    c.scd = _mm256_set1_pd(scale);
+    int64_t j = 0;
+    if (nt)
+        for (; j + 8 <= n; j += 8) sms_step32_avx2(&c, g, y, mk, j, 8, o, true);
+    else
+        for (; j + 8 <= n; j += 8) sms_step32_avx2(&c, g, y, mk, j, 8, o, false);
+    if (j < n) sms_step32_avx2(&c, g, y, mk, j, n - j, o, false);
+}
+
+/* a 16-bit row (kind 1: f16, 2: bf16) */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_row_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk, double scale, void *o, int kind, bool nt)
+{
+    __m256d a[8]; /* a[2i], a[2i + 1]: sms_row_avx512's a_i, lanes 0-3 and 4-7 */
+    for (int i = 0; i < 8; i++) a[i] = _mm256_setzero_pd();
+    int64_t j = 0;
+    bool summed = false;
+    if (kind == 2) { /* bf16: the f32 products when the row's range allows, else again in double */
+        __m256i mx16 = _mm256_setzero_si256(), mn16 = _mm256_set1_epi16(-1);
+        for (; j + 32 <= n; j += 32) {
+            sms_dot16_bf16(a, g, y, mk, j, &mx16, &mn16);
+            sms_dot16_bf16(a + 4, g, y, mk, j + 16, &mx16, &mn16);
+        }
+        __m128i mx = _mm_max_epu16(_mm256_castsi256_si128(mx16), _mm256_extracti128_si256(mx16, 1));
+        __m128i mn = _mm_min_epu16(_mm256_castsi256_si128(mn16), _mm256_extracti128_si256(mn16, 1));
+        for (int i = 0; i < 4; i++)
+            if (j + 8 * i < n) sms_dot8_bf16(&a[2 * i], &a[2 * i + 1], g, y, mk, j + 8 * i, n - j - 8 * i, &mx, &mn);
+        summed = sms_bf16_range_ok(mx, mn);
+        if (!summed)
+            for (int i = 0; i < 8; i++) a[i] = _mm256_setzero_pd();
+        j = 0;
+    }
+    if (!summed) {
+        for (; j + 32 <= n; j += 32)
+            for (int i = 0; i < 4; i++) sms_dot8_avx2(&a[2 * i], &a[2 * i + 1], g, y, mk, j + 8 * i, 8, kind);
+        for (int i = 0; i < 4; i++)
+            if (j + 8 * i < n) sms_dot8_avx2(&a[2 * i], &a[2 * i + 1], g, y, mk, j + 8 * i, n - j - 8 * i, kind);
+    }
+    double acc[32];
+    for (int i = 0; i < 8; i++) _mm256_storeu_pd(acc + 4 * i, a[i]);
+    double sd = acl_sum_tree32(acc);
+    sms_out16_avx2(n, g, y, mk, sd, scale, o, kind, nt);
+}
+
+/* f32: row r's output pass (sms_out32_avx2) and row r + 1's dot pass into a[] in one loop, step by
+ * step.  Apart, the dot pass waits on memory with the arithmetic units idle and the output pass
+ * (its inputs in L1) the other way round; interleaved, the core overlaps them.  Each row's
+ * operations are unchanged: the same bits. */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_pass32_avx2(int64_t n, const sms_c8 *c, const void *g, const void *y, const uint8_t *mk, void *o, const void *g2,
+                const void *y2, const uint8_t *mk2, __m256d *a, bool nt)
+{
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32)
+        for (int i = 0; i < 4; i++) {
+            sms_dot8_avx2(&a[2 * i], &a[2 * i + 1], g2, y2, mk2, j + 8 * i, 8, 0);
+            sms_step32_avx2(c, g, y, mk, j + 8 * i, 8, o, nt);
+        }
+    for (int i = 0; i < 4; i++)
+        if (j + 8 * i < n) {
+            sms_dot8_avx2(&a[2 * i], &a[2 * i + 1], g2, y2, mk2, j + 8 * i, n - j - 8 * i, 0);
+            sms_step32_avx2(c, g, y, mk, j + 8 * i, n - j - 8 * i, o, nt);
+        }
+}
+
+ACL_AVX2_TARGET static void sms_rows32_avx2(const sms_job *jb, int64_t begin, int64_t end)
+{
+    const int64_t n = jb->s2;
+    const char *g = jb->g.data + jb->g.offset * 4, *y = jb->y.data + jb->y.offset * 4;
+    char *o = jb->o.data + jb->o.offset * 4;
+    __m256d a[8]; /* a[2i], a[2i + 1]: sms_row_avx512's a_i, lanes 0-3 and 4-7 */
+    for (int i = 0; i < 8; i++) a[i] = _mm256_setzero_pd();
+    const uint8_t *mk = acl_view_ptr(&jb->m, begin * n);
+    const char *gr = g + begin * n * 4, *yr = y + begin * n * 4;
+    int64_t j = 0;
+    for (; j + 32 <= n; j += 32)
+        for (int i = 0; i < 4; i++) sms_dot8_avx2(&a[2 * i], &a[2 * i + 1], gr, yr, mk, j + 8 * i, 8, 0);
+    for (int i = 0; i < 4; i++)
+        if (j + 8 * i < n) sms_dot8_avx2(&a[2 * i], &a[2 * i + 1], gr, yr, mk, j + 8 * i, n - j - 8 * i, 0);
+    for (int64_t r = begin; r < end; r++) {
+        double acc[32];
+        for (int i = 0; i < 8; i++) _mm256_storeu_pd(acc + 4 * i, a[i]), a[i] = _mm256_setzero_pd();
+        double sd = acl_sum_tree32(acc);
+        int64_t s = r * n;
+        if (r + 1 == end) {
+            sms_out32_avx2(n, g + s * 4, y + s * 4, mk, sd, jb->scale, o + s * 4, jb->nt);
+            break;
+        }
+        sms_c8 c;
+        c.s = _mm256_set1_pd(sd);
+        c.scd = _mm256_set1_pd(jb->scale);
+        const uint8_t *mk2 = acl_view_ptr(&jb->m, s + n);
+        if (jb->nt)
+            sms_pass32_avx2(n, &c, g + s * 4, y + s * 4, mk, o + s * 4, g + (s + n) * 4, y + (s + n) * 4, mk2, a, true);
+        else
+            sms_pass32_avx2(n, &c, g + s * 4, y + s * 4, mk, o + s * 4, g + (s + n) * 4, y + (s + n) * 4, mk2, a, false);
+        mk = mk2;
+    }
+    if (jb->nt) acl_nt_fence();
+}
+
+ACL_AVX2_TARGET static void sms_rows_avx2(const sms_job *jb, int64_t begin, int64_t end)
+{
+    if (begin >= end) return;
+    if (jb->g.dtype == ACL_FLOAT) {
+        sms_rows32_avx2(jb, begin, end);
+        return;
+    }
+    int64_t n = jb->s2;
+    const char *g = jb->g.data + jb->g.offset * 2, *y = jb->y.data + jb->y.offset * 2;
+    char *o = jb->o.data + jb->o.offset * 2;
+    for (int64_t r = begin; r < end; r++) {
+        int64_t s = r * n;
+        const uint8_t *mk = acl_view_ptr(&jb->m, s);
+        if (jb->g.dtype == ACL_FLOAT16) sms_row_avx2(n, g + s * 2, y + s * 2, mk, jb->scale, o + s * 2, 1, jb->nt16);
+        else sms_row_avx2(n, g + s * 2, y + s * 2, mk, jb->scale, o + s * 2, 2, jb->nt16);
+    }
+    if (jb->nt16) acl_nt_fence();
+}
+#endif
+
 /* Contiguous f32 tensors are read and written in place (no staging copy). */
 static float *sms_direct(const acl_view *v)
 {
@@ -281,6 +766,14 @@ static void sms_rows(void *p, int64_t begin, int64_t end)
     if (jb->g.contiguous && jb->y.contiguous && jb->o.contiguous && jb->m.strides[3] == 1 &&
         jb->m.esize == 1 && acl_have_avx512()) {
         sms_rows_avx512(jb, begin, end);
+        return;
+    }
+#endif
+#ifdef ACL_HAVE_AVX2_KERNELS
+    /* the same layouts on CPUs without AVX-512: the AVX-512 kernel's forms on 8 lanes, its bits */
+    if (jb->g.contiguous && jb->y.contiguous && jb->o.contiguous && jb->m.strides[3] == 1 &&
+        jb->m.esize == 1 && acl_have_avx2()) {
+        sms_rows_avx2(jb, begin, end);
         return;
     }
 #endif
@@ -314,8 +807,9 @@ static aclnnStatus sms_kernel(void *p, void *ws, uint64_t ws_size)
 #endif
     jb.s2 = o->dims[3];
     jb.scale = (float)a->scale;
-    /* f32 only, in 8-lane vectors (top of this file) */
+    /* f32 in 8-lane vectors (top of this file); 16-bit rows on AVX2 only (sms_rows_avx2) */
     jb.nt = o->dtype == ACL_FLOAT && acl_nt_wanted_rows(&jb.o, jb.s2, 32);
+    jb.nt16 = o->dtype != ACL_FLOAT && acl_nt_wanted_rows(&jb.o, jb.s2, 16);
     int64_t rows = o->numel / jb.s2;
     int64_t grain = 16384 / jb.s2 > 0 ? 16384 / jb.s2 : 1;
     acl_parallel_for(rows, grain, sms_rows, &jb);
