@@ -21,6 +21,7 @@
 #include "aclnn/acl_meta.h"
 #include "runtime/conv.h"
 #include "runtime/runtime.h"
+#include "runtime/simd256.h"
 
 enum { TT_CONTIG, TT_PADDED, TT_COLMAJOR, TT_CONTIG64 /* TT_CONTIG with its storage on a 64-byte line */ };
 #define TT_SENTINEL 0xA5
@@ -259,5 +260,20 @@ static inline int vt_check_row(const char *op, const char *row, aclnnStatus st, 
     }
     return fails;
 }
+
+/* Round 28: the widest kernels the operators may take (acl_simd_set_cap: 2 AVX-512, 1 AVX2,
+ * 0 the portable loops), set when this CPU has that level's kernels: true then; false, with the
+ * default level back, when it has not (a test loops over the levels and skips those). */
+#ifdef ACL_HAVE_AVX2_KERNELS
+static inline bool tt_use_level(int level)
+{
+    acl_simd_set_cap(level);
+    if ((level == 1 && !acl_have_avx2()) || (level == 2 && !acl_have_avx512())) {
+        acl_simd_set_cap(2);
+        return false;
+    }
+    return true;
+}
+#endif
 
 #endif

@@ -430,9 +430,7 @@ static void vector_paths_give_portable_bits(void **state)
             acl_simd_set_cap(0);
             vp_run(c, dts[di], ordered, seed, ref);
             for (int level = 1; level <= 2; level++) {
-                acl_simd_set_cap(level);
-                if (level == 1 && !acl_have_avx2()) continue;
-                if (level == 2 && !acl_have_avx512()) continue;
+                if (!tt_use_level(level)) continue;
                 vp_run(c, dts[di], ordered, seed, got);
                 int fails = 0;
                 for (size_t i = 0; i < n; i++) {

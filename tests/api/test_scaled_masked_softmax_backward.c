@@ -441,9 +441,7 @@ static void vector_paths_give_portable_bits(void **state)
                 aclconformSetNumThreads(1 + (c + k) % 3);
                 acl_nt_set_min_bytes(nt ? 0 : -1);
                 for (int level = 2; level >= 0; level--) {
-                    acl_simd_set_cap(level);
-                    if (level == 1 && !acl_have_avx2()) continue;
-                    if (level == 2 && !acl_have_avx512()) continue;
+                    if (!tt_use_level(level)) continue;
                     if (level == 0 && !have_top) break; /* no vector level: nothing to compare */
                     memset(tt_ptr(&o, 0), 0xa5, (size_t)n * o.es);
                     assert_int_equal(run_sms(&g, &y, &m, &o, scales[c]), ACLNN_SUCCESS);
