@@ -259,7 +259,8 @@ static void threads_give_identical_bits(void **state)
 }
 
 /* Round 28: the AVX2 kernels (CPUs without AVX-512) and the AVX-512 ones give the portable
- * double path's bits: f32 (correctly rounded where proven, the double formula elsewhere) and the
+ * double path's bits: f32 (AVX-512: correctly rounded where proven, the double formula elsewhere;
+ * AVX2: the double formula) and the
  * 16-bit f32 evaluation (the same operations on 8 or 16 lanes; its portable twin is the double
  * path, one rounding of a value within 3·2^-24, so the random values here, none near a 16-bit
  * midpoint by that margin, agree too).  Every vector level the CPU has (acl_simd_set_cap) against

@@ -14,7 +14,9 @@
  * 16-bit x, dy and out (any layout not run in tiles, AVX-512): logit16 below evaluates in f32 on 16 lanes and
  * rounds once to the 16-bit dtype; its error bound is there.  Every other layout and dtype on
  * AVX-512: logit_block_avx512 evaluates in f32 with a per-lane proof of correct rounding and
- * redoes the lanes it cannot prove by logit_block (the same bits as logit_block; see there). */
+ * redoes the lanes it cannot prove by logit_block (the same bits as logit_block; see there).
+ * On AVX2 without AVX-512 (round 28): logit16_avx2 (logit16 on 8 lanes) and logit_step8d
+ * (logit_block's double formula on 8 lanes, faster there than the f32 proof), the same bits. */
 #include <math.h>
 #include <string.h>
 
@@ -264,56 +266,30 @@ ACL_AVX2_TARGET static inline __m256 logit_load8_st(const float *p, int64_t left
     return _mm256_castpd_ps(_mm256_permute4x64_pd(_mm256_castps_pd(e), 0xd8));
 }
 
-/* logit_step on 8-lane AVX2 vectors: the same evaluation and proof, with the reciprocal from
- * VRCPPS (|r·dh − 1| ≤ 1.5·2^-12) refined by two Newton steps instead of RCP14's one, so r is
- * again within 2^-23.9 of 1/dh and the analysis above holds as written.  Every lane is either
- * the correctly rounded Q (q+ = q−) or logit_block's value, as on AVX-512: the same bits (the
- * lanes each form redoes may differ; both give logit_block's value there).  VRCPPS flushes a
- * subnormal dh to 0: r = Inf, then NaN, and the lane is redone, as RCP14's overflow makes it. */
+/* LogitGrad f32 on AVX2: logit_block's double formula on 8 lanes (two vectors of 4 doubles), the
+ * same operations, so logit_block's bits (and so the AVX-512 kernel's, whose lanes are the
+ * correctly rounded quotient where proven and logit_block's value elsewhere); the rules on the
+ * f32 x as logit_rules8 (exact, see logit16).  Round 28, Zen 3: the AVX-512 kernel's f32 form
+ * with its rounding proof (VRCPPS and two Newton steps) was slower here than this division in
+ * double, VDIVPD being cheaper per element on Zen 3 than on Zen 4: 16 Mi elements, 2 threads,
+ * three alternating rounds, 8.4-11.5 ms (proof) and 7.6-10.9 (the portable loop) against 6.2-7.1
+ * ms; in cache 6.7-10.3 and 5.2-9.4 against 4.7-5.2. */
 #define LOGIT_V8 4 /* 8-lane vectors per step */
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
-logit_step8(const logit_ctx *c, const float *x, const float *dy, float *out, int64_t left, int st, bool nt)
+logit_step8d(const logit_ctx *c, const float *x, const float *dy, float *out, int64_t left, int st, bool nt)
 {
-    const __m256 one = _mm256_set1_ps(1.0f);
-    unsigned redo[LOGIT_V8], any = 0;
+    const __m256d one = _mm256_set1_pd(1.0);
     for (int j = 0; j < LOGIT_V8; j++) {
         int64_t lj = left - 8 * j;
+        if (lj <= 0) break;
         __m256 xv = logit_load8_st(x + 8 * st * j, lj, st), g = logit_load8_st(dy + 8 * st * j, lj, st);
-        __m256 y = _mm256_sub_ps(one, xv);
-        __m256 nyl = _mm256_add_ps(xv, _mm256_sub_ps(y, one)); /* −yl */
-        __m256 dh = _mm256_mul_ps(xv, y);
-        __m256 dl = _mm256_fnmadd_ps(xv, nyl, _mm256_fmsub_ps(xv, y, dh));
-        __m256 r = _mm256_rcp_ps(dh);
-        r = _mm256_fmadd_ps(r, _mm256_fnmadd_ps(dh, r, one), r);
-        r = _mm256_fmadd_ps(r, _mm256_fnmadd_ps(dh, r, one), r);
-        __m256 q0 = _mm256_mul_ps(g, r);
-        __m256 res = _mm256_fnmadd_ps(q0, dl, _mm256_fnmadd_ps(q0, dh, g));
-        __m256 p = _mm256_mul_ps(q0, _mm256_set1_ps(0x1p-42f));
-        __m256 qp = _mm256_sub_ps(q0, _mm256_fnmsub_ps(res, r, p));
-        __m256 qm = _mm256_sub_ps(q0, _mm256_fnmadd_ps(res, r, p));
-        __m256 valid;
-        __m256 o = logit_rules8(c, xv, g, qp, &valid);
-        /* 0 < |dy| < 2^-100 (the bits of |dy| are non-negative as int32) */
-        __m256i gbits = _mm256_and_si256(_mm256_castps_si256(g), _mm256_set1_epi32(0x7fffffff));
-        __m256i tiny = _mm256_and_si256(_mm256_cmpgt_epi32(gbits, _mm256_setzero_si256()),
-                                        _mm256_cmpgt_epi32(_mm256_set1_epi32(0x0d800000 /* 2^-100 */), gbits));
-#if ACLCONFORM_MUTANT == 63 /* precision-branch: LogitGrad f32: lanes whose rounding is not proven (finite q+ != q-) not redone */
-        __m256 hard = _mm256_or_ps(_mm256_cmp_ps(qp, qm, _CMP_UNORD_Q), _mm256_castsi256_ps(tiny));
-#elif ACLCONFORM_MUTANT == 64 /* precision-branch: LogitGrad f32: 0 < |dy| < 2^-100 kept in the f32 evaluation (q0, res underflow) */
-        __m256 hard = _mm256_cmp_ps(qp, qm, _CMP_NEQ_UQ);
-        (void)tiny;
-#else
-        __m256 hard = _mm256_or_ps(_mm256_cmp_ps(qp, qm, _CMP_NEQ_UQ), _mm256_castsi256_ps(tiny));
-#endif
-        unsigned m = lj >= 8 ? 0xffu : lj > 0 ? (1u << lj) - 1u : 0u;
-        redo[j] = (unsigned)_mm256_movemask_ps(_mm256_and_ps(hard, valid)) & m;
-        any |= redo[j];
+        __m256d x0 = acl_lo4_pd(xv), x1 = acl_hi4_pd(xv);
+        __m256d q0 = _mm256_div_pd(acl_lo4_pd(g), _mm256_mul_pd(x0, _mm256_sub_pd(one, x0)));
+        __m256d q1 = _mm256_div_pd(acl_hi4_pd(g), _mm256_mul_pd(x1, _mm256_sub_pd(one, x1)));
+        __m256 o = logit_rules8(c, xv, g, acl_join4_ps(q0, q1), NULL);
         if (nt && lj >= 8) _mm256_stream_ps(out + 8 * j, o);
-        else if (lj > 0) acl_store8_ps_left(out + 8 * j, lj, o);
+        else acl_store8_ps_left(out + 8 * j, lj, o);
     }
-    if (__builtin_expect(any != 0, 0))
-        for (int j = 0; j < LOGIT_V8; j++)
-            if (redo[j]) logit_lanes_f64(c, x + 8 * st * j, dy + 8 * st * j, out + 8 * j, (__mmask16)redo[j], st);
 }
 
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
@@ -323,10 +299,10 @@ logit_block_st8(const void *p, int64_t n, const float *x, const float *dy, float
     bool nt = c.nt && ((uintptr_t)out & 63) == 0;
     int64_t i = 0;
     if (nt)
-        for (; i + 8 * LOGIT_V8 <= n; i += 8 * LOGIT_V8) logit_step8(&c, x + st * i, dy + st * i, out + i, 8 * LOGIT_V8, st, true);
+        for (; i + 8 * LOGIT_V8 <= n; i += 8 * LOGIT_V8) logit_step8d(&c, x + st * i, dy + st * i, out + i, 8 * LOGIT_V8, st, true);
     else
-        for (; i + 8 * LOGIT_V8 <= n; i += 8 * LOGIT_V8) logit_step8(&c, x + st * i, dy + st * i, out + i, 8 * LOGIT_V8, st, false);
-    if (i < n) logit_step8(&c, x + st * i, dy + st * i, out + i, n - i, st, false);
+        for (; i + 8 * LOGIT_V8 <= n; i += 8 * LOGIT_V8) logit_step8d(&c, x + st * i, dy + st * i, out + i, 8 * LOGIT_V8, st, false);
+    if (i < n) logit_step8d(&c, x + st * i, dy + st * i, out + i, n - i, st, false);
 }
 
 ACL_AVX2_TARGET static void logit_block_avx2(const void *p, int64_t n, const float *x, const float *dy, float *out)
