@@ -396,40 +396,6 @@ ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n,
  * 16.7 ms; triad% 19 -> 37); 1 thread, none 115 -> 41 ms, tanh 80 -> 37 ms. */
 
 
-/* tb[j] for the 8 lanes of two vectors (j = the low 4 bits of nm0's and nm1's bits), by permutes
- * instead of two gathers: the table's low and high 32-bit halves as two 8-entry vectors each
- * (loop-invariant), VPERMD by the low 3 bits of j, a blend by its bit 3, the halves interleaved
- * back.  The same 64-bit words as acl_tab16_epi64's gather. */
-ACL_AVX2_TARGET static inline void gelu_tab16x2(const uint64_t *tb, __m256d nm0, __m256d nm1, __m256i *r0, __m256i *r1)
-{
-    const __m256i fix = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
-    __m256 t0 = _mm256_loadu_ps((const float *)(const void *)tb), t1 = _mm256_loadu_ps((const float *)(const void *)(tb + 4));
-    __m256 t2 = _mm256_loadu_ps((const float *)(const void *)(tb + 8)), t3 = _mm256_loadu_ps((const float *)(const void *)(tb + 12));
-    /* entries 0-7 and 8-15, low halves (lo*) and high halves (hi*), in entry order */
-    __m256i lo0 = _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(t0, t1, 0x88)), fix);
-    __m256i hi0 = _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(t0, t1, 0xdd)), fix);
-    __m256i lo1 = _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(t2, t3, 0x88)), fix);
-    __m256i hi1 = _mm256_permutevar8x32_epi32(_mm256_castps_si256(_mm256_shuffle_ps(t2, t3, 0xdd)), fix);
-    /* j of nm0's lanes 0, 1, nm1's 0, 1 | nm0's 2, 3, nm1's 2, 3 */
-    __m256i j = _mm256_castps_si256(_mm256_shuffle_ps(_mm256_castpd_ps(nm0), _mm256_castpd_ps(nm1), 0x88));
-    __m256 b3 = _mm256_castsi256_ps(_mm256_slli_epi32(j, 28));
-    __m256i lo = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(_mm256_permutevar8x32_epi32(lo0, j)),
-                                                      _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(lo1, j)), b3));
-    __m256i hi = _mm256_castps_si256(_mm256_blendv_ps(_mm256_castsi256_ps(_mm256_permutevar8x32_epi32(hi0, j)),
-                                                      _mm256_castsi256_ps(_mm256_permutevar8x32_epi32(hi1, j)), b3));
-    *r0 = _mm256_unpacklo_epi32(lo, hi);
-    *r1 = _mm256_unpackhi_epi32(lo, hi);
-}
-
-/* acl_exp2_16th_tb4 of two vectors */
-ACL_AVX2_TARGET static inline void gelu_exp2_16th_tb4x2(const uint64_t *tb, __m256d nm0, __m256d nm1, __m256d *s0, __m256d *s1)
-{
-    __m256i t0, t1;
-    gelu_tab16x2(tb, nm0, nm1, &t0, &t1);
-    *s0 = _mm256_castsi256_pd(_mm256_add_epi64(t0, _mm256_slli_epi64(_mm256_castpd_si256(nm0), 48)));
-    *s1 = _mm256_castsi256_pd(_mm256_add_epi64(t1, _mm256_slli_epi64(_mm256_castpd_si256(nm1), 48)));
-}
-
 /* acl_logistic4_fast of y[0], y[1] (the same operations, one table lookup for both) */
 ACL_AVX2_TARGET static inline void gelu_logistic4x2(const __m256d y[2], __m256d q[2])
 {
@@ -438,7 +404,7 @@ ACL_AVX2_TARGET static inline void gelu_logistic4x2(const __m256d y[2], __m256d 
         nm[h] = acl_exp16_nm4(y[h]);
         p[h] = acl_exp16_poly4(acl_exp16_r4(y[h], nm[h]));
     }
-    gelu_exp2_16th_tb4x2(acl_exp2_16th_bits, _mm256_sub_pd(_mm256_set1_pd(0x1.8p53), nm[0]),
+    acl_exp2_16th_tb4x2(acl_exp2_16th_bits, _mm256_sub_pd(_mm256_set1_pd(0x1.8p53), nm[0]),
                          _mm256_sub_pd(_mm256_set1_pd(0x1.8p53), nm[1]), &s[0], &s[1]);
     for (int h = 0; h < 2; h++) q[h] = _mm256_div_pd(s[h], _mm256_add_pd(s[h], p[h]));
 }
@@ -452,7 +418,7 @@ ACL_AVX2_TARGET static inline void gelu_exp4_fast_nhalf_x2(const __m256d y[2], _
         nm[h] = _mm256_fmadd_pd(y[h], _mm256_set1_pd(-0x1.71547652b82fep+3), magic);
         s[h] = _mm256_fmadd_pd(_mm256_sub_pd(nm[h], magic), _mm256_set1_pd(0x1.62e42fefa39efp-4), y[h]);
     }
-    gelu_exp2_16th_tb4x2(acl_expnh_bits, nm[0], nm[1], &c2n[0], &c2n[1]);
+    acl_exp2_16th_tb4x2(acl_expnh_bits, nm[0], nm[1], &c2n[0], &c2n[1]);
     for (int h = 0; h < 2; h++) {
         u[h] = _mm256_fmadd_pd(_mm256_add_pd(s[h], _mm256_set1_pd(ACL_EXPNH_A0)), s[h], _mm256_set1_pd(ACL_EXPNH_A1));
         u[h] = _mm256_fmadd_pd(_mm256_add_pd(u[h], _mm256_add_pd(s[h], _mm256_set1_pd(ACL_EXPNH_A2))), u[h],
