@@ -10,6 +10,7 @@
  *     here; simd512.h's "< 0.61 ULP", from a coarser grid, understates it; SoftplusBackward f64
  *     sends x < -700 to its scalar form, so no kernel uses these results), overflow to +Inf, NaN kept;
  *   - on a CPU with AVX-512 too, every result has the 8-lane function's bits.
+ * acl_expneg4x2_fast (two vectors by one permuted table read) gives acl_expneg4_fast's factors.
  * acl_scalef4 (VSCALEFPD by two exact products) is checked through acl_exp4_dd's subnormal and
  * overflowing results and, with AVX-512, against VSCALEFPD itself. */
 #include <float.h>
@@ -88,6 +89,30 @@ static double worst(int f, double y0, double y1, int n, double *smallest, int *d
         }
     }
     return w;
+}
+
+/* acl_expneg4x2_fast (two vectors, one permuted table read) gives acl_expneg4_fast's factors, bit
+ * for bit, over the clamped range and at NaN */
+ACL_AVX2_TARGET static int expneg_x2_differs(const double *y)
+{
+    __m256d v[2] = {_mm256_loadu_pd(y), _mm256_loadu_pd(y + 4)}, p2[2], s2[2], s1[2], p1[2];
+    acl_expneg4x2_fast(v, p2, s2);
+    for (int h = 0; h < 2; h++) p1[h] = acl_expneg4_fast(v[h], &s1[h]);
+    return memcmp(p1, p2, sizeof p1) != 0 || memcmp(s1, s2, sizeof s1) != 0;
+}
+
+static void expneg_x2_equals_expneg(void **state)
+{
+    (void)state;
+    if (!acl_have_avx2()) skip();
+    int differ = 0;
+    for (int i = 0; i < 400000; i += 8) {
+        double y[8];
+        for (int l = 0; l < 8; l++) y[l] = -708.0 + 1416.0 * (i + l) / 399999.0;
+        if (i == 0) y[3] = NAN;
+        differ += expneg_x2_differs(y);
+    }
+    assert_int_equal(differ, 0);
 }
 
 static void fast_exps_within_their_bounds(void **state)
@@ -195,6 +220,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
 #ifdef ACL_HAVE_AVX2_KERNELS
         cmocka_unit_test(fast_exps_within_their_bounds),
+        cmocka_unit_test(expneg_x2_equals_expneg),
         cmocka_unit_test(exp_dd_within_its_bound),
         cmocka_unit_test(scalef_rounds_once),
 #else
