@@ -1,16 +1,17 @@
 /* ctest-labels: unit
  * The AVX2 exp helpers of impl/src/runtime/simd256.h (round 28, CPUs without AVX-512): each is
- * simd512.h's function on four lanes with the same operations, so
+ * simd512.h's function on vectors of four lanes (the fast exps two at a time, as the kernels
+ * call them) with the same operations, so
  *   - on every CPU with AVX2 they meet the bounds test_simd512.c holds the 8-lane forms to:
- *     acl_expneg4_fast and acl_logistic4_fast within 2^-37 relative over [-708, 708],
- *     acl_exp4_fast_nhalf within 2^-37 over [0, 1400], their results normal; acl_exp4_dd's
+ *     acl_expneg4x2_fast and acl_logistic4x2_fast within 2^-37 relative over [-708, 708],
+ *     acl_exp4x2_fast_nhalf within 2^-37 over [0, 1400], their results normal; acl_exp4_dd's
  *     hi + lo within 0.18·2^-53 relative while normal (its comment's bound), and hi down into
  *     the subnormal results (x to -745) within 0.5 ULP plus its own 1.18·2^-53 relative error
  *     before the scaling, which just below DBL_MIN is 0.54 subnormal ULP (0.70 ULP measured
  *     here; simd512.h's "< 0.61 ULP", from a coarser grid, understates it; SoftplusBackward f64
  *     sends x < -700 to its scalar form, so no kernel uses these results), overflow to +Inf, NaN kept;
  *   - on a CPU with AVX-512 too, every result has the 8-lane function's bits.
- * acl_expneg4x2_fast (two vectors by one permuted table read) gives acl_expneg4_fast's factors.
+ * The table read by permutes (acl_exp2_16th_tb4x2) against plain lookups.
  * acl_scalef4 (VSCALEFPD by two exact products) is checked through acl_exp4_dd's subnormal and
  * overflowing results and, with AVX-512, against VSCALEFPD itself. */
 #include <float.h>
@@ -28,18 +29,29 @@
 #ifdef ACL_HAVE_AVX2_KERNELS
 enum { EXPNEG, LOGISTIC, NHALF, DD_HI, DD_LO, SCALEF };
 
-ACL_AVX2_TARGET static void apply4(int f, const double *y, const double *y2, double *r)
+/* r[0..7] = f(y[0..7]) (SCALEF: y[l]·2^floor(y2[l])): the fast exps as the kernels call them, on two
+ * vectors at once; the others a vector at a time */
+ACL_AVX2_TARGET static void apply8x(int f, const double *y, const double *y2, double *r)
 {
-    __m256d v = _mm256_loadu_pd(y), sc, lo;
+    __m256d v[2] = {_mm256_loadu_pd(y), _mm256_loadu_pd(y + 4)}, o[2], sc[2], lo;
+    const __m256d all = _mm256_castsi256_pd(_mm256_set1_epi64x(-1));
     switch (f) {
-    case EXPNEG: v = acl_expneg4_fast(v, &sc); v = _mm256_mul_pd(sc, v); break;
-    case LOGISTIC: v = acl_logistic4_fast(v); break;
-    case NHALF: v = acl_exp4_fast_nhalf(v); break;
-    case DD_HI: v = acl_exp4_dd(v, &lo, _mm256_castsi256_pd(_mm256_set1_epi64x(-1))); break;
-    case DD_LO: acl_exp4_dd(v, &lo, _mm256_castsi256_pd(_mm256_set1_epi64x(-1))); v = lo; break;
-    default: v = acl_scalef4(v, _mm256_loadu_pd(y2)); break;
+    case EXPNEG:
+        acl_expneg4x2_fast(v, o, sc);
+        for (int h = 0; h < 2; h++) o[h] = _mm256_mul_pd(sc[h], o[h]);
+        break;
+    case LOGISTIC: acl_logistic4x2_fast(v, o); break;
+    case NHALF: acl_exp4x2_fast_nhalf(v, o); break;
+    default:
+        for (int h = 0; h < 2; h++) {
+            if (f == DD_HI) o[h] = acl_exp4_dd(v[h], &lo, all);
+            else if (f == DD_LO) acl_exp4_dd(v[h], &o[h], all);
+            else o[h] = acl_scalef4(v[h], _mm256_loadu_pd(y2 + 4 * h));
+        }
+        break;
     }
-    _mm256_storeu_pd(r, v);
+    _mm256_storeu_pd(r, o[0]);
+    _mm256_storeu_pd(r + 4, o[1]);
 }
 
 ACL_AVX512_TARGET static void apply8(int f, const double *y, const double *y2, double *r)
@@ -75,8 +87,7 @@ static double worst(int f, double y0, double y1, int n, double *smallest, int *d
     for (int i = 0; i < n; i += 8) {
         double y[8], r[8], r8[8];
         for (int l = 0; l < 8; l++) y[l] = fmin(y1, y0 + (y1 - y0) * (i + l) / (n - 1));
-        apply4(f, y, y, r);
-        apply4(f, y + 4, y + 4, r + 4);
+        apply8x(f, y, y, r);
         for (int l = 0; l < 8; l++) {
             long double e = exact(f, y[l]);
             double rel = (double)fabsl(((long double)r[l] - e) / e);
@@ -91,27 +102,35 @@ static double worst(int f, double y0, double y1, int n, double *smallest, int *d
     return w;
 }
 
-/* acl_expneg4x2_fast (two vectors, one permuted table read) gives acl_expneg4_fast's factors, bit
- * for bit, over the clamped range and at NaN */
-ACL_AVX2_TARGET static int expneg_x2_differs(const double *y)
+/* acl_exp2_16th_tb4x2 (the 16-entry tables read for 8 lanes by VPERMD pairs and a blend) against
+ * the plain lookup tb[j] + (nm's bits << 48), j = nm's low 4 bits, for both tables, every j in
+ * every lane and n of either sign */
+ACL_AVX2_TARGET static int table_read_differs(const uint64_t *tb, const double *nm)
 {
-    __m256d v[2] = {_mm256_loadu_pd(y), _mm256_loadu_pd(y + 4)}, p2[2], s2[2], s1[2], p1[2];
-    acl_expneg4x2_fast(v, p2, s2);
-    for (int h = 0; h < 2; h++) p1[h] = acl_expneg4_fast(v[h], &s1[h]);
-    return memcmp(p1, p2, sizeof p1) != 0 || memcmp(s1, s2, sizeof s1) != 0;
+    __m256d s[2];
+    acl_exp2_16th_tb4x2(tb, _mm256_loadu_pd(nm), _mm256_loadu_pd(nm + 4), &s[0], &s[1]);
+    uint64_t got[8], want[8];
+    memcpy(got, s, sizeof got);
+    for (int l = 0; l < 8; l++) {
+        uint64_t b;
+        memcpy(&b, &nm[l], sizeof b);
+        want[l] = tb[b & 15] + (b << 48);
+    }
+    return memcmp(got, want, sizeof got) != 0;
 }
 
-static void expneg_x2_equals_expneg(void **state)
+static void table_read_by_permutes(void **state)
 {
     (void)state;
     if (!acl_have_avx2()) skip();
+    const uint64_t *tabs[2] = {acl_exp2_16th_bits, acl_expnh_bits};
     int differ = 0;
-    for (int i = 0; i < 400000; i += 8) {
-        double y[8];
-        for (int l = 0; l < 8; l++) y[l] = -708.0 + 1416.0 * (i + l) / 399999.0;
-        if (i == 0) y[3] = NAN;
-        differ += expneg_x2_differs(y);
-    }
+    for (int t = 0; t < 2; t++)
+        for (int i = 0; i < 4096; i++) {
+            double nm[8];
+            for (int l = 0; l < 8; l++) nm[l] = 0x1.8p52 + (double)((i * 8 + l * 5) % 3001 - 1500);
+            differ += table_read_differs(tabs[t], nm);
+        }
     assert_int_equal(differ, 0);
 }
 
@@ -142,12 +161,12 @@ static void exp_dd_within_its_bound(void **state)
     if (!acl_have_avx2()) skip();
     int differ = 0, bad = 0;
     double w = 0.0;
-    for (int i = 0; i < 400000; i += 4) {
-        double y[4], hi[4], lo[4];
-        for (int l = 0; l < 4; l++) y[l] = -745.0 + (709.7 + 745.0) * (i + l) / 399999.0;
-        apply4(DD_HI, y, y, hi);
-        apply4(DD_LO, y, y, lo);
-        for (int l = 0; l < 4; l++) {
+    for (int i = 0; i < 400000; i += 8) {
+        double y[8], hi[8], lo[8], h8[8], l8[8];
+        for (int l = 0; l < 8; l++) y[l] = -745.0 + (709.7 + 745.0) * (i + l) / 399999.0;
+        apply8x(DD_HI, y, y, hi);
+        apply8x(DD_LO, y, y, lo);
+        for (int l = 0; l < 8; l++) {
             long double e = expl((long double)y[l]);
             if (e >= DBL_MIN * 0x1p60L) {
                 double rel = (double)fabsl(((long double)hi[l] + lo[l] - e) / e);
@@ -158,19 +177,16 @@ static void exp_dd_within_its_bound(void **state)
                     fprintf(stderr, "exp4_dd(%a) = %a, expl %La\n", y[l], hi[l], e);
             }
         }
-        if (acl_have_avx512() && i % 8 == 0) {
-            double y8[8], h8[8], l8[8], h4[8], l4[8];
-            for (int l = 0; l < 8; l++) y8[l] = -745.0 + (709.7 + 745.0) * (i + l) / 399999.0;
-            apply8(DD_HI, y8, y8, h8); apply8(DD_LO, y8, y8, l8);
-            apply4(DD_HI, y8, y8, h4); apply4(DD_HI, y8 + 4, y8 + 4, h4 + 4);
-            apply4(DD_LO, y8, y8, l4); apply4(DD_LO, y8 + 4, y8 + 4, l4 + 4);
-            differ += memcmp(h8, h4, sizeof h8) != 0 || memcmp(l8, l4, sizeof l8) != 0;
+        if (acl_have_avx512()) {
+            apply8(DD_HI, y, y, h8);
+            apply8(DD_LO, y, y, l8);
+            differ += memcmp(h8, hi, sizeof h8) != 0 || memcmp(l8, lo, sizeof l8) != 0;
         }
     }
     assert_true(w < 0.18 * 0x1p-53);
     assert_int_equal(bad, 0);
-    double sp[4] = {710.0, 1e300, NAN, -INFINITY}, r[4];
-    apply4(DD_HI, sp, sp, r);
+    double sp[8] = {710.0, 1e300, NAN, -INFINITY, 0.0, 1.0, -1.0, 2.0}, r[8];
+    apply8x(DD_HI, sp, sp, r);
     assert_true(r[0] == INFINITY && r[1] == INFINITY && isnan(r[2]) && r[3] == 0.0);
     assert_int_equal(differ, 0);
 }
@@ -191,8 +207,7 @@ static void scalef_rounds_once(void **state)
                    (s >> 63 ? -1.0 : 1.0);
             n[l] = (double)((int)((s >> 20) % 3177) - 1588) + (double)((s >> 40) % 8) / 8.0;
         }
-        apply4(SCALEF, x, n, r);
-        apply4(SCALEF, x + 4, n + 4, r + 4);
+        apply8x(SCALEF, x, n, r);
         for (int l = 0; l < 8; l++) {
             double want = (double)ldexpl((long double)x[l], (int)floor(n[l]));
             if (memcmp(&want, &r[l], sizeof want) != 0 && bad++ < 5)
@@ -220,7 +235,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
 #ifdef ACL_HAVE_AVX2_KERNELS
         cmocka_unit_test(fast_exps_within_their_bounds),
-        cmocka_unit_test(expneg_x2_equals_expneg),
+        cmocka_unit_test(table_read_by_permutes),
         cmocka_unit_test(exp_dd_within_its_bound),
         cmocka_unit_test(scalef_rounds_once),
 #else

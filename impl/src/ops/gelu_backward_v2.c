@@ -390,42 +390,12 @@ ACL_AVX512_TARGET static void gelu_tanh_block_avx512(const void *ctx, int64_t n,
  * and BLENDVPD (an 8-lane f32 mask widened to two 4-lane double masks by sign extension); the
  * class tests by compares; the exp functions are simd256.h's four-lane ports, operation for
  * operation, except that the table of both halves of 8 lanes is read by permutes at once
- * (gelu_tab16x2) instead of a gather per half.  Measured on the Zen 3 against the portable loops
+ * (acl_tab16x2_epi64, simd256.h) instead of a gather per half.  Measured on the Zen 3 against the portable loops
  * (2 threads, 16 Mi elements, bench_speed, the least disturbed of three alternating runs on a
  * shared machine): none f32 48.0 -> 19.1 ms (triad% 17 -> 34), tanh 35.7 -> 26.4 ms (in cache
  * 16.7 ms; triad% 19 -> 37); 1 thread, none 115 -> 41 ms, tanh 80 -> 37 ms. */
 
 
-/* acl_logistic4_fast of y[0], y[1] (the same operations, one table lookup for both) */
-ACL_AVX2_TARGET static inline void gelu_logistic4x2(const __m256d y[2], __m256d q[2])
-{
-    __m256d nm[2], s[2], p[2];
-    for (int h = 0; h < 2; h++) {
-        nm[h] = acl_exp16_nm4(y[h]);
-        p[h] = acl_exp16_poly4(acl_exp16_r4(y[h], nm[h]));
-    }
-    acl_exp2_16th_tb4x2(acl_exp2_16th_bits, _mm256_sub_pd(_mm256_set1_pd(0x1.8p53), nm[0]),
-                         _mm256_sub_pd(_mm256_set1_pd(0x1.8p53), nm[1]), &s[0], &s[1]);
-    for (int h = 0; h < 2; h++) q[h] = _mm256_div_pd(s[h], _mm256_add_pd(s[h], p[h]));
-}
-
-/* acl_exp4_fast_nhalf of y[0], y[1] */
-ACL_AVX2_TARGET static inline void gelu_exp4_fast_nhalf_x2(const __m256d y[2], __m256d e[2])
-{
-    const __m256d magic = _mm256_set1_pd(0x1.8p52);
-    __m256d nm[2], s[2], u[2], c2n[2];
-    for (int h = 0; h < 2; h++) {
-        nm[h] = _mm256_fmadd_pd(y[h], _mm256_set1_pd(-0x1.71547652b82fep+3), magic);
-        s[h] = _mm256_fmadd_pd(_mm256_sub_pd(nm[h], magic), _mm256_set1_pd(0x1.62e42fefa39efp-4), y[h]);
-    }
-    acl_exp2_16th_tb4x2(acl_expnh_bits, nm[0], nm[1], &c2n[0], &c2n[1]);
-    for (int h = 0; h < 2; h++) {
-        u[h] = _mm256_fmadd_pd(_mm256_add_pd(s[h], _mm256_set1_pd(ACL_EXPNH_A0)), s[h], _mm256_set1_pd(ACL_EXPNH_A1));
-        u[h] = _mm256_fmadd_pd(_mm256_add_pd(u[h], _mm256_add_pd(s[h], _mm256_set1_pd(ACL_EXPNH_A2))), u[h],
-                               _mm256_set1_pd(ACL_EXPNH_A3));
-        e[h] = _mm256_mul_pd(c2n[h], u[h]);
-    }
-}
 /* lanes 4h..4h+3 of an 8-lane f32 compare result as a 4-lane double mask */
 ACL_AVX2_TARGET static inline __m256d gelu_mask4_pd(__m256 m, int h)
 {
@@ -479,7 +449,7 @@ ACL_AVX2_TARGET static inline void gelu_none_g8_avx2(__m256 xf, __m256 pos, __m2
         pq[h] = _mm256_div_pd(p, q);
         t2[h] = _mm256_mul_pd(t[h], t[h]);
     }
-    gelu_exp4_fast_nhalf_x2(t2, phi);
+    acl_exp4x2_fast_nhalf(t2, phi);
     _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
         __m256d P = _mm256_mul_pd(phi[h], pq[h]);
         g[h] = _mm256_blendv_pd(P, _mm256_sub_pd(one, P), gelu_mask4_pd(pos, h));
@@ -593,7 +563,7 @@ gelu_tanh_steps_avx2(int K, const float *dy, const float *x, float *out, int64_t
     }
     _Pragma("GCC unroll 2") for (int k = 0; k < K; k++) {
         special |= _mm256_movemask_ps(_mm256_cmp_ps(gelu_abs8(xf[k]), _mm256_set1_ps(INFINITY), _CMP_NLT_UQ));
-        gelu_logistic4x2(v[k], q[k]);
+        acl_logistic4x2_fast(v[k], q[k]);
     }
     _Pragma("GCC unroll 2") for (int k = 0; k < K; k++) {
         __m256d g[2];
@@ -801,7 +771,7 @@ ACL_AVX512_TARGET static void gelu_lut16_bf16(const void *ctx, int64_t n, const 
 /* The 16-bit table kernels on AVX2 (CPUs without AVX-512; round 28): gelu_lut16_step on 8 lanes,
  * the same f32 product (its first operand's NaN: acl_mul_first8_ps), the same slow lanes and
  * the same rounding to 16 bits, so the same bits.  The 8 table values by scalar loads, the
- * indices cut from two 8-byte loads (as acl_table16; GELU_LUT8_GATHER: VGATHERDPS instead). */
+ * indices cut from two 8-byte loads (as acl_table16). */
 ACL_AVX2_TARGET static inline __m256 gelu_table8(const float *tab, const uint16_t *xb, int64_t left)
 {
     if (left < 8) {
@@ -809,9 +779,6 @@ ACL_AVX2_TARGET static inline __m256 gelu_table8(const float *tab, const uint16_
         for (int64_t l = 0; l < left; l++) t[l] = tab[xb[l]];
         return _mm256_loadu_ps(t);
     }
-#ifdef GELU_LUT8_GATHER
-    return _mm256_i32gather_ps(tab, _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)(const void *)xb)), 4);
-#else
     uint64_t w0, w1;
     memcpy(&w0, xb, sizeof w0);
     memcpy(&w1, xb + 4, sizeof w1);
@@ -822,7 +789,6 @@ ACL_AVX2_TARGET static inline __m256 gelu_table8(const float *tab, const uint16_
     hi = _mm_insert_ps(hi, _mm_load_ss(tab + _bextr_u64(w1, 32, 16)), 0x20);
     hi = _mm_insert_ps(hi, _mm_load_ss(tab + (w1 >> 48)), 0x30);
     return _mm256_set_m128(hi, lo);
-#endif
 }
 
 /* gelu_lut16_slow on 8 lanes: the lanes z (bits) of r by gelu_lut_one */

@@ -5,7 +5,7 @@
  * The double-precision math below is simd512.h's, four lanes at a time, operation for operation:
  * the same roundings in the same order, so an AVX2 kernel built from it gives its AVX-512 twin's
  * bits (the AVX-512 instructions without an AVX2 counterpart are replaced by exact sequences:
- * a table permute by a gather, VSCALEFPD by two exact power-of-two products).  Results therefore
+ * a table permute by VPERMD pairs, VSCALEFPD by exact power-of-two products).  Results therefore
  * do not depend on which of the two vector paths the CPU takes, and tests compare the two paths
  * bit for bit where the CPU has both (acl_simd_set_cap).
  *
@@ -141,25 +141,6 @@ ACL_AVX2_TARGET static inline void acl_store8_16_left(uint16_t *p, int64_t left,
 
 /* ---- double-precision exp, four lanes (simd512.h's functions, the same bits) ---- */
 
-/* tb[j] for j in the low 4 bits of the double nm's bits (a 16-entry table of 64-bit words) */
-ACL_AVX2_TARGET static inline __m256i acl_tab16_epi64(const uint64_t *tb, __m256d nm)
-{
-    __m256i j = _mm256_and_si256(_mm256_castpd_si256(nm), _mm256_set1_epi64x(15));
-    return _mm256_i64gather_epi64((const long long *)(const void *)tb, j, 8);
-}
-
-/* acl_exp2_16th_tb: c·2^(n/16) from tb (see simd512.h) */
-ACL_AVX2_TARGET static inline __m256d acl_exp2_16th_tb4(const uint64_t *tb, __m256d nm)
-{
-    __m256i nb = _mm256_castpd_si256(nm);
-    return _mm256_castsi256_pd(_mm256_add_epi64(acl_tab16_epi64(tb, nm), _mm256_slli_epi64(nb, 48)));
-}
-
-ACL_AVX2_TARGET static inline __m256d acl_exp2_16th4(__m256d nm)
-{
-    return acl_exp2_16th_tb4(acl_exp2_16th_bits, nm);
-}
-
 ACL_AVX2_TARGET static inline __m256d acl_exp16_nm4(__m256d y)
 {
     return _mm256_fmadd_pd(y, _mm256_set1_pd(-0x1.71547652b82fep+4), _mm256_set1_pd(0x1.8p52));
@@ -179,8 +160,9 @@ ACL_AVX2_TARGET static inline __m256d acl_exp16_poly4(__m256d r)
 /* tb[j] for the 8 lanes of two vectors (j = the low 4 bits of nm0's and nm1's bits), by permutes
  * instead of two gathers: the table's low and high 32-bit halves as two 8-entry vectors each
  * (loop-invariant), VPERMD by the low 3 bits of j, a blend by its bit 3, the halves interleaved
- * back.  The same 64-bit words as acl_tab16_epi64's gather (GeluBackwardV2 f32, round 28: none
- * 2.67-2.76 -> 2.35-2.39 ns per element in cache, tanh 2.42-2.51 -> 2.06-2.20). */
+ * back: the words simd512.h's permute reads.  Faster than a VPGATHERQQ per vector on Zen 3
+ * (GeluBackwardV2 f32, round 28: none 2.67-2.76 -> 2.35-2.39 ns per element in cache, tanh
+ * 2.42-2.51 -> 2.06-2.20; SoftplusBackward f32 13.3-14.9 -> 12.1-13.1 ms at 16 Mi). */
 ACL_AVX2_TARGET static inline void acl_tab16x2_epi64(const uint64_t *tb, __m256d nm0, __m256d nm1, __m256i *r0, __m256i *r1)
 {
     const __m256i fix = _mm256_setr_epi32(0, 1, 4, 5, 2, 3, 6, 7);
@@ -202,7 +184,7 @@ ACL_AVX2_TARGET static inline void acl_tab16x2_epi64(const uint64_t *tb, __m256d
     *r1 = _mm256_unpackhi_epi32(lo, hi);
 }
 
-/* acl_exp2_16th_tb4 of two vectors */
+/* acl_exp2_16th_tb (c·2^(n/16) from tb, see simd512.h) of two vectors */
 ACL_AVX2_TARGET static inline void acl_exp2_16th_tb4x2(const uint64_t *tb, __m256d nm0, __m256d nm1, __m256d *s0, __m256d *s1)
 {
     __m256i t0, t1;
@@ -211,7 +193,10 @@ ACL_AVX2_TARGET static inline void acl_exp2_16th_tb4x2(const uint64_t *tb, __m25
     *s1 = _mm256_castsi256_pd(_mm256_add_epi64(t1, _mm256_slli_epi64(_mm256_castpd_si256(nm1), 48)));
 }
 
-/* acl_expneg4_fast of two vectors (the same operations, one table lookup for both) */
+/* The exp functions of simd512.h on two vectors of 4 doubles (8 lanes, as one of theirs), the same
+ * operations, one table read for both halves. */
+
+/* acl_expneg8_fast: e^-y = scale · p for y in [-708, 708] or NaN, to 2^-37 relative */
 ACL_AVX2_TARGET static inline void acl_expneg4x2_fast(const __m256d y[2], __m256d p[2], __m256d scale[2])
 {
     __m256d nm[2];
@@ -222,33 +207,35 @@ ACL_AVX2_TARGET static inline void acl_expneg4x2_fast(const __m256d y[2], __m256
     acl_exp2_16th_tb4x2(acl_exp2_16th_bits, nm[0], nm[1], &scale[0], &scale[1]);
 }
 
-/* acl_expneg8_fast: e^-y = *scale · P for y in [-708, 708] or NaN, to 2^-37 relative */
-ACL_AVX2_TARGET static inline __m256d acl_expneg4_fast(__m256d y, __m256d *scale)
-{
-    __m256d nm = acl_exp16_nm4(y);
-    *scale = acl_exp2_16th4(nm);
-    return acl_exp16_poly4(acl_exp16_r4(y, nm));
-}
-
 /* acl_logistic8_fast: 1/(1 + e^-y) for y in [-708, 708] */
-ACL_AVX2_TARGET static inline __m256d acl_logistic4_fast(__m256d y)
+ACL_AVX2_TARGET static inline void acl_logistic4x2_fast(const __m256d y[2], __m256d q[2])
 {
-    __m256d nm = acl_exp16_nm4(y);
-    __m256d s = acl_exp2_16th4(_mm256_sub_pd(_mm256_set1_pd(0x1.8p53), nm));
-    __m256d p = acl_exp16_poly4(acl_exp16_r4(y, nm));
-    return _mm256_div_pd(s, _mm256_add_pd(s, p));
+    __m256d nm[2], s[2], p[2];
+    for (int h = 0; h < 2; h++) {
+        nm[h] = acl_exp16_nm4(y[h]);
+        p[h] = acl_exp16_poly4(acl_exp16_r4(y[h], nm[h]));
+    }
+    acl_exp2_16th_tb4x2(acl_exp2_16th_bits, _mm256_sub_pd(_mm256_set1_pd(0x1.8p53), nm[0]),
+                        _mm256_sub_pd(_mm256_set1_pd(0x1.8p53), nm[1]), &s[0], &s[1]);
+    for (int h = 0; h < 2; h++) q[h] = _mm256_div_pd(s[h], _mm256_add_pd(s[h], p[h]));
 }
 
 /* acl_exp8_fast_nhalf: e^(-y/2) for y in [0, 1400] */
-ACL_AVX2_TARGET static inline __m256d acl_exp4_fast_nhalf(__m256d y)
+ACL_AVX2_TARGET static inline void acl_exp4x2_fast_nhalf(const __m256d y[2], __m256d e[2])
 {
     const __m256d magic = _mm256_set1_pd(0x1.8p52);
-    __m256d nm = _mm256_fmadd_pd(y, _mm256_set1_pd(-0x1.71547652b82fep+3), magic);
-    __m256d s = _mm256_fmadd_pd(_mm256_sub_pd(nm, magic), _mm256_set1_pd(0x1.62e42fefa39efp-4), y);
-    __m256d c2n = acl_exp2_16th_tb4(acl_expnh_bits, nm);
-    __m256d u = _mm256_fmadd_pd(_mm256_add_pd(s, _mm256_set1_pd(ACL_EXPNH_A0)), s, _mm256_set1_pd(ACL_EXPNH_A1));
-    u = _mm256_fmadd_pd(_mm256_add_pd(u, _mm256_add_pd(s, _mm256_set1_pd(ACL_EXPNH_A2))), u, _mm256_set1_pd(ACL_EXPNH_A3));
-    return _mm256_mul_pd(c2n, u);
+    __m256d nm[2], s[2], u[2], c2n[2];
+    for (int h = 0; h < 2; h++) {
+        nm[h] = _mm256_fmadd_pd(y[h], _mm256_set1_pd(-0x1.71547652b82fep+3), magic);
+        s[h] = _mm256_fmadd_pd(_mm256_sub_pd(nm[h], magic), _mm256_set1_pd(0x1.62e42fefa39efp-4), y[h]);
+    }
+    acl_exp2_16th_tb4x2(acl_expnh_bits, nm[0], nm[1], &c2n[0], &c2n[1]);
+    for (int h = 0; h < 2; h++) {
+        u[h] = _mm256_fmadd_pd(_mm256_add_pd(s[h], _mm256_set1_pd(ACL_EXPNH_A0)), s[h], _mm256_set1_pd(ACL_EXPNH_A1));
+        u[h] = _mm256_fmadd_pd(_mm256_add_pd(u[h], _mm256_add_pd(s[h], _mm256_set1_pd(ACL_EXPNH_A2))), u[h],
+                               _mm256_set1_pd(ACL_EXPNH_A3));
+        e[h] = _mm256_mul_pd(c2n[h], u[h]);
+    }
 }
 
 /* x·2^floor(n) rounded once, as VSCALEFPD, for n in [-1588, 1588] and any x of magnitude in
