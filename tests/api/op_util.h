@@ -274,6 +274,14 @@ static inline bool tt_use_level(int level)
     }
     return true;
 }
+
+/* whether this CPU has that level's kernels, the default level left in place */
+static inline bool tt_has_level(int level)
+{
+    bool v = tt_use_level(level);
+    acl_simd_set_cap(2);
+    return v;
+}
 #endif
 
 #endif

@@ -11,7 +11,6 @@
 
 #include "aclnnop/aclnn_gelu_backward_v2.h"
 #include "op_util.h"
-#include "runtime/simd256.h"
 
 #pragma GCC diagnostic ignored "-Woverride-init"
 

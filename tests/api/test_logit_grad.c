@@ -15,7 +15,6 @@
 
 #include "aclnnop/aclnn_logit_grad.h"
 #include "op_util.h"
-#include "runtime/simd256.h"
 
 #pragma GCC diagnostic ignored "-Woverride-init"
 

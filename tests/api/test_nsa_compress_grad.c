@@ -13,7 +13,6 @@
 
 #include "aclnnop/aclnn_nsa_compress_grad.h"
 #include "op_util.h"
-#include "runtime/simd256.h"
 
 void acl_nt_set_min_bytes(int64_t bytes); /* runtime/ewise.h */
 

@@ -12,7 +12,6 @@
 
 #include "aclnnop/aclnn_scaled_masked_softmax_backward.h"
 #include "op_util.h"
-#include "runtime/simd256.h"
 
 #pragma GCC diagnostic ignored "-Woverride-init"
 

@@ -13,7 +13,6 @@
 
 #include "aclnnop/aclnn_softplus_backward.h"
 #include "op_util.h"
-#include "runtime/simd256.h"
 
 #pragma GCC diagnostic ignored "-Woverride-init"
 
@@ -448,20 +447,6 @@ static void threads_give_identical_bits(void **state)
  * acl_simd_set_cap(0) the portable loops, 2 (the default) AVX-512 where the CPU has it.  The
  * tests skip where the CPU lacks AVX2. */
 #ifdef ACL_HAVE_AVX2_KERNELS
-static bool sp_have_avx2(void)
-{
-    acl_simd_set_cap(1);
-    bool v = acl_have_avx2();
-    acl_simd_set_cap(2);
-    return v;
-}
-
-static bool sp_have_avx512(void)
-{
-    acl_simd_set_cap(2);
-    return acl_have_avx512();
-}
-
 /* o's storage after a run at simd cap `cap` (cap 2 restored) */
 static void sp_run_cap(int cap, const tt *g, const tt *x, const tt *o, float b, float t, void *copy)
 {
@@ -491,7 +476,7 @@ static uint64_t sp_rng(uint64_t *s)
 static void avx2_16bit_bits_equal_portable(void **state)
 {
     (void)state;
-    if (!sp_have_avx2()) skip();
+    if (!tt_has_level(1)) skip();
     const aclDataType dts[] = {ACL_FLOAT16, ACL_BF16};
     const float betas[] = {1.0f, 0.0625f, -2.5f, 3.7f, 1.0f, 0.001f}, thrs[] = {20.0f, 20.0f, 3.0f, 0.0f, NAN, -4.0f};
     int fails = 0;
@@ -591,7 +576,7 @@ static int64_t sp_fill(aclDataType dt, const tt *g, const tt *x, int64_t nrand, 
 static void avx2_f32_matches_reference_and_avx512(void **state)
 {
     (void)state;
-    if (!sp_have_avx2()) skip();
+    if (!tt_has_level(1)) skip();
     const float betas[] = {1.0f, 0.37f, -2.5f, 0.001f, 40.0f, 1.0f, 2.0f}, thrs[] = {20.0f, 20.0f, 3.0f, 0.0f, 500.0f, NAN, -1.0f};
     const int64_t nrand = 40009;
     int64_t dims[1] = {nrand + SP_NSPECIAL};
@@ -601,7 +586,7 @@ static void avx2_f32_matches_reference_and_avx512(void **state)
     assert_int_equal(n, dims[0]);
     size_t bytes = (size_t)o.storage_n * o.es;
     float *port = malloc(bytes), *v2 = malloc(bytes), *v512 = malloc(bytes);
-    const bool have512 = sp_have_avx512();
+    const bool have512 = tt_has_level(2);
     int fails = 0;
     double worst = 0;
     for (int p = 0; p < 7; p++) {
@@ -643,7 +628,7 @@ static void avx2_f32_matches_reference_and_avx512(void **state)
 static void avx2_f64_matches_reference_and_avx512(void **state)
 {
     (void)state;
-    if (!sp_have_avx2()) skip();
+    if (!tt_has_level(1)) skip();
     const double betas[] = {0.1, 1.0, -1.7, 3.3, 1e-3, 2.0}, thrs[] = {30.0, 20.0, 5.0, 0.0, NAN, 1e300};
     const int64_t nrand = 40009;
     int64_t dims[1] = {nrand + SP_NSPECIAL};
@@ -652,7 +637,7 @@ static void avx2_f64_matches_reference_and_avx512(void **state)
     int64_t n = sp_fill(ACL_DOUBLE, &g, &x, nrand, 6);
     assert_int_equal(n, dims[0]);
     double *port = malloc((size_t)n * 8), *v2 = malloc((size_t)n * 8), *v512 = malloc((size_t)n * 8); /* o: contiguous from 0 */
-    const bool have512 = sp_have_avx512();
+    const bool have512 = tt_has_level(2);
     int fails = 0;
     double worst = 0;
     for (int p = 0; p < 6; p++) {

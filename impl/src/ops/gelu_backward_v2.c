@@ -808,8 +808,7 @@ gelu_lut8_step(const gelu_lut *c, const uint16_t *dy, const uint16_t *xb, uint16
 {
     __m256 g = gelu_table8(c->g32, xb, left), d = acl_load8_16_left(dy, left, bf);
     __m256 r = acl_mul_first8_ps(d, g);
-    unsigned m = left >= 8 ? 0xffu : (1u << left) - 1u;
-    unsigned z = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_EQ_OQ)) & m;
+    unsigned z = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_EQ_OQ)) & acl_lanes(left, 8);
     if (z) r = gelu_lut8_slow(c, xb, d, r, z);
     acl_store8_16_left(out, left, r, bf);
 }

@@ -584,12 +584,6 @@ ACL_AVX512_TARGET static void softplus16_bf16(const void *p, int64_t n, const ui
  * an AVX2 counterpart are replaced by exact equivalents, named where they occur.  Masks are
  * vectors (all-ones lanes) and the lanes handed to the scalar forms a bit mask from MOVMSK. */
 
-/* the first `left` of 8 (or 4) lanes as bits */
-static inline unsigned sp_lanes(int64_t left, int w)
-{
-    return left >= w ? (1u << w) - 1u : left > 0 ? (1u << left) - 1u : 0u;
-}
-
 /* softplus16_vec on SP16A_K vectors of 8 lanes: the same operations in the same order (the
  * exponent-field add for ldexpf); redo[k] gets the bits of the lanes handed over to
  * softplus16_value (outside the linear branch with u < -86 or NaN), not yet limited to the tail. */
@@ -645,7 +639,7 @@ softplus16_step_f32_avx2(const softplus_ctx *c, const float *dy, const float *x,
     softplus16_vec_avx2(c, g, xv, res, redo);
     SP16A_EACH {
         acl_store8_ps_left(out + 8 * k, left - 8 * k, res[k]);
-        any |= redo[k] &= sp_lanes(left - 8 * k, 8);
+        any |= redo[k] &= acl_lanes(left - 8 * k, 8);
     }
     if (__builtin_expect(any != 0, 0))
         SP16A_EACH for (; redo[k]; redo[k] &= redo[k] - 1) {
@@ -675,7 +669,7 @@ softplus16_step_f16_avx2(const softplus_ctx *c, const uint16_t *dy, const uint16
     softplus16_vec_avx2(c, g, xv, res, redo);
     SP16A_EACH {
         acl_store8_16_left(out + 8 * k, left - 8 * k, res[k], false);
-        any |= redo[k] &= sp_lanes(left - 8 * k, 8);
+        any |= redo[k] &= acl_lanes(left - 8 * k, 8);
     }
     if (__builtin_expect(any != 0, 0))
         SP16A_EACH for (; redo[k]; redo[k] &= redo[k] - 1) {
@@ -766,7 +760,7 @@ softplus_step_f32_avx2(const softplus_ctx *c, const float *dy, const float *x, f
 #else
         __m256 nle = _mm256_cmp_ps(z, _mm256_set1_ps(-700.0f), _CMP_NGT_UQ);
 #endif
-        low[j] = (unsigned)_mm256_movemask_ps(_mm256_andnot_ps(lin[j], nle)) & sp_lanes(left - 8 * j, 8);
+        low[j] = (unsigned)_mm256_movemask_ps(_mm256_andnot_ps(lin[j], nle)) & acl_lanes(left - 8 * j, 8);
 #if ACLCONFORM_MUTANT == 25 /* precision-branch: f32 path: the z <= -700 rescue pass skipped (Inf dy x underflowed sigmoid gives 0/NaN) */
         low[j] = 0;
 #endif
@@ -867,7 +861,7 @@ softplus_steps_f64_avx2(const softplus_ctx *c, const double *dy, const double *x
         for (int k = 0; k < SPD2_K; k++) res[k] = _mm256_blendv_pd(res[k], _mm256_div_pd(g[k], sm[k]), odd[k]);
     for (int k = 0; k < SPD2_K; k++) {
         acl_store4_pd_left(out + 4 * k, left - 4 * k, _mm256_blendv_pd(res[k], g[k], lin[k]));
-        slow[k] = ~(unsigned)_mm256_movemask_pd(_mm256_or_pd(fast[k], lin[k])) & sp_lanes(left - 4 * k, 4);
+        slow[k] = ~(unsigned)_mm256_movemask_pd(_mm256_or_pd(fast[k], lin[k])) & acl_lanes(left - 4 * k, 4);
         anyslow |= slow[k];
     }
     if (__builtin_expect(anyslow != 0, 0))

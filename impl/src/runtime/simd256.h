@@ -48,6 +48,13 @@ ACL_AVX2_TARGET static inline __m256i acl_mask4x64(int64_t left)
     return _mm256_cmpgt_epi64(_mm256_set1_epi64x(l), _mm256_setr_epi64x(0, 1, 2, 3));
 }
 
+/* the first `left` of w (8 or 4) lanes as bits (a MOVMSK result's lanes still to do), as
+ * acl_mask8 gives them on AVX-512 */
+static inline unsigned acl_lanes(int64_t left, int w)
+{
+    return left >= w ? (1u << w) - 1u : left > 0 ? (1u << left) - 1u : 0u;
+}
+
 /* 8 floats, the first `left` of them (others 0): a plain load for a whole vector */
 ACL_AVX2_TARGET static inline __m256 acl_load8_ps_left(const float *p, int64_t left)
 {
