@@ -491,9 +491,8 @@ sms_step16_avx2(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk
 #endif
     if (kind == 2 && !any && left >= 8) {
         /* no lane redone: every v is t·scale with t normal and scale finite, or +0: not NaN, so
-         * acl_bf16_bits8_avx2's rounding without its NaN branch (the same bits) */
-        __m256i u = _mm256_castps_si256(v);
-        __m256i b = ACL_BF16_RNE(256, u, _mm256_srli_epi32(u, 16));
+         * acl_bf16_rne8_avx2 (acl_bf16_bits8_avx2 without its NaN branch: the same bits) */
+        __m256i b = acl_bf16_rne8_avx2(v);
         __m128i h = _mm_packus_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
         if (nt) _mm_stream_si128((__m128i *)(void *)((uint16_t *)o + j), h);
         else _mm_storeu_si128((__m128i *)(void *)((uint16_t *)o + j), h);
@@ -551,9 +550,8 @@ sms_step16x2_bf16(const sms_c8 *c, const void *g, const void *y, const uint8_t *
 #endif
     __m256i bA, bB;
     if (!any) { /* no NaN (sms_step16_avx2): the RNE bias only */
-        __m256i uA = _mm256_castps_si256(vA), uB = _mm256_castps_si256(vB);
-        bA = ACL_BF16_RNE(256, uA, _mm256_srli_epi32(uA, 16));
-        bB = ACL_BF16_RNE(256, uB, _mm256_srli_epi32(uB, 16));
+        bA = acl_bf16_rne8_avx2(vA);
+        bB = acl_bf16_rne8_avx2(vB);
     } else {
         bA = acl_bf16_bits8_avx2(vA);
         bB = acl_bf16_bits8_avx2(vB);

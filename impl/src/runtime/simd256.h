@@ -115,14 +115,22 @@ ACL_AVX2_TARGET static inline __m256 acl_load8_16_left(const uint16_t *p, int64_
     return _mm256_cvtph_ps(h);
 }
 
-/* f32 -> bf16 bits in the low half of each 32-bit lane: acl_bf16_bits8's rounding (RNE, NaN
- * keeps its high half with the quiet bit set), with a signed compare (both sides are ≥ 0) */
+/* f32 -> bf16 bits in the low half of each 32-bit lane, rounded to nearest even: the bits of
+ * acl_bf16_bits8_avx2 for every v that is not NaN (callers that know there is none skip its test) */
+ACL_AVX2_TARGET static inline __m256i acl_bf16_rne8_avx2(__m256 v)
+{
+    __m256i u = _mm256_castps_si256(v);
+    return ACL_BF16_RNE(256, u, _mm256_srli_epi32(u, 16));
+}
+
+/* ... and for every v: acl_bf16_bits8's rounding (RNE, NaN keeps its high half with the quiet
+ * bit set), with a signed compare (both sides are ≥ 0) */
 ACL_AVX2_TARGET static inline __m256i acl_bf16_bits8_avx2(__m256 v)
 {
     __m256i u = _mm256_castps_si256(v), hi = _mm256_srli_epi32(u, 16);
     __m256i isnan = _mm256_cmpgt_epi32(_mm256_and_si256(u, _mm256_set1_epi32(0x7fffffff)),
                                        _mm256_set1_epi32(0x7f800000));
-    return _mm256_blendv_epi8(ACL_BF16_RNE(256, u, hi), ACL_BF16_QNAN(256, hi), isnan);
+    return _mm256_blendv_epi8(acl_bf16_rne8_avx2(v), ACL_BF16_QNAN(256, hi), isnan);
 }
 
 /* 8 f32 rounded to f16 / bf16 as acl_cvt_f32_to_* round (the bits of acl_store8_16) */
