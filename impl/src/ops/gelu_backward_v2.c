@@ -770,27 +770,7 @@ ACL_AVX512_TARGET static void gelu_lut16_bf16(const void *ctx, int64_t n, const 
 #ifdef ACL_HAVE_AVX2_KERNELS
 /* The 16-bit table kernels on AVX2 (CPUs without AVX-512; round 28): gelu_lut16_step on 8 lanes,
  * the same f32 product (its first operand's NaN: acl_mul_first8_ps), the same slow lanes and
- * the same rounding to 16 bits, so the same bits.  The 8 table values by scalar loads, the
- * indices cut from two 8-byte loads (as acl_table16). */
-ACL_AVX2_TARGET static inline __m256 gelu_table8(const float *tab, const uint16_t *xb, int64_t left)
-{
-    if (left < 8) {
-        float t[8] = {0};
-        for (int64_t l = 0; l < left; l++) t[l] = tab[xb[l]];
-        return _mm256_loadu_ps(t);
-    }
-    uint64_t w0, w1;
-    memcpy(&w0, xb, sizeof w0);
-    memcpy(&w1, xb + 4, sizeof w1);
-    __m128 lo = _mm_insert_ps(_mm_load_ss(tab + (uint16_t)w0), _mm_load_ss(tab + _bextr_u64(w0, 16, 16)), 0x10);
-    lo = _mm_insert_ps(lo, _mm_load_ss(tab + _bextr_u64(w0, 32, 16)), 0x20);
-    lo = _mm_insert_ps(lo, _mm_load_ss(tab + (w0 >> 48)), 0x30);
-    __m128 hi = _mm_insert_ps(_mm_load_ss(tab + (uint16_t)w1), _mm_load_ss(tab + _bextr_u64(w1, 16, 16)), 0x10);
-    hi = _mm_insert_ps(hi, _mm_load_ss(tab + _bextr_u64(w1, 32, 16)), 0x20);
-    hi = _mm_insert_ps(hi, _mm_load_ss(tab + (w1 >> 48)), 0x30);
-    return _mm256_set_m128(hi, lo);
-}
-
+ * the same rounding to 16 bits, so the same bits.  The 8 table values by acl_table8_ps. */
 /* gelu_lut16_slow on 8 lanes: the lanes z (bits) of r by gelu_lut_one */
 ACL_AVX2_TARGET static __attribute__((noinline, cold)) __m256 gelu_lut8_slow(const gelu_lut *c, const uint16_t *xb,
                                                                              __m256 dy, __m256 r, unsigned z)
@@ -806,7 +786,7 @@ ACL_AVX2_TARGET static __attribute__((noinline, cold)) __m256 gelu_lut8_slow(con
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 gelu_lut8_step(const gelu_lut *c, const uint16_t *dy, const uint16_t *xb, uint16_t *out, int64_t left, bool bf)
 {
-    __m256 g = gelu_table8(c->g32, xb, left), d = acl_load8_16_left(dy, left, bf);
+    __m256 g = acl_table8_ps(c->g32, xb, left), d = acl_load8_16_left(dy, left, bf);
     __m256 r = acl_mul_first8_ps(d, g);
     unsigned z = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_EQ_OQ)) & acl_lanes(left, 8);
     if (z) r = gelu_lut8_slow(c, xb, d, r, z);

@@ -154,6 +154,27 @@ ACL_AVX2_TARGET static inline void acl_store8_16_left(uint16_t *p, int64_t left,
     }
 }
 
+/* tab[xb[l]] for the first `left` (≤ 8: others 0) of 8 16-bit indices: scalar loads, the indices cut
+ * from two 8-byte loads (as acl_table16); the 16-bit table kernels of Gelu and Softplus */
+ACL_AVX2_TARGET static inline __m256 acl_table8_ps(const float *tab, const uint16_t *xb, int64_t left)
+{
+    if (left < 8) {
+        float t[8] = {0};
+        for (int64_t l = 0; l < left; l++) t[l] = tab[xb[l]];
+        return _mm256_loadu_ps(t);
+    }
+    uint64_t w0, w1;
+    memcpy(&w0, xb, sizeof w0);
+    memcpy(&w1, xb + 4, sizeof w1);
+    __m128 lo = _mm_insert_ps(_mm_load_ss(tab + (uint16_t)w0), _mm_load_ss(tab + _bextr_u64(w0, 16, 16)), 0x10);
+    lo = _mm_insert_ps(lo, _mm_load_ss(tab + _bextr_u64(w0, 32, 16)), 0x20);
+    lo = _mm_insert_ps(lo, _mm_load_ss(tab + (w0 >> 48)), 0x30);
+    __m128 hi = _mm_insert_ps(_mm_load_ss(tab + (uint16_t)w1), _mm_load_ss(tab + _bextr_u64(w1, 16, 16)), 0x10);
+    hi = _mm_insert_ps(hi, _mm_load_ss(tab + _bextr_u64(w1, 32, 16)), 0x20);
+    hi = _mm_insert_ps(hi, _mm_load_ss(tab + (w1 >> 48)), 0x30);
+    return _mm256_set_m128(hi, lo);
+}
+
 /* ---- double-precision exp, four lanes (simd512.h's functions, the same bits) ---- */
 
 ACL_AVX2_TARGET static inline __m256d acl_exp16_nm4(__m256d y)
