@@ -1,5 +1,6 @@
 /* What an AVX-512 instruction costs this CPU's multiply/FMA pipes (issue 14: "where a row cannot
- * reach its figure, show the measurement that proves the limit").
+ * reach its figure, show the measurement that proves the limit"); on a CPU without AVX-512 (Zen 3),
+ * what an AVX2 instruction costs its 256-bit FMA pipes (the AVX2 table below).
  *
  * The f32 Gelu and Softplus kernels compute in double, 8 lanes per 512-bit vector, and are bound
  * by the pipes that execute vector multiplies and FMAs: measured here, one 512-bit FMA issues per
@@ -16,16 +17,24 @@
  * and writes that TSV to FILE, from the same measurement (scripts/bench.sh hands it to
  * kernel_mix.py, so the costs it prints are the costs it uses).
  *
- * The loops are register-only (no memory traffic); each timed block is the best of 5 runs of
+ * The loops are register-only (no memory traffic); each timed block is the best of 7 runs of
  * 10^7 iterations.  The clock is not read from the system: it is estimated as the FMA issue rate
  * (one 512-bit FMA per cycle), which is printed so that a reader can check it against the
- * nominal clock. */
+ * nominal clock.
+ *
+ * AVX2 (round 29; the CPU has AVX2 and FMA but not AVX-512, or --avx2): the same method on 256-bit
+ * vectors, eight FMA chains (two FMA pipes of latency 4 on Zen 3 keep eight in flight) and four
+ * registers taking the measured instruction, 16 ymm registers in all.  fma_eq is in 256-bit FMA
+ * issue slots; the issue rate per cycle is measured against the latency of one dependent FMA
+ * chain, taken as 4 cycles (Zen 3 and 4, Intel since Skylake), and the TSV ends with two rows
+ * for kernel_mix.py: slots_per_cycle and ghz (that clock). */
 #include <immintrin.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
 
 #define T512 __attribute__((target("avx512f,avx512dq,avx512vl,fma"), noinline))
+#define T256 __attribute__((target("avx2,fma"), noinline))
 #define ITERS 10000000L
 
 static double now(void)
@@ -156,12 +165,129 @@ MIX(mix_max, X_MAX)
 MIX(mix_logic, X_LOGIC)
 MIX(mix_blend, X_BLEND)
 
+
+/* ---- AVX2: eight FMA chains a0..a7, the measured instruction into b0..b3 from a0, a2, a4, a6 */
+#define DECL2                                                                                       \
+    __m256d a0 = _mm256_set1_pd(1.0), a1 = _mm256_set1_pd(1.1), a2 = _mm256_set1_pd(1.2),          \
+            a3 = _mm256_set1_pd(1.3), a4 = _mm256_set1_pd(1.4), a5 = _mm256_set1_pd(1.5),           \
+            a6 = _mm256_set1_pd(1.6), a7 = _mm256_set1_pd(1.7), b0 = _mm256_set1_pd(1.8),           \
+            b1 = _mm256_set1_pd(1.9), b2 = _mm256_set1_pd(2.0), b3 = _mm256_set1_pd(2.1);           \
+    __m256d m = _mm256_set1_pd(0.9999999), c = _mm256_set1_pd(1e-10);                               \
+    const __m256i ix = _mm256_set1_epi64x(3);
+#define BAR2                                                                                        \
+    __asm__ volatile("" : "+x"(a0), "+x"(a1), "+x"(a2), "+x"(a3), "+x"(a4), "+x"(a5), "+x"(a6),      \
+                     "+x"(a7), "+x"(b0), "+x"(b1), "+x"(b2), "+x"(b3))
+#define SUM2                                                                                        \
+    {                                                                                               \
+        double o[4];                                                                                \
+        __m256d s_ = _mm256_add_pd(_mm256_add_pd(_mm256_add_pd(a0, a1), _mm256_add_pd(a2, a3)),     \
+                                   _mm256_add_pd(_mm256_add_pd(a4, a5), _mm256_add_pd(a6, a7)));   \
+        s_ = _mm256_add_pd(s_, _mm256_add_pd(_mm256_add_pd(b0, b1), _mm256_add_pd(b2, b3)));        \
+        _mm256_storeu_pd(o, s_);                                                                    \
+        return o[0];                                                                                \
+    }
+#define F2(a) a = _mm256_fmadd_pd(a, m, c)
+/* the f32 classes' chains: FMAs of 8 floats (the same pipes and latency), whose lanes stay normal
+ * floats (a denormal or NaN operand would time something else) */
+#define F2F(a) a = _mm256_castps_pd(_mm256_fmadd_ps(_mm256_castpd_ps(a), _mm256_castpd_ps(m), _mm256_castpd_ps(c)))
+/* one block: 8 FMAs (FMA: F2 or F2F) and 4 of X; f32: the constants as floats */
+#define MIX2G(NAME, X, FMA, f32)                                                                    \
+    T256 static double NAME(void)                                                                   \
+    {                                                                                               \
+        DECL2 if (f32) {                                                                            \
+            m = _mm256_castps_pd(_mm256_set1_ps(0.9999999f));                                       \
+            c = _mm256_castps_pd(_mm256_set1_ps(1e-10f));                                           \
+            a0 = a1 = a2 = a3 = a4 = a5 = a6 = a7 = _mm256_castps_pd(_mm256_set1_ps(1.5f));         \
+        }                                                                                           \
+        for (long k = 0; k < ITERS; k++) {                                                          \
+            FMA(a0); X(b0, a0); FMA(a1); FMA(a2); X(b1, a2); FMA(a3);                               \
+            FMA(a4); X(b2, a4); FMA(a5); FMA(a6); X(b3, a6); FMA(a7);                               \
+            BAR2;                                                                                   \
+        }                                                                                           \
+        (void)ix;                                                                                   \
+        SUM2                                                                                        \
+    }
+#define MIX2(NAME, X) MIX2G(NAME, X, F2, 0)
+#define MIX2F(NAME, X) MIX2G(NAME, X, F2F, 1)
+#define Y_NONE(a, b) (void)0
+#define Y_FMA(a, b) a = _mm256_fmadd_pd(b, m, c)
+#define Y_MUL(a, b) a = _mm256_mul_pd(b, m)
+#define Y_ADD(a, b) a = _mm256_add_pd(b, c)
+#define Y_DIV(a, b) a = _mm256_div_pd(b, m)
+#define Y_DIVPS(a, b) a = _mm256_castps_pd(_mm256_div_ps(_mm256_castpd_ps(m), _mm256_castpd_ps(b)))
+#define Y_SHIFT(a, b) a = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_castpd_si256(b), 1))
+#define Y_PADDQ(a, b) a = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(b), ix))
+#define Y_PERMD(a, b) a = _mm256_castsi256_pd(_mm256_permutevar8x32_epi32(_mm256_castpd_si256(b), ix))
+#define Y_SHUF(a, b) a = _mm256_castps_pd(_mm256_shuffle_ps(_mm256_castpd_ps(b), _mm256_castpd_ps(m), 0x88))
+#define Y_BLENDV(a, b) a = _mm256_blendv_pd(b, m, b)
+#define Y_CVTPS2PD(a, b) a = _mm256_cvtps_pd(_mm256_castps256_ps128(_mm256_castpd_ps(b)))
+#define Y_CVTPD2PS(a, b) a = _mm256_castps_pd(_mm256_castps128_ps256(_mm256_cvtpd_ps(b)))
+#define Y_EXTRACT(a, b) a = _mm256_castps_pd(_mm256_castps128_ps256(_mm256_extractf128_ps(_mm256_castpd_ps(b), 1)))
+#define Y_INSERT(a, b) a = _mm256_insertf128_pd(b, _mm256_castpd256_pd128(m), 1)
+#define Y_PMOVSX(a, b) a = _mm256_castsi256_pd(_mm256_cvtepi32_epi64(_mm256_castsi256_si128(_mm256_castpd_si256(b))))
+#define Y_CMPPD(a, b) a = _mm256_cmp_pd(b, m, _CMP_LT_OQ)
+#define Y_CMPPS(a, b) a = _mm256_castps_pd(_mm256_cmp_ps(_mm256_castpd_ps(b), _mm256_castpd_ps(m), _CMP_NGT_UQ))
+#define Y_MAX(a, b) a = _mm256_max_pd(b, m)
+#define Y_LOGIC(a, b) a = _mm256_or_pd(b, m)
+#define Y_ROUND(a, b) a = _mm256_round_pd(b, _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC)
+MIX2(mix2_none, Y_NONE)
+MIX2(mix2_fma, Y_FMA)
+MIX2(mix2_mul, Y_MUL)
+MIX2(mix2_add, Y_ADD)
+MIX2(mix2_div, Y_DIV)
+MIX2F(mix2_divps, Y_DIVPS)
+MIX2(mix2_shift, Y_SHIFT)
+MIX2(mix2_paddq, Y_PADDQ)
+MIX2(mix2_permd, Y_PERMD)
+MIX2(mix2_shuf, Y_SHUF)
+MIX2(mix2_blendv, Y_BLENDV)
+MIX2F(mix2_cvtps2pd, Y_CVTPS2PD)
+MIX2(mix2_cvtpd2ps, Y_CVTPD2PS)
+MIX2(mix2_extract, Y_EXTRACT)
+MIX2(mix2_insert, Y_INSERT)
+MIX2(mix2_pmovsx, Y_PMOVSX)
+MIX2(mix2_cmppd, Y_CMPPD)
+MIX2F(mix2_cmpps, Y_CMPPS)
+MIX2(mix2_max, Y_MAX)
+MIX2(mix2_logic, Y_LOGIC)
+MIX2(mix2_round, Y_ROUND)
+
+/* one division among 11 FMA chains (b1..b3 chains too) */
+T256 static double mix2_div1(void)
+{
+    DECL2 for (long k = 0; k < ITERS; k++)
+    {
+        F2(a0); Y_DIV(b0, a0); F2(a1); F2(a2); F2(a3); F2(a4); F2(a5); F2(a6); F2(a7);
+        F2(b1); F2(b2); F2(b3);
+        BAR2;
+    }
+    (void)ix;
+    SUM2
+}
+
+/* one dependent FMA chain: its latency per FMA */
+T256 static double chain2(void)
+{
+    __m256d a = _mm256_set1_pd(1.0);
+    const __m256d m = _mm256_set1_pd(0.9999999), c = _mm256_set1_pd(1e-10);
+    for (long k = 0; k < ITERS; k++) {
+        a = _mm256_fmadd_pd(a, m, c);
+        a = _mm256_fmadd_pd(a, m, c);
+        a = _mm256_fmadd_pd(a, m, c);
+        a = _mm256_fmadd_pd(a, m, c);
+        __asm__ volatile("" : "+x"(a));
+    }
+    double o[4];
+    _mm256_storeu_pd(o, a);
+    return o[0];
+}
+
 typedef double (*mix_fn)(void);
 
 static double best_ns(mix_fn f, double *sink)
 {
     double b = 1e30;
-    for (int r = 0; r < 5; r++) {
+    for (int r = 0; r < 7; r++) {
         double t0 = now();
         *sink += f();
         double t = now() - t0;
@@ -170,25 +296,64 @@ static double best_ns(mix_fn f, double *sink)
     return b * 1e9 / (double)ITERS; /* ns per block */
 }
 
+/* one row of the table */
+typedef struct {
+    const char *name, *insn, *used_for;
+    mix_fn f;
+    int n, fmas; /* instructions of the class, and FMAs, per timed block */
+} port_row;
+
+/* the AVX2 table (see the top): rows[0] is the FMA row (8 chains and 4 more FMAs) */
+static const port_row rows2[] = {
+    {"fma", "vfmadd*pd ymm", "polynomials (Horner steps)", mix2_fma, 4, 8},
+    {"mul", "vmulpd ymm", "products", mix2_mul, 4, 8},
+    {"add", "vaddpd/vsubpd ymm", "reductions, 1 - P, exp's shifts", mix2_add, 4, 8},
+    {"div", "vdivpd ymm (1 per 11 FMAs)", "P/Q of a rational, dy/(1 + e)", mix2_div1, 1, 11},
+    {"div_sat", "vdivpd ymm (saturated divider)", "(the divider's own rate)", mix2_div, 4, 8},
+    {"divps", "vdivps ymm", "the 16-bit Softplus quotient", mix2_divps, 4, 8},
+    {"shift", "vpsllq/vpsrlq/vpslld ymm", "exponent bits 2^n", mix2_shift, 4, 8},
+    {"paddq", "vpaddq/vpsubq/vpaddd ymm", "exponent add", mix2_paddq, 4, 8},
+    {"permd", "vpermd/vpermps ymm", "table reads (8 dwords)", mix2_permd, 4, 8},
+    {"shuf", "vshufps/vunpck*/vpunpck* ymm", "table index and halves", mix2_shuf, 4, 8},
+    {"blendv", "vblendvpd/vblendvps ymm", "selects under a vector mask", mix2_blendv, 4, 8},
+    {"cvtps2pd", "vcvtps2pd xmm->ymm", "f32 inputs widened", mix2_cvtps2pd, 4, 8},
+    {"cvtpd2ps", "vcvtpd2ps ymm->xmm", "f32 output rounded", mix2_cvtpd2ps, 4, 8},
+    {"extract", "vextractf128/vextracti128", "the high half of 8 f32", mix2_extract, 4, 8},
+    {"insert", "vinsertf128/vinserti128", "two halves joined", mix2_insert, 4, 8},
+    {"pmovsx", "vpmovsxdq/vpmovzx* xmm->ymm", "f32 masks widened to doubles", mix2_pmovsx, 4, 8},
+    {"cmppd", "vcmppd ymm", "lane tests on 4 doubles", mix2_cmppd, 4, 8},
+    {"cmpps", "vcmpps ymm", "lane tests on 8 f32", mix2_cmpps, 4, 8},
+    {"max", "vmaxpd/vminpd/vmaxps/vminps ymm", "clamps", mix2_max, 4, 8},
+    {"logic", "vorpd/vandpd/vandnpd/vxorpd ymm", "sign bits, masks", mix2_logic, 4, 8},
+    {"round", "vroundpd ymm", "floor / trunc", mix2_round, 4, 8},
+};
+
 int main(int argc, char **argv)
 {
-    int tsv = argc == 2 && !strcmp(argv[1], "--tsv");
-    const char *tsv_file = argc == 3 && !strcmp(argv[1], "--tsv-file") ? argv[2] : NULL;
-    if (argc > 1 && !tsv && !tsv_file) {
-        fprintf(stderr, "usage: bench_ports [--tsv | --tsv-file FILE]\n");
+    int tsv = 0, avx2 = 0;
+    const char *tsv_file = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--tsv")) tsv = 1;
+        else if (!strcmp(argv[i], "--avx2")) avx2 = 1;
+        else if (!strcmp(argv[i], "--tsv-file") && i + 1 < argc) tsv_file = argv[++i];
+        else {
+            fprintf(stderr, "bench_ports: unknown argument %s\nusage: bench_ports [--avx2] [--tsv | --tsv-file FILE]\n", argv[i]);
+            return 2;
+        }
+    }
+    if (tsv && tsv_file) {
+        fprintf(stderr, "bench_ports: --tsv and --tsv-file exclude each other\n");
         return 2;
     }
     __builtin_cpu_init();
-    if (!__builtin_cpu_supports("avx512f") || !__builtin_cpu_supports("avx512dq") ||
-        !__builtin_cpu_supports("avx512vl")) {
-        fprintf(stderr, "bench_ports: this CPU has no AVX-512 F/DQ/VL: nothing to measure\n");
+    int have512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+                  __builtin_cpu_supports("avx512vl");
+    if (!have512) avx2 = 1;
+    if (avx2 && !(__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))) {
+        fprintf(stderr, "bench_ports: this CPU has neither AVX-512 F/DQ/VL nor AVX2 and FMA: nothing to measure\n");
         return 0;
     }
-    static const struct {
-        const char *name, *insn, *used_for;
-        mix_fn f;
-        int n, fmas; /* instructions of the class, and FMAs, per timed block */
-    } rows[] = {
+    static const port_row rows512[] = {
         {"fma", "vfmadd*pd zmm", "polynomials (Horner steps)", mix_fma, 5, 5},
         {"mul", "vmulpd zmm", "products", mix_mul, 5, 5},
         {"add", "vaddpd/vsubpd zmm", "reductions, 1 - P", mix_add, 5, 5},
@@ -214,6 +379,9 @@ int main(int argc, char **argv)
         {"logic", "vorpd/vandpd/vxorpd zmm", "sign bits", mix_logic, 5, 5},
         {"blend", "vblendmpd zmm", "selects", mix_blend, 5, 5},
     };
+    const port_row *rows = avx2 ? rows2 : rows512;
+    size_t nrows = avx2 ? sizeof rows2 / sizeof rows2[0] : sizeof rows512 / sizeof rows512[0];
+    const char *width = avx2 ? "256" : "512";
     /* the TSV goes to a temporary file renamed over FILE at the end: never half-written */
     char tmp_name[4096];
     FILE *tf = NULL;
@@ -226,24 +394,39 @@ int main(int argc, char **argv)
         fprintf(tf, "class\tinsn\tfma_eq\n");
     }
     double sink = 0;
-    double t_none = best_ns(mix_none, &sink);       /* 5 FMAs */
-    double t_fma10 = best_ns(mix_fma, &sink);       /* 10 FMAs */
-    double slot = t_fma10 / 10.0;                    /* ns per FMA issue slot */
+    double t_none = best_ns(avx2 ? mix2_none : mix_none, &sink); /* 5 FMAs (AVX2: 8) */
+    double t_fma = best_ns(rows[0].f, &sink);                     /* 10 FMAs (AVX2: 12) */
+    double slot = t_fma / (rows[0].n + rows[0].fmas);              /* ns per FMA issue slot */
+    if (avx2 && t_none / 8.0 < slot) slot = t_none / 8.0;          /* the less disturbed of the two */
+    double per_cycle = 1.0, ghz = 1.0 / slot;
+    if (avx2) { /* the clock from a 4-cycle FMA latency */
+        double lat = best_ns(chain2, &sink) / 4.0;
+        ghz = 4.0 / lat;
+        per_cycle = lat / 4.0 / slot;
+    }
     if (tsv) printf("class\tinsn\tfma_eq\n");
     else {
-        printf("# one 512-bit FMA issue slot: %.4f ns (%.2f GHz if one FMA issues per cycle); 5 FMAs "
-               "alone: %.2f slots\n",
-               slot, 1.0 / slot, t_none / slot);
+        if (avx2)
+            printf("# AVX2: one 256-bit FMA issue slot: %.4f ns; a dependent FMA: %.4f ns (%.2f GHz if it "
+                   "takes 4 cycles), so %.2f FMAs issue per cycle; 8 FMAs alone: %.2f slots\n",
+                   slot, 4.0 / ghz, ghz, per_cycle, t_none / slot);
+        else
+            printf("# one 512-bit FMA issue slot: %.4f ns (%.2f GHz if one FMA issues per cycle); 5 FMAs "
+                   "alone: %.2f slots\n",
+                   slot, 1.0 / slot, t_none / slot);
         printf("%-9s %-34s %7s  %s\n", "class", "instruction", "fma_eq", "used for");
     }
-    for (size_t i = 0; i < sizeof rows / sizeof rows[0]; i++) {
-        double t = rows[i].f == mix_fma ? t_fma10 : best_ns(rows[i].f, &sink);
+    for (size_t i = 0; i < nrows; i++) {
+        double t = i == 0 ? t_fma : best_ns(rows[i].f, &sink);
         /* extra slots per instruction beside the FMAs */
         double eq = (t - rows[i].fmas * slot) / rows[i].n / slot;
         if (tsv) printf("%s\t%s\t%.2f\n", rows[i].name, rows[i].insn, eq);
         else printf("%-9s %-34s %7.2f  %s\n", rows[i].name, rows[i].insn, eq, rows[i].used_for);
         if (tf) fprintf(tf, "%s\t%s\t%.2f\n", rows[i].name, rows[i].insn, eq);
     }
+    /* kernel_mix.py's conversion of slots to cycles and time */
+    if (tsv) printf("slots_per_cycle\t%s-bit FMAs issued per cycle\t%.2f\nghz\tclock\t%.3f\n", width, per_cycle, ghz);
+    if (tf) fprintf(tf, "slots_per_cycle\t%s-bit FMAs issued per cycle\t%.2f\nghz\tclock\t%.3f\n", width, per_cycle, ghz);
     if (!tsv) printf("# (checksum %g)\n", sink);
     if (tf && (fclose(tf) != 0 || rename(tmp_name, tsv_file) != 0)) {
         fprintf(stderr, "bench_ports: --tsv-file %s: cannot write\n", tsv_file);

@@ -45,14 +45,23 @@ echo "# $(date -u +%Y-%m-%dT%H:%MZ) $(nproc) cores, $(grep -m1 'model name' /pro
 build/bench/bench_speed "$@" "${peer[@]}"
 # What bounds the f32 rows (issue 14: "show the measurement that proves the limit"): the cost of
 # each instruction class on the multiply/FMA pipes (bench/bench_ports), and the hot loops of the
-# AVX-512 f32 kernels weighed with it (scripts/kernel_mix.py; x86-64 with objdump only).
+# f32 and f64 kernels weighed with it (scripts/kernel_mix.py; x86-64 with objdump only): the
+# AVX-512 kernels, or on a CPU without AVX-512 (Zen 3) their AVX2 twins, which bench_ports then
+# prices in 256-bit FMA slots.
 if [ -x build/bench/bench_ports ] && command -v objdump >/dev/null && [ "$(uname -m)" = x86_64 ]; then
   ports=$(mktemp)
   trap 'rm -f "${tmp:-}" "$ports"' EXIT
   echo
   # one measurement: the table printed is the table kernel_mix.py weighs with
   if build/bench/bench_ports --tsv-file "$ports" && [ -s "$ports" ]; then
-    python3 scripts/kernel_mix.py --ports "$ports" gelu_none_block_avx512:32 gelu_tanh_block_avx512:32 \
-      softplus_block_f32_avx512:32 softplus_block_f64_avx512:32 | grep -v '^  not counted' || true
+    if grep -q '^slots_per_cycle.256-bit' "$ports"; then
+      # elements per pass of each hot loop: 32 (Gelu: two calls of two 8-lane steps), 16 (Softplus
+      # f32: one step of two 8-lane vectors; f64: four vectors of 4 doubles)
+      python3 scripts/kernel_mix.py --ports "$ports" gelu_none_block_avx2:32 gelu_tanh_block_avx2:32 \
+        softplus_block_f32_avx2:16 softplus_block_f64_avx2:16 | grep -v '^  not counted' || true
+    else
+      python3 scripts/kernel_mix.py --ports "$ports" gelu_none_block_avx512:32 gelu_tanh_block_avx512:32 \
+        softplus_block_f32_avx512:32 softplus_block_f64_avx512:32 | grep -v '^  not counted' || true
+    fi
   fi
 fi

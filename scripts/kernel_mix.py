@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """The multiply/FMA-pipe floor of a kernel's inner loop (issue 14's "measurement that proves the
 limit"): its instructions, disassembled from the built library, counted by class and weighted by
-what bench/bench_ports measured each class to cost in 512-bit FMA issue slots.
+what bench/bench_ports measured each class to cost in 512-bit FMA issue slots.  A kernel whose
+name ends in _avx2 is weighed with the AVX2 classes (ymm instructions, 256-bit FMA slots; the
+ports table then comes from bench_ports on a CPU without AVX-512, or `bench_ports --avx2`), and
+its floor is also given in ns per element and in ms for 16 Mi elements on 2 cores, at the clock
+bench_ports estimated (its slots_per_cycle and ghz rows).
 
     scripts/kernel_mix.py [--lib build/impl/libaclnn_impl.so] [--ports FILE] [--elems 8] FUNCTION[:ELEMS]...
 
@@ -50,6 +54,31 @@ CLASSES = [  # (class, regex on "mnemonic operands"), first match wins
 ]
 
 
+# the AVX2 kernels (round 29): ymm instructions, priced by bench_ports' AVX2 table
+CLASSES_AVX2 = [
+    ("fma", r"^vf(n?)m(add|sub)(132|213|231)p[sd] .*ymm"),
+    ("mul", r"^vmulp[sd] .*ymm"),
+    ("add", r"^v(add|sub)p[sd] .*ymm"),
+    ("divps", r"^vdivps .*ymm"),
+    ("div", r"^vdivpd .*ymm"),
+    ("shift", r"^vps[lr][la][dq] .*ymm"),
+    ("paddq", r"^vp(add|sub)[dq] .*ymm"),
+    ("permd", r"^vperm(d|ps) .*ymm"),
+    ("shuf", r"^v(shufp[sd]|unpck[lh]p[sd]|punpck[lh]\w+|pshufd|permilp[sd]) .*ymm"),
+    ("blendv", r"^v(p?blendv\w*|blendp[sd]|pblendd) .*ymm"),
+    ("cvtps2pd", r"^vcvtps2pd .*ymm"),
+    ("cvtpd2ps", r"^vcvtpd2psy? .*ymm"),
+    ("extract", r"^vextract[fi]128 "),
+    ("insert", r"^vinsert[fi]128 "),
+    ("pmovsx", r"^vpmov[sz]x\w+ .*ymm"),
+    ("cmppd", r"^vcmp\w*pd .*ymm"),
+    ("cmpps", r"^vcmp\w*ps .*ymm"),
+    ("max", r"^v(max|min)p[sd] .*ymm"),
+    ("logic", r"^v(p?(or|and|andn|xor)(p[sd])?) .*ymm"),
+    ("round", r"^vroundp[sd] .*ymm"),
+]
+
+
 def disasm(out, lib, func):
     """func's instructions (address, mnemonic, operands) in objdump's output `out` of lib"""
     m = re.search(r"^[0-9a-f]+ <%s>:\n(.*?)(?:\n\n|\Z)" % re.escape(func), out, re.S | re.M)
@@ -85,9 +114,9 @@ def flags_setter(body, i):
     return None
 
 
-def mask_skipped(insns, body, start, end):
+def mask_skipped(insns, body, start, end, tests=("kortest", "ktest")):
     """Addresses in the loop body [start, end] of code that only lanes of a mask reach ("if (mask)
-    ..."): a forward je/jz taken on the flags of a kortest/ktest skips it, however many vector
+    ..."): a forward je/jz taken on the flags of a kortest/ktest (`tests`) skips it, however many vector
     instructions the compiler scheduled between the test and the jump (they do not touch the
     flags); or, in a rotated loop, the loop's last jne/jnz on such flags goes back to it (the block
     at the loop head) while the fall-through path jumps to the join after it."""
@@ -98,7 +127,7 @@ def mask_skipped(insns, body, start, end):
         if target is None or mn not in ("je", "jz", "jne", "jnz"):
             continue
         setter = flags_setter(body, i)
-        if setter is None or not setter[1].startswith(("kortest", "ktest")):
+        if setter is None or not setter[1].startswith(tests):
             continue
         if mn in ("je", "jz") and addr < target <= end:
             rare.update(x[0] for x in body if addr < x[0] < target)
@@ -110,8 +139,8 @@ def mask_skipped(insns, body, start, end):
     return rare
 
 
-def hot_loop(insns):
-    """the loop with the most 512-bit instructions, and the loops nested in it"""
+def hot_loop(insns, reg="zmm"):
+    """the loop with the most vector instructions on `reg` (zmm, ymm), and the loops nested in it"""
     loops = []
     start = insns[0][0] if insns else 0
     for addr, mn, ops in insns:
@@ -123,7 +152,7 @@ def hot_loop(insns):
                     loops.append((target, addr, body))
     if not loops:
         return None, []
-    best = max(loops, key=lambda lp: (sum("zmm" in x[2] for x in lp[2]), -len(lp[2])))
+    best = max(loops, key=lambda lp: (sum(reg in x[2] for x in lp[2]), -len(lp[2])))
     # a back edge to best's own head is best's loop again (a rotated loop has several), not a
     # nested one: nested loops start inside it
     nested = [o for o in loops if best[0] < o[0] and o[1] < best[1]]
@@ -164,19 +193,23 @@ def main():
             sys.exit("kernel_mix: %s: ELEMS must be an integer" % spec)
         if elems < 1:
             sys.exit("kernel_mix: %s: ELEMS must be at least 1" % spec)
+        avx2 = func.endswith("_avx2")
+        classes = CLASSES_AVX2 if avx2 else CLASSES
         insns = disasm(listing, a.lib, func)
-        lp, nested = hot_loop(insns)
+        lp, nested = hot_loop(insns, "ymm" if avx2 else "zmm")
         if lp is None:
             print("%s: no loop found" % func)
             continue
         counts, other = {}, {}
-        rare = {x[0] for o in nested for x in o[2]} | mask_skipped(insns, lp[2], lp[0], lp[1])
+        # AVX2: a lane mask is a vector, tested by VTESTPS / VPTEST or a TEST of its MOVMSK bits
+        tests = ("kortest", "ktest", "test", "vtestp", "vptest") if avx2 else ("kortest", "ktest")
+        rare = {x[0] for o in nested for x in o[2]} | mask_skipped(insns, lp[2], lp[0], lp[1], tests)
         body = lp[2]
         for addr, mn, ops in body:
             if addr in rare:
                 continue
             s = "%s %s" % (mn, ops)
-            cls = next((c for c, rx in CLASSES if re.search(rx, s)), None)
+            cls = next((c for c, rx in classes if re.search(rx, s)), None)
             if cls is None:
                 other[mn] = other.get(mn, 0) + 1
             else:
@@ -184,7 +217,7 @@ def main():
         total = 0.0
         print("%s: hot loop %x-%x, %d instructions (%d on rare-lane paths, not counted), "
               "%d elements per pass" % (func, lp[0], lp[1], len(body), len(rare), elems))
-        for cls, _ in CLASSES:
+        for cls, _ in classes:
             if cls in counts:
                 c = cost.get(cls)
                 if c is None:
@@ -194,8 +227,16 @@ def main():
                 print("  %-9s %3d x %5.2f = %6.2f" % (cls, counts[cls], c, counts[cls] * c))
         print("  not counted: %s" % ", ".join("%s %d" % kv for kv in sorted(other.items())))
         strict = counts.get("fma", 0) + counts.get("mul", 0)
-        print("  strict floor (FMA + MUL): %d slots per pass = %.3f cycles per element" % (strict, strict / elems))
-        print("  estimate (all classes):  %.2f slots per pass = %.3f cycles per element" % (total, total / elems))
+        per_cycle = cost.get("slots_per_cycle", 1.0) if avx2 else 1.0
+        if per_cycle <= 0:
+            sys.exit("kernel_mix: slots_per_cycle must be positive in the ports table")
+        print("  strict floor (FMA + MUL): %d slots per pass = %.3f cycles per element" % (strict, strict / elems / per_cycle))
+        print("  estimate (all classes):  %.2f slots per pass = %.3f cycles per element" % (total, total / elems / per_cycle))
+        ghz = cost.get("ghz")
+        if avx2 and ghz:
+            ns = total / elems / per_cycle / ghz
+            print("  at %.2f GHz: %.3f ns per element; 16 Mi elements on 2 cores: %.2f ms (the strict floor %.2f ms)"
+                  % (ghz, ns, ns * (1 << 24) / 2 / 1e6, strict / elems / per_cycle / ghz * (1 << 24) / 2 / 1e6))
 
 
 if __name__ == "__main__":
