@@ -468,7 +468,7 @@ static uint64_t sp_rng(uint64_t *s)
 }
 
 /* 16-bit gradInput: the AVX2 kernels perform softplus16_value's f32 operations, so their bits are
- * the portable loop's.  Every f16 / bf16 self pattern four times (with random finite dy, then with
+ * the portable loop's.  Every f16 / bf16 self pattern 16 times (with random finite dy, then with
  * random dy patterns: NaN, ±Inf, subnormals; contiguous, that many take the table kernels), 13
  * more for a tail, six (beta, threshold) pairs
  * (z past ±190 and into the handed-over lanes, a negative beta, threshold 0, a NaN threshold);
@@ -485,8 +485,8 @@ static void avx2_16bit_bits_equal_portable(void **state)
         for (int layout = 0; layout < 3; layout++) {
             aclDataType dt = dts[d], xdt = layout == 2 ? ACL_INT16 : dt;
             if (layout == 2 && dt == ACL_BF16) continue;
-            /* contiguous: 4·65536 + 13 ≥ SP16_LUT_MIN (2^18) elements, the table kernels */
-            int64_t dims1[1] = {4 * 65536 + 13}, dims2[2] = {2 * 256 + 1, 256};
+            /* contiguous: 16·65536 + 13 ≥ SP16_LUT_MIN (2^20) elements, the table kernels */
+            int64_t dims1[1] = {16 * 65536 + 13}, dims2[2] = {2 * 256 + 1, 256};
             int nd = layout == 1 ? 2 : 1;
             const int64_t *dims = layout == 1 ? dims2 : dims1;
             int64_t n = layout == 1 ? dims2[0] * dims2[1] : dims1[0];

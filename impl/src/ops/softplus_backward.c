@@ -752,10 +752,11 @@ ACL_AVX2_TARGET static void softplus16_bf16_avx2(const void *p, int64_t n, const
  * (8 scalar loads) replaces ~20 f32 operations, on a machine where the direct kernel computes at
  * 8 lanes an instruction: 16 Mi elements, 2 threads, the direct kernel and this one alternating
  * in one process (bench_torch.py --ours, best of 9), Zen 3: f16 5.48 -> 5.36 ms, bf16 6.73 ->
- * 4.85 ms.  The table costs a 256 KiB allocation and 4096 vector steps per call, hence the
- * minimum size.  AVX-512 keeps its direct kernels (16 lanes an instruction; the former 65536-entry
+ * 4.85 ms.  The table costs a 256 KiB allocation and 4096 vector steps per call, ~25 µs, hence
+ * the minimum size: the same way, 1 / 2 threads, best of 30, 2^18 elements 0.144 -> 0.154 /
+ * 0.080 -> 0.105 ms (slower), 2^20 0.603 -> 0.550 / 0.334 -> 0.318 ms.  AVX-512 keeps its direct kernels (16 lanes an instruction; the former 65536-entry
  * table of double factors lost there: the header above). */
-#define SP16_LUT_MIN (1 << 18)
+#define SP16_LUT_MIN (1 << 20)
 typedef struct {
     const softplus_ctx *c;
     const float *tab;
