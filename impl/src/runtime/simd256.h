@@ -137,7 +137,9 @@ ACL_AVX2_TARGET static inline __m256i acl_bf16_bits8_avx2(__m256 v)
 ACL_AVX2_TARGET static inline __m128i acl_pack8_16_avx2(__m256 v, bool bf)
 {
     if (!bf) return _mm256_cvtps_ph(v, ACL_F16_ROUND);
-    __m256i b = acl_bf16_bits8_avx2(v);
+    /* without a NaN among them, the rounding alone (acl_bf16_rne8_avx2: the same bits) */
+    __m256i b = __builtin_expect(_mm256_movemask_ps(_mm256_cmp_ps(v, v, _CMP_UNORD_Q)) == 0, 1) ? acl_bf16_rne8_avx2(v)
+                                                                                          : acl_bf16_bits8_avx2(v);
     return _mm_packus_epi32(_mm256_castsi256_si128(b), _mm256_extracti128_si256(b, 1));
 }
 
