@@ -3,7 +3,8 @@
 kernel's hot loop is found and holds the instructions its formula needs per 8 elements (one
 division, two widenings, one narrowing, at least 16 FMAs and multiplies), the rare-lane paths of
 the tanh kernel are set apart, and a malformed ports table or kernel name ends in a message and a
-non-zero exit.  Structural only: no timing is asserted.
+non-zero exit.  The AVX2 twins (round 29) the same way with the AVX2 classes, and their floor in
+ns and ms at the ports table's clock.  Structural only: no timing is asserted.
     test_kernel_mix.py SCRIPT LIB"""
 import importlib.util
 import os
@@ -47,6 +48,30 @@ with tempfile.TemporaryDirectory() as d:
     # all four divisions on the hot path
     if count("div", tanh) != 4 or count("fma", tanh) + count("mul", tanh) < 48:
         fails.append("gelu tanh: expected 4 divisions and at least 48 FMA + MUL on the hot path\n" + tanh)
+    # the AVX2 twins: ymm classes, 256-bit slots at the table's issue rate and clock
+    ports2 = os.path.join(d, "ports2.tsv")
+    with open(ports2, "w") as f:
+        f.write("class\tinsn\tfma_eq\n" + "".join("%s\tx\t1.0\n" % c for c, _ in km.CLASSES_AVX2) +
+                "slots_per_cycle\tx\t2.0\nghz\tclock\t3.0\n")
+    r = run("--ports", ports2, "gelu_none_block_avx2:32", "softplus_block_f32_avx2:16")
+    if r.returncode != 0:
+        fails.append("avx2: exit %d: %s" % (r.returncode, r.stderr.strip()))
+    none2, sp2 = (r.stdout.split("softplus_block_f32_avx2:") + [""])[:2]
+    # a pass of 32 elements: 8 vectors of 4 doubles, one division and one narrowing each
+    for cls, want in (("div", 8), ("cvtpd2ps", 8)):
+        if count(cls, none2) != want:
+            fails.append("gelu none avx2: %d %s per pass, expected %d\n%s" % (count(cls, none2), cls, want, none2))
+    if count("fma", none2) + count("mul", none2) < 128:
+        fails.append("gelu none avx2: fewer than 128 FMA + MUL per pass\n" + none2)
+    if "zmm" in none2 or not re.search(r"at 3\.00 GHz: [0-9.]+ ns per element; 16 Mi elements on 2 cores: [0-9.]+ ms", none2):
+        fails.append("gelu none avx2: no ns / ms line at the table's clock\n" + none2)
+    # cycles = slots / 2 at 2 slots per cycle: the strict floor's two figures agree
+    m = re.search(r"strict floor \(FMA \+ MUL\): (\d+) slots per pass = ([0-9.]+) cycles", none2)
+    if not m or abs(int(m.group(1)) / 32 / 2 - float(m.group(2))) > 1e-3:
+        fails.append("gelu none avx2: slots and cycles disagree at 2 slots per cycle\n" + none2)
+    # Softplus f32: a pass of 16 elements, 4 divisions (dy / (1 + e) of each 4 doubles)
+    if count("div", sp2) != 4:
+        fails.append("softplus f32 avx2: %d div per pass, expected 4\n%s" % (count("div", sp2), sp2))
     bad = os.path.join(d, "bad.tsv")
     with open(bad, "w") as f:
         f.write("class\tinsn\tfma_eq\nfma\tx\tone\n")
