@@ -797,37 +797,7 @@ gelu_lut8_step(const gelu_lut *c, const uint16_t *dy, const uint16_t *xb, uint16
     acl_store8_16_left(out, left, r, bf);
 }
 
-/* 32 elements (left ≥ 32) or the tail: four 8-lane steps */
-ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
-gelu_lut8_step32(const void *ctx, const uint16_t *dy, const uint16_t *xb, uint16_t *out, int64_t left, bool bf)
-{
-    for (int k = 0; k < 4 && left > 8 * k; k++)
-        gelu_lut8_step(ctx, dy + 8 * k, xb + 8 * k, out + 8 * k, left - 8 * k, bf);
-}
-
-ACL_AVX2_TARGET static inline void gelu_lut8_step_f16(const void *ctx, const uint16_t *dy, const uint16_t *xb,
-                                                      uint16_t *out, int64_t left)
-{
-    gelu_lut8_step32(ctx, dy, xb, out, left, false);
-}
-
-ACL_AVX2_TARGET static inline void gelu_lut8_step_bf16(const void *ctx, const uint16_t *dy, const uint16_t *xb,
-                                                       uint16_t *out, int64_t left)
-{
-    gelu_lut8_step32(ctx, dy, xb, out, left, true);
-}
-
-ACL_AVX2_TARGET static void gelu_lut8_f16(const void *ctx, int64_t n, const uint16_t *dy, const uint16_t *xb,
-                                          uint16_t *out)
-{
-    ACL_STEPS32_PF(acl_prefetch_pass_u16, gelu_lut8_step_f16, ctx, n, dy, xb, out);
-}
-
-ACL_AVX2_TARGET static void gelu_lut8_bf16(const void *ctx, int64_t n, const uint16_t *dy, const uint16_t *xb,
-                                           uint16_t *out)
-{
-    ACL_STEPS32_PF(acl_prefetch_pass_u16, gelu_lut8_step_bf16, ctx, n, dy, xb, out);
-}
+ACL_U16_KERNELS8(gelu_lut8, gelu_lut8_step)
 #endif
 
 static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)

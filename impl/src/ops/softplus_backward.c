@@ -793,36 +793,7 @@ softplus16_lut_step(const softplus16_lut *L, const uint16_t *dy, const uint16_t 
         }
 }
 
-/* 32 elements (left ≥ 32) or the tail: four 8-lane steps */
-ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
-softplus16_lut_step32(const void *L, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left, bool bf)
-{
-    for (int k = 0; k < 4 && left > 8 * k; k++) softplus16_lut_step(L, dy + 8 * k, x + 8 * k, out + 8 * k, left - 8 * k, bf);
-}
-
-ACL_AVX2_TARGET static inline void softplus16_lut_step_f16(const void *L, const uint16_t *dy, const uint16_t *x,
-                                                           uint16_t *out, int64_t left)
-{
-    softplus16_lut_step32(L, dy, x, out, left, false);
-}
-
-ACL_AVX2_TARGET static inline void softplus16_lut_step_bf16(const void *L, const uint16_t *dy, const uint16_t *x,
-                                                            uint16_t *out, int64_t left)
-{
-    softplus16_lut_step32(L, dy, x, out, left, true);
-}
-
-ACL_AVX2_TARGET static void softplus16_lut_f16(const void *L, int64_t n, const uint16_t *dy, const uint16_t *x,
-                                               uint16_t *out)
-{
-    ACL_STEPS32_PF(acl_prefetch_pass_u16, softplus16_lut_step_f16, L, n, dy, x, out);
-}
-
-ACL_AVX2_TARGET static void softplus16_lut_bf16(const void *L, int64_t n, const uint16_t *dy, const uint16_t *x,
-                                                uint16_t *out)
-{
-    ACL_STEPS32_PF(acl_prefetch_pass_u16, softplus16_lut_step_bf16, L, n, dy, x, out);
-}
+ACL_U16_KERNELS8(softplus16_lut, softplus16_lut_step)
 
 /* f32 compute precision: softplus_step_f32 on SPF2_V vectors of 8 f32 (2·SPF2_V chains of 4
  * doubles).  VRANGEPD(zd, 708, 0x2) (the smaller magnitude, zd's sign) is min then max against

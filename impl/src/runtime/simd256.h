@@ -177,6 +177,38 @@ ACL_AVX2_TARGET static inline __m256 acl_table8_ps(const float *tab, const uint1
     return _mm256_set_m128(hi, lo);
 }
 
+/* The two all-16-bit kernels (acl_ewise2_u16) name_f16 and name_bf16 of an 8-lane step
+ * step(ctx, dy, x, out, left, bf) (left ≥ 8: a whole step, else the tail's first `left`): passes
+ * of four steps, each after acl_prefetch_pass_u16 (ewise.h) of its 32 elements, then the tail
+ * (ACL_STEPS32_PF); the dtype a constant in each.  Gelu's and Softplus's 16-bit table kernels. */
+#define ACL_U16_KERNELS8(name, step)                                                                \
+    ACL_AVX2_TARGET static inline __attribute__((always_inline)) void name##_step32(                  \
+        const void *ctx, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left, bool bf) \
+    {                                                                                               \
+        for (int k_ = 0; k_ < 4 && left > 8 * k_; k_++)                                             \
+            step(ctx, dy + 8 * k_, x + 8 * k_, out + 8 * k_, left - 8 * k_, bf);                     \
+    }                                                                                               \
+    ACL_AVX2_TARGET static inline void name##_step_f16(const void *ctx, const uint16_t *dy, const uint16_t *x, \
+                                                       uint16_t *out, int64_t left)                 \
+    {                                                                                               \
+        name##_step32(ctx, dy, x, out, left, false);                                                \
+    }                                                                                               \
+    ACL_AVX2_TARGET static inline void name##_step_bf16(const void *ctx, const uint16_t *dy, const uint16_t *x, \
+                                                        uint16_t *out, int64_t left)                \
+    {                                                                                               \
+        name##_step32(ctx, dy, x, out, left, true);                                                 \
+    }                                                                                               \
+    ACL_AVX2_TARGET static void name##_f16(const void *ctx, int64_t n, const uint16_t *dy, const uint16_t *x, \
+                                           uint16_t *out)                                           \
+    {                                                                                               \
+        ACL_STEPS32_PF(acl_prefetch_pass_u16, name##_step_f16, ctx, n, dy, x, out);                 \
+    }                                                                                               \
+    ACL_AVX2_TARGET static void name##_bf16(const void *ctx, int64_t n, const uint16_t *dy, const uint16_t *x, \
+                                            uint16_t *out)                                          \
+    {                                                                                               \
+        ACL_STEPS32_PF(acl_prefetch_pass_u16, name##_step_bf16, ctx, n, dy, x, out);                \
+    }
+
 /* ---- double-precision exp, four lanes (simd512.h's functions, the same bits) ---- */
 
 ACL_AVX2_TARGET static inline __m256d acl_exp16_nm4(__m256d y)
