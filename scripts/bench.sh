@@ -56,8 +56,16 @@ if [ -x build/bench/bench_ports ] && command -v objdump >/dev/null && [ "$(uname
   if build/bench/bench_ports --tsv-file "$ports" && [ -s "$ports" ]; then
     if grep -q '^slots_per_cycle.256-bit' "$ports"; then
       # elements per pass of each hot loop: 32 (Gelu: two calls of two 8-lane steps), 16 (Softplus
-      # f32: one step of two 8-lane vectors; f64: four vectors of 4 doubles)
-      python3 scripts/kernel_mix.py --ports "$ports" gelu_none_block_avx2:32 gelu_tanh_block_avx2:32 \
+      # f32: one step of two 8-lane vectors; f64: four vectors of 4 doubles); and llvm-mca's model
+      # of this CPU on the same loops (Debian llvm, installed when missing), which adds the pipes
+      # and dependency chains the FMA-slot count leaves out
+      mca=()
+      command -v llvm-mca >/dev/null || { . scripts/apt.sh; apt_install_missing bench llvm || true; }
+      if command -v llvm-mca >/dev/null; then
+        mca=(--mca native)
+        echo "# llvm-mca -mcpu=native is $(llvm-mca --version 2>/dev/null | sed -n 's/.*Host CPU: *//p')"
+      fi
+      python3 scripts/kernel_mix.py --ports "$ports" "${mca[@]}" gelu_none_block_avx2:32 gelu_tanh_block_avx2:32 \
         softplus_block_f32_avx2:16 softplus_block_f64_avx2:16 | grep -v '^  not counted' || true
     else
       python3 scripts/kernel_mix.py --ports "$ports" gelu_none_block_avx512:32 gelu_tanh_block_avx512:32 \

@@ -4,11 +4,13 @@ kernel's hot loop is found and holds the instructions its formula needs per 8 el
 division, two widenings, one narrowing, at least 16 FMAs and multiplies), the rare-lane paths of
 the tanh kernel are set apart, and a malformed ports table or kernel name ends in a message and a
 non-zero exit.  The AVX2 twins (round 29) the same way with the AVX2 classes, and their floor in
-ns and ms at the ports table's clock.  Structural only: no timing is asserted.
+ns and ms at the ports table's clock; with llvm-mca installed, --mca's cycles for Gelu none's AVX2
+loop (at least its FMAs' share of two pipes).  Structural only: no timing is asserted.
     test_kernel_mix.py SCRIPT LIB"""
 import importlib.util
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -72,6 +74,19 @@ with tempfile.TemporaryDirectory() as d:
     # Softplus f32: a pass of 16 elements, 4 divisions (dy / (1 + e) of each 4 doubles)
     if count("div", sp2) != 4:
         fails.append("softplus f32 avx2: %d div per pass, expected 4\n%s" % (count("div", sp2), sp2))
+    # --mca: llvm-mca's model of a named CPU on the same hot path (where Debian's llvm is installed)
+    if shutil.which("llvm-mca"):
+        r = run("--ports", ports2, "--mca", "znver3", "gelu_none_block_avx2:32")
+        m = re.search(r"llvm-mca -mcpu=znver3: ([0-9.]+) cycles per pass = ([0-9.]+) cycles per element, busiest (\S+) "
+                      r"[0-9]+.*at 3\.00 GHz [0-9.]+ ns per element", r.stdout)
+        # at least the 144 FMAs and multiplies of a pass on Zen 3's two FMA pipes
+        if r.returncode != 0 or not m or float(m.group(1)) < 72 or abs(float(m.group(1)) / 32 - float(m.group(2))) > 1e-3:
+            fails.append("--mca znver3: exit %d\n%s%s" % (r.returncode, r.stdout, r.stderr))
+        r = run("--ports", ports2, "--mca", "no-such-cpu", "gelu_none_block_avx2:32")
+        if r.returncode == 0 or "--mca no-such-cpu" not in r.stderr:
+            fails.append("--mca with an unknown CPU: exit %d, stderr %r" % (r.returncode, r.stderr))
+    else:
+        print("no llvm-mca here: --mca not checked")
     bad = os.path.join(d, "bad.tsv")
     with open(bad, "w") as f:
         f.write("class\tinsn\tfma_eq\nfma\tx\tone\n")
