@@ -754,8 +754,9 @@ ACL_AVX2_TARGET static void softplus16_bf16_avx2(const void *p, int64_t n, const
  * in one process (bench_torch.py --ours, best of 9), Zen 3: f16 5.48 -> 5.36 ms, bf16 6.73 ->
  * 4.85 ms.  The table costs a 256 KiB allocation and 4096 vector steps per call, ~25 µs, hence
  * the minimum size: the same way, 1 / 2 threads, best of 30, 2^18 elements 0.144 -> 0.154 /
- * 0.080 -> 0.105 ms (slower), 2^20 0.603 -> 0.550 / 0.334 -> 0.318 ms.  AVX-512 keeps its direct kernels (16 lanes an instruction; the former 65536-entry
- * table of double factors lost there: the header above). */
+ * 0.080 -> 0.105 ms (slower), 2^20 0.603 -> 0.550 / 0.334 -> 0.318 ms.  AVX-512 keeps its
+ * direct kernels (16 lanes an instruction; the former 65536-entry table of double factors lost
+ * there: the header above). */
 #define SP16_LUT_MIN (1 << 20)
 typedef struct {
     const softplus_ctx *c;
