@@ -26,7 +26,8 @@
  * vectors, eight FMA chains (two FMA pipes of latency 4 on Zen 3 keep eight in flight) and four
  * registers taking the measured instruction, 16 ymm registers in all.  fma_eq is in 256-bit FMA
  * issue slots; the issue rate per cycle is measured against the latency of one dependent FMA
- * chain, taken as 4 cycles (Zen 3 and 4, Intel since Skylake), and the TSV ends with two rows
+ * chain, taken as 4 cycles (Zen 3 and 4, Intel since Skylake; Zen 2 takes 5, where the clock
+ * would read 20 % low and the issue rate 25 % high), and the TSV ends with two rows
  * for kernel_mix.py: slots_per_cycle and ghz (that clock). */
 #include <immintrin.h>
 #include <stdio.h>
