@@ -13,7 +13,10 @@
  *   - on a CPU with AVX-512 too, every result has the 8-lane function's bits.
  * The table read by permutes (acl_exp2_16th_tb4x2) against plain lookups.
  * acl_scalef4 (VSCALEFPD by two exact products) is checked through acl_exp4_dd's subnormal and
- * overflowing results and, with AVX-512, against VSCALEFPD itself. */
+ * overflowing results and, with AVX-512, against VSCALEFPD itself.
+ * Round 29: acl_pack8_16_avx2's bf16 rounding (NaN-free vectors take the rounding alone) against
+ * acl_f32_to_bf16 lane by lane, on vectors with and without NaN lanes; acl_table8_ps against
+ * plain lookups, whole vectors and every tail. */
 #include <float.h>
 #include <math.h>
 #include <setjmp.h>
@@ -24,6 +27,7 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include "runtime/conv.h"
 #include "runtime/simd256.h"
 
 #ifdef ACL_HAVE_AVX2_KERNELS
@@ -222,6 +226,78 @@ static void scalef_rounds_once(void **state)
     assert_int_equal(differ, 0);
 }
 
+/* the AVX2 helpers under test, on arrays */
+ACL_AVX2_TARGET static void pack8_bf16(const float *f, uint16_t *out)
+{
+    _mm_storeu_si128((__m128i *)(void *)out, acl_pack8_16_avx2(_mm256_loadu_ps(f), true));
+}
+
+ACL_AVX2_TARGET static void table8(const float *tab, const uint16_t *xb, int64_t left, float *out)
+{
+    _mm256_storeu_ps(out, acl_table8_ps(tab, xb, left));
+}
+
+static uint64_t xs64(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+/* acl_pack8_16_avx2(v, bf16) lane by lane against acl_f32_to_bf16: random bit patterns (every
+ * class: zeros, subnormals, normals, ±Inf), half the vectors with one NaN lane (quiet or
+ * signalling payloads) and half with none, so both of its branches */
+static void bf16_stores_round_as_the_scalar_form(void **state)
+{
+    (void)state;
+    if (!acl_have_avx2()) skip();
+    uint64_t s = 0x9e3779b97f4a7c15ull;
+    int bad = 0;
+    for (int i = 0; i < 200000; i++) {
+        uint32_t u[8];
+        for (int l = 0; l < 8; l++) {
+            u[l] = (uint32_t)xs64(&s);
+            if ((u[l] & 0x7f800000u) == 0x7f800000u && (u[l] & 0x7fffffu)) u[l] &= ~0x00800000u; /* no NaN yet */
+            if (i % 7 == 3) u[l] &= 0x807fffffu; /* zeros and subnormals */
+        }
+        if (i & 1) u[xs64(&s) % 8] = 0x7f800000u | (uint32_t)(xs64(&s) % 0x7fffffu + 1) | (uint32_t)(i & 2) << 30;
+        if (i % 11 == 5) u[i % 8] = 0x7f800000u | (i & 4 ? 0x80000000u : 0u); /* ±Inf */
+        float f[8];
+        memcpy(f, u, sizeof f);
+        uint16_t got[8];
+        pack8_bf16(f, got);
+        for (int l = 0; l < 8; l++)
+            if (got[l] != acl_f32_to_bf16(f[l]) && bad++ < 5)
+                fprintf(stderr, "bf16 store of %08x: %04x, want %04x\n", u[l], got[l], acl_f32_to_bf16(f[l]));
+    }
+    assert_int_equal(bad, 0);
+}
+
+/* acl_table8_ps: tab[xb[l]] for the first `left` lanes, 0 in the others */
+static void table8_reads_the_entries(void **state)
+{
+    (void)state;
+    if (!acl_have_avx2()) skip();
+    static float tab[65536];
+    for (int h = 0; h < 65536; h++) tab[h] = (float)h * 0.5f - 7.0f;
+    uint64_t s = 0x2545f4914f6cdd1dull;
+    int bad = 0;
+    for (int i = 0; i < 20000; i++) {
+        uint16_t xb[8];
+        for (int l = 0; l < 8; l++) xb[l] = (uint16_t)xs64(&s);
+        int64_t left = i % 10; /* 0..9: tails and whole vectors */
+        float got[8];
+        table8(tab, xb, left, got);
+        for (int l = 0; l < 8; l++) {
+            float want = l < left ? tab[xb[l]] : 0.0f;
+            if (memcmp(&got[l], &want, sizeof want) != 0 && bad++ < 5)
+                fprintf(stderr, "table8 left %lld lane %d: %g, want %g\n", (long long)left, l, got[l], want);
+        }
+    }
+    assert_int_equal(bad, 0);
+}
+
 #else
 static void no_avx2_kernels(void **state)
 {
@@ -238,6 +314,8 @@ int main(void)
         cmocka_unit_test(table_read_by_permutes),
         cmocka_unit_test(exp_dd_within_its_bound),
         cmocka_unit_test(scalef_rounds_once),
+        cmocka_unit_test(bf16_stores_round_as_the_scalar_form),
+        cmocka_unit_test(table8_reads_the_entries),
 #else
         cmocka_unit_test(no_avx2_kernels),
 #endif
