@@ -427,11 +427,6 @@ ACL_AVX2_TARGET static inline void gelu_near_root_avx2(const gelu_root *rt, __m2
     }
 }
 
-/* gelu_product8 */
-ACL_AVX2_TARGET static inline __m256 gelu_product8_avx2(const __m256d g0[2], const __m256d g[2])
-{
-    return acl_join4_ps(acl_mul_first4_pd(g0[0], g[0]), acl_mul_first4_pd(g0[1], g[1]));
-}
 
 /* gelu_none_g8: t = min(|x|, 8⁻) as VRANGEPS imm 0xA gives it (a quiet NaN x: 8⁻, by MINPD's
  * second operand; such lanes are redone by the scalar form), g in two halves.  Round 29: x
@@ -439,10 +434,10 @@ ACL_AVX2_TARGET static inline __m256 gelu_product8_avx2(const __m256d g0[2], con
  * the widening is exact, MINPD returns its second operand for a NaN as MINPS does, x ≥ 0 has the
  * same lanes in both widths), so the compare is a double one and no VPMOVSXDQ widens an f32 mask:
  * 8 fewer per 32 elements (1.55 FMA slots each on Zen 3, bench_ports) */
-ACL_AVX2_TARGET static inline void gelu_none_g8_avx2(__m256 xf, __m256d g[2])
+ACL_AVX2_TARGET static inline void gelu_none_g8_avx2(const __m256d xd[2], __m256d g[2])
 {
     const __m256d one = _mm256_set1_pd(1.0);
-    __m256d xd[2] = {acl_lo4_pd(xf), acl_hi4_pd(xf)}, t[2], t2[2], phi[2], pq[2];
+    __m256d t[2], t2[2], phi[2], pq[2];
     _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++)
         t[h] = _mm256_min_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), xd[h]), _mm256_set1_pd(0x1.fffffep+2));
     _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
@@ -487,23 +482,32 @@ ACL_AVX2_TARGET static inline int gelu_none_far_lanes_avx2(__m256 xf)
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 gelu_none_steps_avx2(int K, const float *dy, const float *x, float *out, int64_t left)
 {
-    __m256 xf[GN2_K], o[GN2_K];
-    __m256d g[GN2_K][2];
+    __m256 xf[GN2_K];
+    __m256d g[GN2_K][2], o[GN2_K][2];
     int far[GN2_K], any = 0;
     _Pragma("GCC unroll 2") for (int k = 0; k < K; k++) {
-        xf[k] = acl_load8_ps_left(x + 8 * k, left - 8 * k);
-        gelu_none_g8_avx2(xf[k], g[k]);
+        __m256d xd[2];
+        xf[k] = acl_load8_ps_left(x + 8 * k, left - 8 * k); /* the lane tests */
+        acl_load8_pd2_left(x + 8 * k, left - 8 * k, xd);
+        gelu_none_g8_avx2(xd, g[k]);
     }
     _Pragma("GCC unroll 2") for (int k = 0; k < K; k++) {
-        __m256 d = acl_load8_ps_left(dy + 8 * k, left - 8 * k);
-        o[k] = acl_join4_ps(_mm256_mul_pd(acl_lo4_pd(d), g[k][0]), _mm256_mul_pd(acl_hi4_pd(d), g[k][1]));
+        __m256d d[2];
+        acl_load8_pd2_left(dy + 8 * k, left - 8 * k, d);
+        o[k][0] = _mm256_mul_pd(d[0], g[k][0]);
+        o[k][1] = _mm256_mul_pd(d[1], g[k][1]);
         far[k] = gelu_none_far_lanes_avx2(xf[k]);
         any |= far[k];
     }
     if (__builtin_expect(any != 0, 0))
+        _Pragma("GCC unroll 2") for (int k = 0; k < K; k++) {
+            __m256 ok = acl_join4_ps(o[k][0], o[k][1]);
+            if (far[k]) ok = gelu_none_far_avx2(dy + 8 * k, x + 8 * k, ok, far[k]);
+            acl_store8_ps_left(out + 8 * k, left - 8 * k, ok);
+        }
+    else
         _Pragma("GCC unroll 2") for (int k = 0; k < K; k++)
-            if (far[k]) o[k] = gelu_none_far_avx2(dy + 8 * k, x + 8 * k, o[k], far[k]);
-    _Pragma("GCC unroll 2") for (int k = 0; k < K; k++) acl_store8_ps_left(out + 8 * k, left - 8 * k, o[k]);
+            acl_store8_pd2_left(out + 8 * k, left - 8 * k, o[k][0], o[k][1]);
 }
 
 /* acl_passes32_f32_pf for these steps: passes of 32 elements, each after acl_prefetch_pass_f32,
@@ -547,18 +551,16 @@ gelu_tanh_steps_avx2(int K, const float *dy, const float *x, float *out, int64_t
     __m256d xd[GT2_K][2], g0[GT2_K][2], w[GT2_K][2], v[GT2_K][2], q[GT2_K][2];
     int special = 0;
     _Pragma("GCC unroll 2") for (int k = 0; k < K; k++) {
-        xf[k] = acl_load8_ps_left(x + 8 * k, left - 8 * k);
-#if ACLCONFORM_MUTANT == 61 /* (mutant 61, the AVX2 twin) */
-        __m256 xc = xf[k];
-#else
-        __m256 xc = _mm256_or_ps(_mm256_min_ps(gelu_abs8(xf[k]), _mm256_set1_ps(21.0f)),
-                                 _mm256_and_ps(xf[k], _mm256_set1_ps(-0.0f)));
+        xf[k] = acl_load8_ps_left(x + 8 * k, left - 8 * k); /* the lane tests */
+        acl_load8_pd2_left(x + 8 * k, left - 8 * k, xd[k]);
+        acl_load8_pd2_left(dy + 8 * k, left - 8 * k, g0[k]);
+#if ACLCONFORM_MUTANT != 61 /* (mutant 61, the AVX2 twin: no clamp) */
+        /* min(|x|, 21) with x's sign, on the widened x (round 29; the f32 clamp's values: the
+         * widening is exact and MINPD, like MINPS, returns 21 for a NaN) */
+        _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++)
+            xd[k][h] = _mm256_or_pd(_mm256_min_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), xd[k][h]), _mm256_set1_pd(21.0)),
+                                    _mm256_and_pd(xd[k][h], _mm256_set1_pd(-0.0)));
 #endif
-        __m256 d = acl_load8_ps_left(dy + 8 * k, left - 8 * k);
-        xd[k][0] = acl_lo4_pd(xc);
-        xd[k][1] = acl_hi4_pd(xc);
-        g0[k][0] = acl_lo4_pd(d);
-        g0[k][1] = acl_hi4_pd(d);
         _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
             __m256d x2 = _mm256_mul_pd(xd[k][h], xd[k][h]);
             w[k][h] = _mm256_mul_pd(xd[k][h], _mm256_fmadd_pd(CK6, x2, K2));
@@ -595,7 +597,7 @@ gelu_tanh_steps_avx2(int K, const float *dy, const float *x, float *out, int64_t
             g[h] = _mm256_loadu_pd(gl);
         }
 #endif
-        acl_store8_ps_left(out + 8 * k, left - 8 * k, gelu_product8_avx2(g0[k], g));
+        acl_store8_pd2_left(out + 8 * k, left - 8 * k, acl_mul_first4_pd(g0[k][0], g[0]), acl_mul_first4_pd(g0[k][1], g[1]));
     }
 }
 

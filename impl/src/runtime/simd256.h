@@ -83,6 +83,32 @@ ACL_AVX2_TARGET static inline __m256 acl_join4_ps(__m256d lo, __m256d hi)
     return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm256_cvtpd_ps(lo)), _mm256_cvtpd_ps(hi), 1);
 }
 
+/* 8 floats from p, the first `left` (others 0), widened to d[0] (elements 0-3) and d[1] (4-7):
+ * a whole vector by two 16-byte loads widened in place, no VEXTRACTF128 (round 29) */
+ACL_AVX2_TARGET static inline void acl_load8_pd2_left(const float *p, int64_t left, __m256d d[2])
+{
+    if (left >= 8) {
+        d[0] = _mm256_cvtps_pd(_mm_loadu_ps(p));
+        d[1] = _mm256_cvtps_pd(_mm_loadu_ps(p + 4));
+        return;
+    }
+    __m256 v = acl_load8_ps_left(p, left);
+    d[0] = acl_lo4_pd(v);
+    d[1] = acl_hi4_pd(v);
+}
+
+/* lo (elements 0-3) and hi (4-7) rounded to f32 and stored, the first `left`: a whole vector by
+ * two 16-byte stores, no VINSERTF128 (round 29) */
+ACL_AVX2_TARGET static inline void acl_store8_pd2_left(float *p, int64_t left, __m256d lo, __m256d hi)
+{
+    if (left >= 8) {
+        _mm_storeu_ps(p, _mm256_cvtpd_ps(lo));
+        _mm_storeu_ps(p + 4, _mm256_cvtpd_ps(hi));
+        return;
+    }
+    acl_store8_ps_left(p, left, acl_join4_ps(lo, hi));
+}
+
 /* acl_mul_first_pd / _ps on 4 / 8 lanes: a·b with a as the first source operand, so where both
  * are NaN the result is a's (see simd512.h: a product written in C may swap them per copy) */
 ACL_AVX2_TARGET static inline __m256d acl_mul_first4_pd(__m256d a, __m256d b)
