@@ -80,7 +80,8 @@ with tempfile.TemporaryDirectory() as d:
         m = re.search(r"llvm-mca -mcpu=znver3: ([0-9.]+) cycles per pass = ([0-9.]+) cycles per element, busiest (\S+) "
                       r"[0-9]+.*at 3\.00 GHz [0-9.]+ ns per element", r.stdout)
         # at least the 144 FMAs and multiplies of a pass on Zen 3's two FMA pipes
-        if r.returncode != 0 or not m or float(m.group(1)) < 72 or abs(float(m.group(1)) / 32 - float(m.group(2))) > 1e-3:
+        # (the cycles per pass print with one decimal, per element with three: agreement to 0.005)
+        if r.returncode != 0 or not m or float(m.group(1)) < 72 or abs(float(m.group(1)) / 32 - float(m.group(2))) > 5e-3:
             fails.append("--mca znver3: exit %d\n%s%s" % (r.returncode, r.stdout, r.stderr))
         r = run("--ports", ports2, "--mca", "no-such-cpu", "gelu_none_block_avx2:32")
         if r.returncode == 0 or "--mca no-such-cpu" not in r.stderr:
