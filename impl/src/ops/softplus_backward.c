@@ -831,10 +831,8 @@ softplus_step_f32_avx2(const softplus_ctx *c, const float *dy, const float *x, f
         low[j] = 0;
 #endif
         any |= low[j];
-        zd[2 * j] = acl_lo4_pd(xf);
-        zd[2 * j + 1] = acl_hi4_pd(xf);
-        r[2 * j] = acl_lo4_pd(dyf[j]);
-        r[2 * j + 1] = acl_hi4_pd(dyf[j]);
+        acl_load8_pd2_left(x + 8 * j, left - 8 * j, &zd[2 * j]); /* no VEXTRACTF128 (round 29) */
+        acl_load8_pd2_left(dy + 8 * j, left - 8 * j, &r[2 * j]);
     }
     for (int k = 0; k < 2 * SPF2_V; k++)
         zd[k] = _mm256_max_pd(_mm256_min_pd(_mm256_mul_pd(_mm256_set1_pd((double)c->beta32), zd[k]),
