@@ -283,9 +283,16 @@ logit_step8d(const logit_ctx *c, const float *x, const float *dy, float *out, in
         int64_t lj = left - 8 * j;
         if (lj <= 0) break;
         __m256 xv = logit_load8_st(x + 8 * st * j, lj, st), g = logit_load8_st(dy + 8 * st * j, lj, st);
-        __m256d x0 = acl_lo4_pd(xv), x1 = acl_hi4_pd(xv);
-        __m256d q0 = _mm256_div_pd(acl_lo4_pd(g), _mm256_mul_pd(x0, _mm256_sub_pd(one, x0)));
-        __m256d q1 = _mm256_div_pd(acl_hi4_pd(g), _mm256_mul_pd(x1, _mm256_sub_pd(one, x1)));
+        __m256d xd[2], gd[2];
+        if (st == 1) { /* contiguous: the halves widened from 16-byte loads, no VEXTRACTF128 */
+            acl_load8_pd2_left(x + 8 * j, lj, xd);
+            acl_load8_pd2_left(dy + 8 * j, lj, gd);
+        } else {
+            xd[0] = acl_lo4_pd(xv), xd[1] = acl_hi4_pd(xv);
+            gd[0] = acl_lo4_pd(g), gd[1] = acl_hi4_pd(g);
+        }
+        __m256d q0 = _mm256_div_pd(gd[0], _mm256_mul_pd(xd[0], _mm256_sub_pd(one, xd[0])));
+        __m256d q1 = _mm256_div_pd(gd[1], _mm256_mul_pd(xd[1], _mm256_sub_pd(one, xd[1])));
         __m256 o = logit_rules8(c, xv, g, acl_join4_ps(q0, q1), NULL);
         if (nt && lj >= 8) _mm256_stream_ps(out + 8 * j, o);
         else acl_store8_ps_left(out + 8 * j, lj, o);
