@@ -155,7 +155,13 @@ def hot_loop(insns, reg="zmm"):
         if target is not None:
             if start <= target <= addr:
                 body = [x for x in insns if target <= x[0] <= addr]
-                if not any(x[1].startswith("ret") for x in body):  # not a tail's exit path
+                # not a tail's exit path, and not a stretch cut out of a larger loop: a conditional
+                # back edge inside it that goes to before its head belongs to that loop (GCC's
+                # layout of round 29's Softplus f32 AVX2 loop: a jmp back into the loop's middle
+                # from the tail blocks after it)
+                crossing = any(x[1].startswith("j") and x[1] != "jmp" and x[0] < addr and
+                               (jump_target(x[1], x[2]) or target) < target for x in body)
+                if not any(x[1].startswith("ret") for x in body) and not crossing:
                     loops.append((target, addr, body))
     if not loops:
         return None, []
