@@ -288,13 +288,13 @@ ACL_AVX512_TARGET static void sms_rows_avx512(const sms_job *jb, int64_t begin, 
 ACL_AVX2_TARGET static inline void sms_load8_pd(const void *p, int64_t j, int64_t left, int kind, __m256d *lo,
                                                 __m256d *hi)
 {
-    if (kind == 0 && left >= 8) {
-        *lo = _mm256_cvtps_pd(_mm_loadu_ps((const float *)p + j));
-        *hi = _mm256_cvtps_pd(_mm_loadu_ps((const float *)p + j + 4));
+    if (kind == 0) {
+        __m256d d[2];
+        acl_load8_pd2_left((const float *)p + j, left, d);
+        *lo = d[0], *hi = d[1];
         return;
     }
-    __m256 v = kind == 0 ? acl_load8_ps_left((const float *)p + j, left)
-                         : acl_load8_16_left((const uint16_t *)p + j, left, kind == 2);
+    __m256 v = acl_load8_16_left((const uint16_t *)p + j, left, kind == 2);
     *lo = acl_lo4_pd(v);
     *hi = acl_hi4_pd(v);
 }
@@ -374,8 +374,7 @@ ACL_AVX2_TARGET static inline void sms_dot8_bf16(__m256d *lo, __m256d *hi, const
     __m128i ga = _mm_and_si128(gb, abs), ya = _mm_and_si128(yb, abs);
     *mx = _mm_max_epu16(*mx, _mm_max_epu16(ga, ya));
     *mn = _mm_min_epu16(*mn, _mm_min_epu16(_mm_sub_epi16(ga, one), _mm_sub_epi16(ya, one)));
-    __m256 gv = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(gb), 16));
-    __m256 yv = _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(yb), 16));
+    __m256 gv = acl_widen8_16(gb, true), yv = acl_widen8_16(yb, true);
 #if ACLCONFORM_MUTANT == 33 /* masked-select: row sum skips masked positions (spec: all j) */
     gv = _mm256_and_ps(gv, _mm256_castsi256_ps(sms_kept8(mk, j, left)));
 #endif

@@ -440,6 +440,14 @@ static float softplus16_value(const softplus_ctx *c, float g, float x)
     return num / (1.0f + e);
 }
 
+/* softplus16_value on f16 (bf = false) or bf16 dy and self, rounded to the dtype: the lanes the
+ * all-16-bit vector kernels hand over */
+static inline uint16_t softplus16_value16(const softplus_ctx *c, uint16_t dy, uint16_t x, bool bf)
+{
+    return bf ? acl_f32_to_bf16(softplus16_value(c, acl_bf16_to_f32(dy), acl_bf16_to_f32(x)))
+              : acl_f32_to_f16(softplus16_value(c, acl_f16_to_f32(dy), acl_f16_to_f32(x)));
+}
+
 static void softplus16_block(const void *p, int64_t n, const float *dy, const float *x, float *out)
 {
     for (int64_t i = 0; i < n; i++) out[i] = softplus16_value(p, dy[i], x[i]);
@@ -535,7 +543,7 @@ softplus16_step_f16(const softplus_ctx *c, const uint16_t *dy, const uint16_t *x
     if (__builtin_expect(any != 0, 0))
         SP16_EACH for (; redo[k]; redo[k] &= (__mmask16)(redo[k] - 1)) {
             int j = 16 * k + __builtin_ctz(redo[k]);
-            out[j] = acl_f32_to_f16(softplus16_value(c, acl_f16_to_f32(dy[j]), acl_f16_to_f32(x[j])));
+            out[j] = softplus16_value16(c, dy[j], x[j], false);
         }
 }
 
@@ -565,7 +573,7 @@ softplus16_step_bf16(const softplus_ctx *c, const uint16_t *dy, const uint16_t *
         for (int k = 0; k < 2; k++)
             for (__mmask16 r = redo[k]; r; r &= (__mmask16)(r - 1)) {
                 int j = 2 * __builtin_ctz(r) + k;
-                if (j < left) out[j] = acl_f32_to_bf16(softplus16_value(c, acl_bf16_to_f32(dy[j]), acl_bf16_to_f32(x[j])));
+                if (j < left) out[j] = softplus16_value16(c, dy[j], x[j], true);
             }
 }
 
@@ -684,7 +692,7 @@ softplus16_step_f16_avx2(const softplus_ctx *c, const uint16_t *dy, const uint16
     if (__builtin_expect(any != 0, 0))
         SP16A_EACH for (; redo[k]; redo[k] &= redo[k] - 1) {
             int j = 8 * k + __builtin_ctz(redo[k]);
-            out[j] = acl_f32_to_f16(softplus16_value(c, acl_f16_to_f32(dy[j]), acl_f16_to_f32(x[j])));
+            out[j] = softplus16_value16(c, dy[j], x[j], false);
         }
 }
 
@@ -730,7 +738,7 @@ softplus16_step_bf16_avx2(const softplus_ctx *c, const uint16_t *dy, const uint1
         for (int k = 0; k < 2; k++)
             for (unsigned r = redo[k]; r; r &= r - 1) {
                 int j = 2 * __builtin_ctz(r) + k;
-                if (j < left) out[j] = acl_f32_to_bf16(softplus16_value(c, acl_bf16_to_f32(dy[j]), acl_bf16_to_f32(x[j])));
+                if (j < left) out[j] = softplus16_value16(c, dy[j], x[j], true);
             }
 }
 
@@ -770,7 +778,7 @@ ACL_AVX2_TARGET static void softplus16_lut_build(const softplus_ctx *c, bool bf,
         __m256 x[SP16A_K], den[SP16A_K], lin[SP16A_K], hand[SP16A_K];
         SP16A_EACH {
             __m128i b = _mm_add_epi16(_mm_set1_epi16((short)(h + 8 * (uint32_t)k)), _mm_setr_epi16(0, 1, 2, 3, 4, 5, 6, 7));
-            x[k] = bf ? _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(b), 16)) : _mm256_cvtph_ps(b);
+            x[k] = acl_widen8_16(b, bf);
         }
         softplus16_den_avx2(c, x, den, lin, hand);
         SP16A_EACH {
@@ -789,8 +797,7 @@ softplus16_lut_step(const softplus16_lut *L, const uint16_t *dy, const uint16_t 
     if (__builtin_expect(redo != 0, 0))
         for (; redo; redo &= redo - 1) {
             int j = __builtin_ctz(redo);
-            out[j] = bf ? acl_f32_to_bf16(softplus16_value(L->c, acl_bf16_to_f32(dy[j]), acl_bf16_to_f32(x[j])))
-                        : acl_f32_to_f16(softplus16_value(L->c, acl_f16_to_f32(dy[j]), acl_f16_to_f32(x[j])));
+            out[j] = softplus16_value16(L->c, dy[j], x[j], bf);
         }
 }
 

@@ -137,8 +137,7 @@ ACL_AVX2_TARGET static inline __m256 acl_load8_16_left(const uint16_t *p, int64_
         if (left > 0) memcpy(t, p, (size_t)left * sizeof *p);
         h = _mm_loadu_si128((const __m128i *)(void *)t);
     }
-    if (bf) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
-    return _mm256_cvtph_ps(h);
+    return acl_widen8_16(h, bf);
 }
 
 /* f32 -> bf16 bits in the low half of each 32-bit lane, rounded to nearest even: the bits of

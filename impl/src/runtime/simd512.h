@@ -304,8 +304,9 @@ acl_passes32_f32_pf(const void *ctx, int64_t n, const float *dy, const float *x,
     acl_steps8_f32(ctx, n - i, dy + i, x + i, out + i, step);
 }
 
-/* 8 f16 (bf = false) or bf16 bit patterns, exactly widened to f32. */
-ACL_AVX512_TARGET static inline __m256 acl_widen8_16(__m128i h, bool bf)
+/* 8 f16 (bf = false) or bf16 bit patterns, exactly widened to f32.  AVX2 + F16C only, so the
+ * AVX2 kernels (simd256.h) inline it too. */
+__attribute__((target("avx2,f16c"))) static inline __m256 acl_widen8_16(__m128i h, bool bf)
 {
     if (bf) return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
     return _mm256_cvtph_ps(h);
