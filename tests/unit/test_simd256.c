@@ -195,6 +195,15 @@ static void exp_dd_within_its_bound(void **state)
     assert_int_equal(differ, 0);
 }
 
+/* xorshift64 */
+static uint64_t xs64(uint64_t *s)
+{
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
 /* acl_scalef4 against x·2^floor(n) in long double (exact: one rounding to double by the
  * conversion, subnormals included), and with AVX-512 against VSCALEFPD */
 static void scalef_rounds_once(void **state)
@@ -206,7 +215,7 @@ static void scalef_rounds_once(void **state)
     for (int i = 0; i < 200000; i += 8) {
         double x[8], n[8], r[8], r8[8];
         for (int l = 0; l < 8; l++) {
-            s ^= s << 13; s ^= s >> 7; s ^= s << 17;
+            xs64(&s);
             x[l] = ldexp(1.0 + (double)(s & 0xfffffffffffffull) * 0x1p-52, (int)((s >> 52) % 200) - 198) *
                    (s >> 63 ? -1.0 : 1.0);
             n[l] = (double)((int)((s >> 20) % 3177) - 1588) + (double)((s >> 40) % 8) / 8.0;
@@ -237,13 +246,6 @@ ACL_AVX2_TARGET static void table8(const float *tab, const uint16_t *xb, int64_t
     _mm256_storeu_ps(out, acl_table8_ps(tab, xb, left));
 }
 
-static uint64_t xs64(uint64_t *s)
-{
-    *s ^= *s << 13;
-    *s ^= *s >> 7;
-    *s ^= *s << 17;
-    return *s;
-}
 
 /* acl_pack8_16_avx2(v, bf16) lane by lane against acl_f32_to_bf16: random bit patterns (every
  * class: zeros, subnormals, normals, ±Inf), half the vectors with one NaN lane (quiet or
