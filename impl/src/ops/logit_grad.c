@@ -240,8 +240,9 @@ ACL_AVX512_TARGET static void logit16_bf16(const void *c, int64_t n, const uint1
 #endif
 
 #ifdef ACL_HAVE_AVX2_KERNELS
-/* logit_rules16 on 8 lanes (AVX2: masks are vectors of all-ones lanes) */
-ACL_AVX2_TARGET static inline __m256 logit_rules8(const logit_ctx *c, __m256 xv, __m256 g, __m256 q, __m256 *valid)
+/* logit_rules16 on 8 lanes (AVX2: masks are vectors of all-ones lanes), without its valid lanes:
+ * no AVX2 kernel redoes lanes */
+ACL_AVX2_TARGET static inline __m256 logit_rules8(const logit_ctx *c, __m256 xv, __m256 g, __m256 q)
 {
 #if ACLCONFORM_MUTANT == 28 /* eps-range-edge: lower bound exclusive: x == eps falls outside */
     __m256 in = _mm256_and_ps(_mm256_cmp_ps(xv, _mm256_set1_ps(c->lo32), _CMP_GT_OQ),
@@ -251,7 +252,6 @@ ACL_AVX2_TARGET static inline __m256 logit_rules8(const logit_ctx *c, __m256 xv,
                               _mm256_cmp_ps(xv, _mm256_set1_ps(c->hi32), _CMP_LE_OQ));
 #endif
     __m256 nan = _mm256_cmp_ps(xv, g, _CMP_UNORD_Q);
-    if (valid) *valid = _mm256_andnot_ps(nan, in);
     return _mm256_blendv_ps(_mm256_blendv_ps(_mm256_set1_ps((float)c->outside), q, in), _mm256_set1_ps(NAN), nan);
 }
 
@@ -293,7 +293,7 @@ logit_step8d(const logit_ctx *c, const float *x, const float *dy, float *out, in
         }
         __m256d q0 = _mm256_div_pd(gd[0], _mm256_mul_pd(xd[0], _mm256_sub_pd(one, xd[0])));
         __m256d q1 = _mm256_div_pd(gd[1], _mm256_mul_pd(xd[1], _mm256_sub_pd(one, xd[1])));
-        __m256 o = logit_rules8(c, xv, g, acl_join4_ps(q0, q1), NULL);
+        __m256 o = logit_rules8(c, xv, g, acl_join4_ps(q0, q1));
         if (nt && lj >= 8) _mm256_stream_ps(out + 8 * j, o);
         else acl_store8_ps_left(out + 8 * j, lj, o);
     }
@@ -331,7 +331,7 @@ logit16_avx2(const logit_ctx *c, int64_t n, const uint16_t *x, const uint16_t *d
     for (int64_t i = 0; i < n; i += 8) {
         __m256 xv = acl_load8_16_left(x + i, n - i, bf), g = acl_load8_16_left(dy + i, n - i, bf);
         __m256 q = _mm256_div_ps(g, _mm256_mul_ps(xv, _mm256_sub_ps(one, xv)));
-        acl_store8_16_left(out + i, n - i, logit_rules8(&lc, xv, g, q, NULL), bf);
+        acl_store8_16_left(out + i, n - i, logit_rules8(&lc, xv, g, q), bf);
     }
 }
 
