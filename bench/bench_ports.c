@@ -304,6 +304,34 @@ typedef struct {
     int n, fmas; /* instructions of the class, and FMAs, per timed block */
 } port_row;
 
+/* the AVX-512 table (see the top): rows512[0] is the FMA row (5 chains and 5 more FMAs) */
+static const port_row rows512[] = {
+    {"fma", "vfmadd*pd zmm", "polynomials (Horner steps)", mix_fma, 5, 5},
+    {"mul", "vmulpd zmm", "products", mix_mul, 5, 5},
+    {"add", "vaddpd/vsubpd zmm", "reductions, 1 - P", mix_add, 5, 5},
+    {"div", "vdivpd zmm (1 per 9 FMAs)", "P/Q of a rational, 1/(1 + e)", mix_div1, 1, 9},
+    {"div_sat", "vdivpd zmm (saturated divider)", "(the divider's own rate)", mix_div, 5, 5},
+    {"rcp14", "vrcp14pd zmm", "(a division's alternative)", mix_rcp, 5, 5},
+    {"range", "vrangepd zmm", "clamps min(|x|, c)", mix_range, 5, 5},
+    {"shift", "vpsllq zmm", "exponent bits 2^n", mix_shift, 5, 5},
+    {"paddq", "vpaddq zmm", "exponent add", mix_paddq, 5, 5},
+    {"perm", "vpermpd zmm (1 table)", "8-entry table", mix_perm, 5, 5},
+    {"perm2", "vpermt2pd/vpermi2q zmm (2 tables)", "16-entry table", mix_perm2, 5, 5},
+    {"cvtps2pd", "vcvtps2pd ymm->zmm", "f32 inputs widened", mix_cvtps2pd, 5, 5},
+    {"cvtpd2ps", "vcvtpd2ps zmm->ymm", "f32 output rounded", mix_cvtpd2ps, 5, 5},
+    {"cmppd", "vcmppd zmm->k", "lane tests on 8 doubles", mix_cmppd, 5, 10},
+    {"cmpps8", "vcmpps ymm->k", "the same test on the 8 f32 inputs", mix_cmpps8, 5, 10},
+    {"cmpps16", "vcmpps zmm->k", "a test of 16 f32 lanes", mix_cmpps16, 5, 10},
+    {"fpclass8", "vfpclassps ymm->k", "Inf/NaN lanes of 8 f32 inputs", mix_fpclass8, 5, 10},
+    {"movd2m8", "vpmovd2m ymm->k", "sign bits of 8 f32 inputs", mix_movd2m8, 5, 10},
+    {"pcmpud8", "vpcmpud ymm->k", "an integer test of 8 f32 inputs' bits", mix_pcmpd8, 5, 10},
+    {"masksub", "vsubpd zmm{k}", "select 1 - P under a mask", mix_masksub, 5, 5},
+    {"scalef", "vscalefpd zmm", "x·2^k", mix_scalef, 5, 5},
+    {"max", "vmaxpd/vminpd zmm", "clamps", mix_max, 5, 5},
+    {"logic", "vorpd/vandpd/vxorpd zmm", "sign bits", mix_logic, 5, 5},
+    {"blend", "vblendmpd zmm", "selects", mix_blend, 5, 5},
+};
+
 /* the AVX2 table (see the top): rows[0] is the FMA row (8 chains and 4 more FMAs) */
 static const port_row rows2[] = {
     {"fma", "vfmadd*pd ymm", "polynomials (Horner steps)", mix2_fma, 4, 8},
@@ -354,32 +382,6 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_ports: this CPU has neither AVX-512 F/DQ/VL nor AVX2 and FMA: nothing to measure\n");
         return 0;
     }
-    static const port_row rows512[] = {
-        {"fma", "vfmadd*pd zmm", "polynomials (Horner steps)", mix_fma, 5, 5},
-        {"mul", "vmulpd zmm", "products", mix_mul, 5, 5},
-        {"add", "vaddpd/vsubpd zmm", "reductions, 1 - P", mix_add, 5, 5},
-        {"div", "vdivpd zmm (1 per 9 FMAs)", "P/Q of a rational, 1/(1 + e)", mix_div1, 1, 9},
-        {"div_sat", "vdivpd zmm (saturated divider)", "(the divider's own rate)", mix_div, 5, 5},
-        {"rcp14", "vrcp14pd zmm", "(a division's alternative)", mix_rcp, 5, 5},
-        {"range", "vrangepd zmm", "clamps min(|x|, c)", mix_range, 5, 5},
-        {"shift", "vpsllq zmm", "exponent bits 2^n", mix_shift, 5, 5},
-        {"paddq", "vpaddq zmm", "exponent add", mix_paddq, 5, 5},
-        {"perm", "vpermpd zmm (1 table)", "8-entry table", mix_perm, 5, 5},
-        {"perm2", "vpermt2pd/vpermi2q zmm (2 tables)", "16-entry table", mix_perm2, 5, 5},
-        {"cvtps2pd", "vcvtps2pd ymm->zmm", "f32 inputs widened", mix_cvtps2pd, 5, 5},
-        {"cvtpd2ps", "vcvtpd2ps zmm->ymm", "f32 output rounded", mix_cvtpd2ps, 5, 5},
-        {"cmppd", "vcmppd zmm->k", "lane tests on 8 doubles", mix_cmppd, 5, 10},
-        {"cmpps8", "vcmpps ymm->k", "the same test on the 8 f32 inputs", mix_cmpps8, 5, 10},
-        {"cmpps16", "vcmpps zmm->k", "a test of 16 f32 lanes", mix_cmpps16, 5, 10},
-        {"fpclass8", "vfpclassps ymm->k", "Inf/NaN lanes of 8 f32 inputs", mix_fpclass8, 5, 10},
-        {"movd2m8", "vpmovd2m ymm->k", "sign bits of 8 f32 inputs", mix_movd2m8, 5, 10},
-        {"pcmpud8", "vpcmpud ymm->k", "an integer test of 8 f32 inputs' bits", mix_pcmpd8, 5, 10},
-        {"masksub", "vsubpd zmm{k}", "select 1 - P under a mask", mix_masksub, 5, 5},
-        {"scalef", "vscalefpd zmm", "x·2^k", mix_scalef, 5, 5},
-        {"max", "vmaxpd/vminpd zmm", "clamps", mix_max, 5, 5},
-        {"logic", "vorpd/vandpd/vxorpd zmm", "sign bits", mix_logic, 5, 5},
-        {"blend", "vblendmpd zmm", "selects", mix_blend, 5, 5},
-    };
     const port_row *rows = avx2 ? rows2 : rows512;
     size_t nrows = avx2 ? sizeof rows2 / sizeof rows2[0] : sizeof rows512 / sizeof rows512[0];
     const char *width = avx2 ? "256" : "512";
@@ -392,8 +394,9 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_ports: --tsv-file %s: cannot write\n", tsv_file);
             return 2;
         }
-        fprintf(tf, "class\tinsn\tfma_eq\n");
     }
+    FILE *to = tsv ? stdout : tf; /* where the TSV goes (--tsv, --tsv-file), or NULL */
+    if (to) fprintf(to, "class\tinsn\tfma_eq\n");
     double sink = 0;
     double t_none = best_ns(avx2 ? mix2_none : mix_none, &sink); /* 5 FMAs (AVX2: 8) */
     double t_fma = best_ns(rows[0].f, &sink);                     /* 10 FMAs (AVX2: 12) */
@@ -405,8 +408,7 @@ int main(int argc, char **argv)
         ghz = 4.0 / lat;
         per_cycle = lat / 4.0 / slot;
     }
-    if (tsv) printf("class\tinsn\tfma_eq\n");
-    else {
+    if (!tsv) {
         if (avx2)
             printf("# AVX2: one 256-bit FMA issue slot: %.4f ns; a dependent FMA: %.4f ns (%.2f GHz if it "
                    "takes 4 cycles), so %.2f FMAs issue per cycle; 8 FMAs alone: %.2f slots\n",
@@ -421,13 +423,11 @@ int main(int argc, char **argv)
         double t = i == 0 ? t_fma : best_ns(rows[i].f, &sink);
         /* extra slots per instruction beside the FMAs */
         double eq = (t - rows[i].fmas * slot) / rows[i].n / slot;
-        if (tsv) printf("%s\t%s\t%.2f\n", rows[i].name, rows[i].insn, eq);
-        else printf("%-9s %-34s %7.2f  %s\n", rows[i].name, rows[i].insn, eq, rows[i].used_for);
-        if (tf) fprintf(tf, "%s\t%s\t%.2f\n", rows[i].name, rows[i].insn, eq);
+        if (!tsv) printf("%-9s %-34s %7.2f  %s\n", rows[i].name, rows[i].insn, eq, rows[i].used_for);
+        if (to) fprintf(to, "%s\t%s\t%.2f\n", rows[i].name, rows[i].insn, eq);
     }
     /* kernel_mix.py's conversion of slots to cycles and time */
-    if (tsv) printf("slots_per_cycle\t%s-bit FMAs issued per cycle\t%.2f\nghz\tclock\t%.3f\n", width, per_cycle, ghz);
-    if (tf) fprintf(tf, "slots_per_cycle\t%s-bit FMAs issued per cycle\t%.2f\nghz\tclock\t%.3f\n", width, per_cycle, ghz);
+    if (to) fprintf(to, "slots_per_cycle\t%s-bit FMAs issued per cycle\t%.2f\nghz\tclock\t%.3f\n", width, per_cycle, ghz);
     if (!tsv) printf("# (checksum %g)\n", sink);
     if (tf && (fclose(tf) != 0 || rename(tmp_name, tsv_file) != 0)) {
         fprintf(stderr, "bench_ports: --tsv-file %s: cannot write\n", tsv_file);
