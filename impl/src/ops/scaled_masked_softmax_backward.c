@@ -383,15 +383,16 @@ ACL_AVX2_TARGET static inline void sms_dot8_bf16(__m256d *lo, __m256d *hi, const
     *hi = _mm256_add_pd(*hi, acl_hi4_pd(p));
 }
 
-/* sms_dot8_bf16 for the 16 elements j..j+15 of a 32-element block (j at offset 0 or 16 of it):
- * widened by VPUNPCKLWD / VPUNPCKHWD against zero (sms_step16x2_bf16), the products of elements
- * 0-3, 8-11 in pa and 4-7, 12-15 in pb, so acc lanes 0-3 of the 16 (a[0]) take pa's low half,
- * 4-7 (a[1]) pb's low half, 8-11 (a[2]) pa's high half, 12-15 (a[3]) pb's high half: each acc[k]
- * the same element as sms_dot8_bf16 gives it.  The magnitudes gathered on 16 lanes (*mx, *mn). */
+/* sms_dot8_bf16 for the 16 elements j..j+15 of a 32-element block (j at offset 0 or 16 of it),
+ * split into even and odd elements as sms_step16x2_bf16 splits them (a shift and a mask, no
+ * shuffle): the products of elements 0, 2, .., 14 in pE and 1, 3, .., 15 in pO, so a[0] holds the
+ * partial sums acc[0, 2, 4, 6] of the 16, a[1] acc[8, 10, 12, 14], a[2] acc[1, 3, 5, 7], a[3]
+ * acc[9, .., 15]: each acc[k] the same elements as sms_dot8_bf16 gives it, in another lane
+ * (sms_dot_unsplit puts them back).  The magnitudes gathered on 16 lanes (*mx, *mn). */
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 sms_dot16_bf16(__m256d *a, const void *g, const void *y, const uint8_t *mk, int64_t j, __m256i *mx, __m256i *mn)
 {
-    const __m256i z = _mm256_setzero_si256();
+    const __m256i hi16 = _mm256_set1_epi32((int)0xffff0000u);
     __m256i gw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)g + j));
     __m256i yw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)y + j));
     const __m256i abs = _mm256_set1_epi16(0x7fff), one = _mm256_set1_epi16(1);
@@ -400,15 +401,28 @@ sms_dot16_bf16(__m256d *a, const void *g, const void *y, const uint8_t *mk, int6
     *mn = _mm256_min_epu16(*mn, _mm256_min_epu16(_mm256_sub_epi16(ga, one), _mm256_sub_epi16(ya, one)));
 #if ACLCONFORM_MUTANT == 33 /* masked-select: row sum skips masked positions (spec: all j) */
     __m256i mw = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(mk + j)));
-    gw = _mm256_andnot_si256(_mm256_cmpgt_epi16(mw, z), gw);
+    gw = _mm256_andnot_si256(_mm256_cmpgt_epi16(mw, _mm256_setzero_si256()), gw);
 #endif
     (void)mk;
-    __m256 pa = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_unpacklo_epi16(z, gw)), _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, yw)));
-    __m256 pb = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_unpackhi_epi16(z, gw)), _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, yw)));
-    a[0] = _mm256_add_pd(a[0], acl_lo4_pd(pa));
-    a[1] = _mm256_add_pd(a[1], acl_lo4_pd(pb));
-    a[2] = _mm256_add_pd(a[2], acl_hi4_pd(pa));
-    a[3] = _mm256_add_pd(a[3], acl_hi4_pd(pb));
+    __m256 pE = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_slli_epi32(gw, 16)), _mm256_castsi256_ps(_mm256_slli_epi32(yw, 16)));
+    __m256 pO = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_and_si256(gw, hi16)), _mm256_castsi256_ps(_mm256_and_si256(yw, hi16)));
+    a[0] = _mm256_add_pd(a[0], acl_lo4_pd(pE));
+    a[1] = _mm256_add_pd(a[1], acl_hi4_pd(pE));
+    a[2] = _mm256_add_pd(a[2], acl_lo4_pd(pO));
+    a[3] = _mm256_add_pd(a[3], acl_hi4_pd(pO));
+}
+
+/* sms_dot16_bf16's four accumulators of 16 elements back in element order (a[0]: acc 0-3, a[1]:
+ * 4-7, a[2]: 8-11, a[3]: 12-15): the values moved, none summed */
+ACL_AVX2_TARGET static inline void sms_dot_unsplit(__m256d *a)
+{
+    __m256d e0 = a[0], e8 = a[1], o1 = a[2], o9 = a[3];
+    __m256d l0 = _mm256_unpacklo_pd(e0, o1), h0 = _mm256_unpackhi_pd(e0, o1); /* 0 1 4 5, 2 3 6 7 */
+    __m256d l8 = _mm256_unpacklo_pd(e8, o9), h8 = _mm256_unpackhi_pd(e8, o9);
+    a[0] = _mm256_permute2f128_pd(l0, h0, 0x20);
+    a[1] = _mm256_permute2f128_pd(l0, h0, 0x31);
+    a[2] = _mm256_permute2f128_pd(l8, h8, 0x20);
+    a[3] = _mm256_permute2f128_pd(l8, h8, 0x31);
 }
 
 /* every |value| of the row ≤ the bits mx's largest lane, < 2^64 (bf16 0x5f80), and every nonzero
@@ -441,9 +455,11 @@ ACL_AVX2_TARGET static inline __m256 sms_out8_avx2(const void *g, const void *y,
  * vector of 32-bit all-ones lanes */
 ACL_AVX2_TARGET static inline __m256i sms_not_normal8(__m256 v)
 {
-    const __m256i ex = _mm256_set1_epi32(0x7f800000);
-    __m256i e = _mm256_and_si256(_mm256_castps_si256(v), ex);
-    return _mm256_or_si256(_mm256_cmpeq_epi32(e, _mm256_setzero_si256()), _mm256_cmpeq_epi32(e, ex));
+    /* |v|'s bits + 0x7f800000 wraps the normal range [0x00800000, 0x7f800000) onto the negative
+     * [INT32_MIN, -0x01000000), ±0 and subnormals above it (0x7f800000 up), ±Inf and NaN onto
+     * [-0x01000000, -0x00800001]: one signed compare */
+    __m256i a = _mm256_and_si256(_mm256_castps_si256(v), _mm256_set1_epi32(0x7fffffff));
+    return _mm256_cmpgt_epi32(_mm256_add_epi32(a, _mm256_set1_epi32(0x7f800000)), _mm256_set1_epi32(-0x01000001));
 }
 
 /* a row's constants for its output pass: s_hi, s_lo and scale in f32 (16-bit rows), s and scale
@@ -502,60 +518,60 @@ sms_step16_avx2(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk
 }
 
 /* sms_step16_avx2 for 16 bf16 elements j..j+15 of a row in the f32 pass (mode 1 or 2), with fewer
- * shuffles and shifts (the bottleneck here): each input widened by VPUNPCKLWD / VPUNPCKHWD against
- * zero (a bf16 is the high half of its f32) into two vectors whose lanes hold elements 0-3, 8-11
- * (A) and 4-7, 12-15 (B), the mask the same way; the lanes are independent, and VPACKUSDW of the
- * two rounded halves puts the 16 results back in order.  The same operations per lane as
- * sms_step16_avx2, the same bits. */
+ * shuffles (the bottleneck here, round 30): each input split by a shift and a mask into its even
+ * elements (E: 0, 2, .., 14, the low halves of the 32-bit words, shifted up) and its odd ones (O:
+ * the high halves, the low ones cleared), each already the f32 of its bf16; the lanes are
+ * independent, so the same operations per lane as sms_step16_avx2.  The mask stays in 16-bit
+ * lanes in element order: it gates the redo test (the two 32-bit class masks merged by one word
+ * blend) and clears the masked outputs after the two rounded halves are merged by another, so no
+ * 32-bit mask is widened unless a lane is redone.  The same bits. */
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 sms_step16x2_bf16(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk, int64_t j, void *o, int mode,
                   bool nt)
 {
-    const __m256i z = _mm256_setzero_si256();
-    const __m256 zero = _mm256_setzero_ps(); /* (the planted defects' operand) */
-    (void)zero;
+    const __m256i hi16 = _mm256_set1_epi32((int)0xffff0000u);
     __m256i gw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)g + j));
     __m256i yw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)y + j));
-    __m256i mw = _mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(mk + j)));
-    __m256 keepA = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_unpacklo_epi16(z, mw), z));
-    __m256 keepB = _mm256_castsi256_ps(_mm256_cmpeq_epi32(_mm256_unpackhi_epi16(z, mw), z));
-    __m256 tA = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(_mm256_castsi256_ps(_mm256_unpacklo_epi16(z, gw)), c->vhi), c->vlo),
-                              _mm256_castsi256_ps(_mm256_unpacklo_epi16(z, yw)));
-    __m256 tB = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(_mm256_castsi256_ps(_mm256_unpackhi_epi16(z, gw)), c->vhi), c->vlo),
-                              _mm256_castsi256_ps(_mm256_unpackhi_epi16(z, yw)));
-    __m256 vA = _mm256_mul_ps(tA, c->sc), vB = _mm256_mul_ps(tB, c->sc);
+    __m256i keep16 = _mm256_cmpeq_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(mk + j))),
+                                        _mm256_setzero_si256());
+    __m256 gE = _mm256_castsi256_ps(_mm256_slli_epi32(gw, 16)), gO = _mm256_castsi256_ps(_mm256_and_si256(gw, hi16));
+    __m256 yE = _mm256_castsi256_ps(_mm256_slli_epi32(yw, 16)), yO = _mm256_castsi256_ps(_mm256_and_si256(yw, hi16));
+    __m256 tE = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(gE, c->vhi), c->vlo), yE);
+    __m256 tO = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(gO, c->vhi), c->vlo), yO);
+    __m256 vE = _mm256_mul_ps(tE, c->sc), vO = _mm256_mul_ps(tO, c->sc);
 #if ACLCONFORM_MUTANT == 62 /* conversion-subnormal: bf16 softmax with |scale| <= 1: t's class tested instead of v's, so a subnormal v = t·scale goes to the unchecked hardware store (flushed to 0) */
-    __m256 redoA = _mm256_and_ps(keepA, _mm256_castsi256_ps(sms_not_normal8(tA)));
-    __m256 redoB = _mm256_and_ps(keepB, _mm256_castsi256_ps(sms_not_normal8(tB)));
+    __m256i nE = sms_not_normal8(tE), nO = sms_not_normal8(tO);
 #else
-    __m256 redoA = _mm256_and_ps(keepA, _mm256_castsi256_ps(sms_not_normal8(mode == 2 ? vA : tA)));
-    __m256 redoB = _mm256_and_ps(keepB, _mm256_castsi256_ps(sms_not_normal8(mode == 2 ? vB : tB)));
+    __m256i nE = sms_not_normal8(mode == 2 ? vE : tE), nO = sms_not_normal8(mode == 2 ? vO : tO);
 #endif
+    /* word 2i: element 2i's class (nE's low half), word 2i + 1: element 2i + 1's (nO's high half) */
+    __m256i redo16 = _mm256_and_si256(_mm256_blend_epi16(nE, nO, 0xaa), keep16);
 #if ACLCONFORM_MUTANT == 56 /* precision-branch: 16-bit softmax f32 pass: lanes with a zero, subnormal or infinite t kept (wrong signed zeros, bf16 overflow and underflow) */
-    redoA = redoB = zero;
+    redo16 = _mm256_setzero_si256();
 #endif
-    bool any = _mm256_movemask_ps(_mm256_or_ps(redoA, redoB)) != 0;
+    bool any = !_mm256_testz_si256(redo16, redo16);
     if (__builtin_expect(any, 0)) {
-        __m256 lo = sms_out8_avx2(g, y, j, 8, c->s, c->scd, 2), hi = sms_out8_avx2(g, y, j + 8, 8, c->s, c->scd, 2);
-        vA = _mm256_blendv_ps(vA, _mm256_permute2f128_ps(lo, hi, 0x20), redoA);
-        vB = _mm256_blendv_ps(vB, _mm256_permute2f128_ps(lo, hi, 0x31), redoB);
+        /* blendv reads each 32-bit lane's sign bit: element 2i + 1's word for O, 2i's shifted up for E */
+        __m256 rE = _mm256_castsi256_ps(_mm256_slli_epi32(redo16, 16)), rO = _mm256_castsi256_ps(redo16);
+        vE = _mm256_blendv_ps(vE, acl_join4_ps(sms_out4(acl_lo4_pd(gE), acl_lo4_pd(yE), c->s, c->scd),
+                                               sms_out4(acl_hi4_pd(gE), acl_hi4_pd(yE), c->s, c->scd)), rE);
+        vO = _mm256_blendv_ps(vO, acl_join4_ps(sms_out4(acl_lo4_pd(gO), acl_lo4_pd(yO), c->s, c->scd),
+                                               sms_out4(acl_hi4_pd(gO), acl_hi4_pd(yO), c->s, c->scd)), rO);
     }
 #if ACLCONFORM_MUTANT == 32 /* masked-select: masked positions get v*0 (-0 or NaN) instead of +0.0 */
-    vA = _mm256_blendv_ps(_mm256_mul_ps(vA, zero), vA, keepA);
-    vB = _mm256_blendv_ps(_mm256_mul_ps(vB, zero), vB, keepB);
-#else
-    vA = _mm256_and_ps(vA, keepA);
-    vB = _mm256_and_ps(vB, keepB);
+    vE = _mm256_blendv_ps(_mm256_mul_ps(vE, _mm256_setzero_ps()), vE, _mm256_castsi256_ps(_mm256_slli_epi32(keep16, 16)));
+    vO = _mm256_blendv_ps(_mm256_mul_ps(vO, _mm256_setzero_ps()), vO, _mm256_castsi256_ps(keep16));
+    keep16 = _mm256_set1_epi32(-1);
 #endif
-    __m256i bA, bB;
-    if (!any) { /* no NaN (sms_step16_avx2): the RNE bias only */
-        bA = acl_bf16_rne8_avx2(vA);
-        bB = acl_bf16_rne8_avx2(vB);
+    __m256i h;
+    if (!any) { /* no NaN among the kept lanes (sms_step16_avx2): the RNE bias only, in the high halves */
+        __m256i uE = _mm256_castps_si256(vE), uO = _mm256_castps_si256(vO);
+        h = _mm256_blend_epi16(_mm256_srli_epi32(ACL_BF16_RNE_HI(256, uE, _mm256_srli_epi32(uE, 16)), 16),
+                               ACL_BF16_RNE_HI(256, uO, _mm256_srli_epi32(uO, 16)), 0xaa);
     } else {
-        bA = acl_bf16_bits8_avx2(vA);
-        bB = acl_bf16_bits8_avx2(vB);
+        h = _mm256_blend_epi16(acl_bf16_bits8_avx2(vE), _mm256_slli_epi32(acl_bf16_bits8_avx2(vO), 16), 0xaa);
     }
-    __m256i h = _mm256_packus_epi32(bA, bB);
+    h = _mm256_and_si256(h, keep16); /* masked lanes +0.0 */
     uint16_t *op = (uint16_t *)o + j;
     if (nt) { /* rows on 16 bytes: two 16-byte streaming stores */
         _mm_stream_si128((__m128i *)(void *)op, _mm256_castsi256_si128(h));
@@ -651,6 +667,8 @@ sms_row_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk, double 
             sms_dot16_bf16(a, g, y, mk, j, &mx16, &mn16);
             sms_dot16_bf16(a + 4, g, y, mk, j + 16, &mx16, &mn16);
         }
+        sms_dot_unsplit(a);
+        sms_dot_unsplit(a + 4);
         __m128i mx = _mm_max_epu16(_mm256_castsi256_si128(mx16), _mm256_extracti128_si256(mx16, 1));
         __m128i mn = _mm_min_epu16(_mm256_castsi256_si128(mn16), _mm256_extracti128_si256(mn16, 1));
         for (int i = 0; i < 4; i++)

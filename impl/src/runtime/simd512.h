@@ -358,12 +358,14 @@ ACL_AVX512_TARGET static inline __m512 acl_table16(const float *tab, const uint1
  * round-to-nearest-even bias 0x7fff + lsb; NaN keeps its high half with the quiet bit set.  The
  * conversion mutants of conv.c are planted here as well. */
 #if ACLCONFORM_MUTANT == 17 /* conversion-rounding: bulk f32->bf16 truncates instead of RNE */
-#define ACL_BF16_RNE(W, u, hi) (hi)
+#define ACL_BF16_RNE_HI(W, u, hi) (u)
 #else
-#define ACL_BF16_RNE(W, u, hi)                                                                      \
-    _mm##W##_srli_epi32(_mm##W##_add_epi32(_mm##W##_add_epi32(u, _mm##W##_set1_epi32(0x7fff)),     \
-                                           _mm##W##_and_si##W(hi, _mm##W##_set1_epi32(1))), 16)
+#define ACL_BF16_RNE_HI(W, u, hi)                                                                   \
+    _mm##W##_add_epi32(_mm##W##_add_epi32(u, _mm##W##_set1_epi32(0x7fff)), _mm##W##_and_si##W(hi, _mm##W##_set1_epi32(1)))
 #endif
+/* ACL_BF16_RNE_HI: the bits in the high half of each 32-bit lane (the low half garbage);
+ * ACL_BF16_RNE: in the low half, the high half zero */
+#define ACL_BF16_RNE(W, u, hi) _mm##W##_srli_epi32(ACL_BF16_RNE_HI(W, u, hi), 16)
 #if ACLCONFORM_MUTANT == 21 /* conversion-nan: bulk f32->bf16 does not quiet NaN (a low-payload sNaN becomes Inf) */
 #define ACL_BF16_QNAN(W, hi) (hi)
 #else
