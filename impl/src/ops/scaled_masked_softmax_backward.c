@@ -464,15 +464,15 @@ ACL_AVX2_TARGET static inline __m256 sms_out8_avx2(const void *g, const void *y,
     return acl_join4_ps(sms_out4(glo, ylo, s, sc), sms_out4(ghi, yhi, s, sc));
 }
 
-/* the lanes of v that are not normal floats (±0, subnormal, ±Inf, NaN: fpclass 0xbf), as a
- * vector of 32-bit all-ones lanes */
-ACL_AVX2_TARGET static inline __m256i sms_not_normal8(__m256 v)
+/* the lanes of v that are normal floats (not ±0, subnormal, ±Inf, NaN), as a vector of 32-bit
+ * all-ones lanes: |v|'s bits + 0x7f800000 wraps the normal range [0x00800000, 0x7f800000) onto
+ * [INT32_MIN, -0x01000000), ±0 and subnormals above it (0x7f800000 up), ±Inf and NaN onto
+ * [-0x01000000, -0x00800001]: one signed compare, written "c > x" (GCC turns "x > c" into a min
+ * and an equality) */
+ACL_AVX2_TARGET static inline __m256i sms_normal8(__m256 v)
 {
-    /* |v|'s bits + 0x7f800000 wraps the normal range [0x00800000, 0x7f800000) onto the negative
-     * [INT32_MIN, -0x01000000), ±0 and subnormals above it (0x7f800000 up), ±Inf and NaN onto
-     * [-0x01000000, -0x00800001]: one signed compare */
     __m256i a = _mm256_and_si256(_mm256_castps_si256(v), _mm256_set1_epi32(0x7fffffff));
-    return _mm256_cmpgt_epi32(_mm256_add_epi32(a, _mm256_set1_epi32(0x7f800000)), _mm256_set1_epi32(-0x01000001));
+    return _mm256_cmpgt_epi32(_mm256_set1_epi32(-0x01000000), _mm256_add_epi32(a, _mm256_set1_epi32(0x7f800000)));
 }
 
 /* a row's constants for its output pass: s_hi, s_lo and scale in f32 (16-bit rows), s and scale
@@ -497,13 +497,13 @@ sms_step16_avx2(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk
         __m256 t = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(gv, c->vhi), c->vlo), yv);
         v = _mm256_mul_ps(t, c->sc);
 #if ACLCONFORM_MUTANT == 62 /* conversion-subnormal: bf16 softmax with |scale| <= 1: t's class tested instead of v's, so a subnormal v = t·scale goes to the unchecked hardware store (flushed to 0) */
-        redo = _mm256_and_ps(keep, _mm256_castsi256_ps(sms_not_normal8(t)));
+        redo = _mm256_andnot_ps(_mm256_castsi256_ps(sms_normal8(t)), keep);
 #else
         if (kind == 1) /* f16: t is ±0 or within [2^-72, 2^61] (sms_out16), so not normal = below FLT_MIN */
             redo = _mm256_and_ps(keep, _mm256_cmp_ps(_mm256_and_ps(t, _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff))),
                                                      _mm256_set1_ps(FLT_MIN), _CMP_LT_OQ));
         else
-            redo = _mm256_and_ps(keep, _mm256_castsi256_ps(sms_not_normal8(mode == 2 ? v : t)));
+            redo = _mm256_andnot_ps(_mm256_castsi256_ps(sms_normal8(mode == 2 ? v : t)), keep);
 #endif
 #if ACLCONFORM_MUTANT == 56 /* precision-branch: 16-bit softmax f32 pass: lanes with a zero, subnormal or infinite t kept (wrong signed zeros, bf16 overflow and underflow) */
         redo = zero;
@@ -545,20 +545,25 @@ sms_step16x2_bf16(const sms_c8 *c, const void *g, const void *y, const uint8_t *
     const __m256i hi16 = _mm256_set1_epi32((int)0xffff0000u);
     __m256i gw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)g + j));
     __m256i yw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)y + j));
-    __m256i keep16 = _mm256_cmpeq_epi16(_mm256_cvtepu8_epi16(_mm_loadu_si128((const __m128i *)(const void *)(mk + j))),
-                                        _mm256_setzero_si256());
+    /* the 16 mask bytes in both halves (a load), each byte doubled into its word by one in-lane
+     * shuffle (VPMOVZXBW crosses lanes: two pipes) */
+    const __m256i dup = _mm256_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12,
+                                         13, 13, 14, 14, 15, 15);
+    __m256i keep16 = _mm256_cmpeq_epi16(
+        _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(mk + j))), dup),
+        _mm256_setzero_si256());
     __m256 gE = _mm256_castsi256_ps(_mm256_slli_epi32(gw, 16)), gO = _mm256_castsi256_ps(_mm256_and_si256(gw, hi16));
     __m256 yE = _mm256_castsi256_ps(_mm256_slli_epi32(yw, 16)), yO = _mm256_castsi256_ps(_mm256_and_si256(yw, hi16));
     __m256 tE = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(gE, c->vhi), c->vlo), yE);
     __m256 tO = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(gO, c->vhi), c->vlo), yO);
     __m256 vE = _mm256_mul_ps(tE, c->sc), vO = _mm256_mul_ps(tO, c->sc);
 #if ACLCONFORM_MUTANT == 62 /* conversion-subnormal: bf16 softmax with |scale| <= 1: t's class tested instead of v's, so a subnormal v = t·scale goes to the unchecked hardware store (flushed to 0) */
-    __m256i nE = sms_not_normal8(tE), nO = sms_not_normal8(tO);
+    __m256i nE = sms_normal8(tE), nO = sms_normal8(tO);
 #else
-    __m256i nE = sms_not_normal8(mode == 2 ? vE : tE), nO = sms_not_normal8(mode == 2 ? vO : tO);
+    __m256i nE = sms_normal8(mode == 2 ? vE : tE), nO = sms_normal8(mode == 2 ? vO : tO);
 #endif
-    /* word 2i: element 2i's class (nE's low half), word 2i + 1: element 2i + 1's (nO's high half) */
-    __m256i redo16 = _mm256_and_si256(_mm256_blend_epi16(nE, nO, 0xaa), keep16);
+    /* word 2i: element 2i normal (nE's low half), word 2i + 1: element 2i + 1 (nO's high half) */
+    __m256i redo16 = _mm256_andnot_si256(_mm256_blend_epi16(nE, nO, 0xaa), keep16);
 #if ACLCONFORM_MUTANT == 56 /* precision-branch: 16-bit softmax f32 pass: lanes with a zero, subnormal or infinite t kept (wrong signed zeros, bf16 overflow and underflow) */
     redo16 = _mm256_setzero_si256();
 #endif
