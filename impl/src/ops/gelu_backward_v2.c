@@ -777,15 +777,15 @@ ACL_AVX512_TARGET static void gelu_lut16_bf16(const void *ctx, int64_t n, const 
 /* The 16-bit table kernels on AVX2 (CPUs without AVX-512; round 28): gelu_lut16_step on 8 lanes,
  * the same f32 product (its first operand's NaN: acl_mul_first8_ps), the same slow lanes and
  * the same rounding to 16 bits, so the same bits.  The 8 table values by acl_table8_ps. */
-/* gelu_lut16_slow on 8 lanes: the lanes z (bits) of r by gelu_lut_one */
+/* gelu_lut16_slow on 8 lanes: the lanes z (bits) of r by gelu_lut_one, lane l's x at xb[st·l] */
 ACL_AVX2_TARGET static __attribute__((noinline, cold)) __m256 gelu_lut8_slow(const gelu_lut *c, const uint16_t *xb,
-                                                                             __m256 dy, __m256 r, unsigned z)
+                                                                             int st, __m256 dy, __m256 r, unsigned z)
 {
     float rl[8], dl[8];
     _mm256_storeu_ps(rl, r);
     _mm256_storeu_ps(dl, dy);
     for (int l = 0; l < 8; l++)
-        if (z >> l & 1) rl[l] = gelu_lut_one(c, false, xb[l], dl[l]);
+        if (z >> l & 1) rl[l] = gelu_lut_one(c, false, xb[st * l], dl[l]);
     return _mm256_loadu_ps(rl);
 }
 
@@ -795,11 +795,27 @@ gelu_lut8_step(const gelu_lut *c, const uint16_t *dy, const uint16_t *xb, uint16
     __m256 g = acl_table8_ps(c->g32, xb, left), d = acl_load8_16_left(dy, left, bf);
     __m256 r = acl_mul_first8_ps(d, g);
     unsigned z = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(g, _mm256_setzero_ps(), _CMP_EQ_OQ)) & acl_lanes(left, 8);
-    if (z) r = gelu_lut8_slow(c, xb, d, r, z);
+    if (z) r = gelu_lut8_slow(c, xb, 1, d, r, z);
     acl_store8_16_left(out, left, r, bf);
 }
 
-ACL_U16_KERNELS8(gelu_lut8, gelu_lut8_step)
+/* gelu_lut8_step on a whole bf16 step of 16 in the even / odd split (ACL_U16_KERNELS8): lane l of
+ * half h is element 2l + h */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+gelu_lut16_step_eo(const gelu_lut *c, const uint16_t *dy, const uint16_t *xb, uint16_t *out)
+{
+    __m256 g[2], d[2], r[2];
+    acl_table16_eo_ps(c->g32, xb, &g[0], &g[1]);
+    acl_load16_bf16_eo(dy, &d[0], &d[1]);
+    for (int h = 0; h < 2; h++) {
+        r[h] = acl_mul_first8_ps(d[h], g[h]);
+        unsigned z = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(g[h], _mm256_setzero_ps(), _CMP_EQ_OQ));
+        if (__builtin_expect(z != 0, 0)) r[h] = gelu_lut8_slow(c, xb + h, 2, d[h], r[h], z);
+    }
+    _mm256_storeu_si256((__m256i *)(void *)out, acl_pack16_bf16_eo(r[0], r[1], false));
+}
+
+ACL_U16_KERNELS8(gelu_lut8, gelu_lut8_step, gelu_lut16_step_eo)
 #endif
 
 static aclnnStatus gelu_kernel(void *p, void *ws, uint64_t ws_size)

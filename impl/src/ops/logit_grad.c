@@ -328,7 +328,17 @@ logit16_avx2(const logit_ctx *c, int64_t n, const uint16_t *x, const uint16_t *d
 {
     const logit_ctx lc = *c;
     const __m256 one = _mm256_set1_ps(1.0f);
-    for (int64_t i = 0; i < n; i += 8) {
+    int64_t i = 0;
+    if (bf) /* whole steps of 16 as even and odd elements (acl_load16_bf16_eo): the lanes are independent */
+        for (; i + 16 <= n; i += 16) {
+            __m256 xv[2], g[2], r[2];
+            acl_load16_bf16_eo(x + i, &xv[0], &xv[1]);
+            acl_load16_bf16_eo(dy + i, &g[0], &g[1]);
+            for (int h = 0; h < 2; h++)
+                r[h] = logit_rules8(&lc, xv[h], g[h], _mm256_div_ps(g[h], _mm256_mul_ps(xv[h], _mm256_sub_ps(one, xv[h]))));
+            _mm256_storeu_si256((__m256i *)(void *)(out + i), acl_pack16_bf16_eo(r[0], r[1], false));
+        }
+    for (; i < n; i += 8) {
         __m256 xv = acl_load8_16_left(x + i, n - i, bf), g = acl_load8_16_left(dy + i, n - i, bf);
         __m256 q = _mm256_div_ps(g, _mm256_mul_ps(xv, _mm256_sub_ps(one, xv)));
         acl_store8_16_left(out + i, n - i, logit_rules8(&lc, xv, g, q), bf);

@@ -542,9 +542,9 @@ ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 sms_step16x2_bf16(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk, int64_t j, void *o, int mode,
                   bool nt)
 {
-    const __m256i hi16 = _mm256_set1_epi32((int)0xffff0000u);
-    __m256i gw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)g + j));
-    __m256i yw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)y + j));
+    __m256 gE, gO, yE, yO;
+    acl_load16_bf16_eo((const uint16_t *)g + j, &gE, &gO);
+    acl_load16_bf16_eo((const uint16_t *)y + j, &yE, &yO);
     /* the 16 mask bytes in both halves (a load), each byte doubled into its word by one in-lane
      * shuffle (VPMOVZXBW crosses lanes: two pipes) */
     const __m256i dup = _mm256_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12,
@@ -552,8 +552,6 @@ sms_step16x2_bf16(const sms_c8 *c, const void *g, const void *y, const uint8_t *
     __m256i keep16 = _mm256_cmpeq_epi16(
         _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(mk + j))), dup),
         _mm256_setzero_si256());
-    __m256 gE = _mm256_castsi256_ps(_mm256_slli_epi32(gw, 16)), gO = _mm256_castsi256_ps(_mm256_and_si256(gw, hi16));
-    __m256 yE = _mm256_castsi256_ps(_mm256_slli_epi32(yw, 16)), yO = _mm256_castsi256_ps(_mm256_and_si256(yw, hi16));
     __m256 tE = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(gE, c->vhi), c->vlo), yE);
     __m256 tO = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(gO, c->vhi), c->vlo), yO);
     __m256 vE = _mm256_mul_ps(tE, c->sc), vO = _mm256_mul_ps(tO, c->sc);
@@ -581,14 +579,8 @@ sms_step16x2_bf16(const sms_c8 *c, const void *g, const void *y, const uint8_t *
     vO = _mm256_blendv_ps(_mm256_mul_ps(vO, _mm256_setzero_ps()), vO, _mm256_castsi256_ps(keep16));
     keep16 = _mm256_set1_epi32(-1);
 #endif
-    __m256i h;
-    if (!any) { /* no NaN among the kept lanes (sms_step16_avx2): the RNE bias only, in the high halves */
-        __m256i uE = _mm256_castps_si256(vE), uO = _mm256_castps_si256(vO);
-        h = _mm256_blend_epi16(_mm256_srli_epi32(ACL_BF16_RNE_HI(256, uE, _mm256_srli_epi32(uE, 16)), 16),
-                               ACL_BF16_RNE_HI(256, uO, _mm256_srli_epi32(uO, 16)), 0xaa);
-    } else {
-        h = _mm256_blend_epi16(acl_bf16_bits8_avx2(vE), _mm256_slli_epi32(acl_bf16_bits8_avx2(vO), 16), 0xaa);
-    }
+    /* !any: no NaN among the kept lanes (sms_step16_avx2): the RNE bias only */
+    __m256i h = acl_pack16_bf16_eo(vE, vO, !any);
     h = _mm256_and_si256(h, keep16); /* masked lanes +0.0 */
     uint16_t *op = (uint16_t *)o + j;
     if (nt) { /* rows on 16 bytes: two 16-byte streaming stores */

@@ -788,20 +788,44 @@ ACL_AVX2_TARGET static void softplus16_lut_build(const softplus_ctx *c, bool bf,
     }
 }
 
+/* the lanes redo (bits) of a table step by the scalar form, lane l at element st·l (cold, out of
+ * the loop) */
+ACL_AVX2_TARGET static __attribute__((noinline, cold)) void
+softplus16_lut_redo(const softplus16_lut *L, const uint16_t *dy, const uint16_t *x, uint16_t *out, int st, unsigned redo,
+                    bool bf)
+{
+    for (; redo; redo &= redo - 1) {
+        int j = st * __builtin_ctz(redo);
+        out[j] = softplus16_value16(L->c, dy[j], x[j], bf);
+    }
+}
+
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 softplus16_lut_step(const softplus16_lut *L, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left, bool bf)
 {
     __m256 den = acl_table8_ps(L->tab, x, left), g = acl_load8_16_left(dy, left, bf);
     acl_store8_16_left(out, left, _mm256_div_ps(g, den), bf);
     unsigned redo = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(den, den, _CMP_UNORD_Q)) & acl_lanes(left, 8);
-    if (__builtin_expect(redo != 0, 0))
-        for (; redo; redo &= redo - 1) {
-            int j = __builtin_ctz(redo);
-            out[j] = softplus16_value16(L->c, dy[j], x[j], bf);
-        }
+    if (__builtin_expect(redo != 0, 0)) softplus16_lut_redo(L, dy, x, out, 1, redo, bf);
 }
 
-ACL_U16_KERNELS8(softplus16_lut, softplus16_lut_step)
+/* softplus16_lut_step on a whole bf16 step of 16 in the even / odd split (ACL_U16_KERNELS8): lane
+ * l of half h is element 2l + h */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+softplus16_lut_step_eo(const softplus16_lut *L, const uint16_t *dy, const uint16_t *x, uint16_t *out)
+{
+    __m256 den[2], g[2];
+    acl_table16_eo_ps(L->tab, x, &den[0], &den[1]);
+    acl_load16_bf16_eo(dy, &g[0], &g[1]);
+    _mm256_storeu_si256((__m256i *)(void *)out,
+                        acl_pack16_bf16_eo(_mm256_div_ps(g[0], den[0]), _mm256_div_ps(g[1], den[1]), false));
+    for (int h = 0; h < 2; h++) {
+        unsigned redo = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(den[h], den[h], _CMP_UNORD_Q));
+        if (__builtin_expect(redo != 0, 0)) softplus16_lut_redo(L, dy + h, x + h, out + h, 2, redo, true);
+    }
+}
+
+ACL_U16_KERNELS8(softplus16_lut, softplus16_lut_step, softplus16_lut_step_eo)
 
 /* f32 compute precision: softplus_step_f32 on SPF2_V vectors of 8 f32 (2·SPF2_V chains of 4
  * doubles).  VRANGEPD(zd, 708, 0x2) (the smaller magnitude, zd's sign) is min then max against

@@ -158,6 +158,33 @@ ACL_AVX2_TARGET static inline __m256i acl_bf16_bits8_avx2(__m256 v)
     return _mm256_blendv_epi8(acl_bf16_rne8_avx2(v), ACL_BF16_QNAN(256, hi), isnan);
 }
 
+/* Whole steps of 16 bf16 elements for kernels whose lanes are independent (round 30): the 16
+ * split into the even elements (0, 2, .., 14: the low halves of the 32-bit words, shifted up)
+ * and the odd ones (the high halves, the low ones cleared), each already its f32 — a shift and a
+ * mask where acl_load8_16_left widens each 8 by a lane-crossing VPMOVZXWD and a shift */
+ACL_AVX2_TARGET static inline void acl_load16_bf16_eo(const uint16_t *p, __m256 *e, __m256 *o)
+{
+    __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)p);
+    *e = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+    *o = _mm256_castsi256_ps(_mm256_and_si256(w, _mm256_set1_epi32((int)0xffff0000u)));
+}
+
+/* ... and back: the even elements' f32 (e) and the odd ones' (o) rounded to bf16 (the bits of
+ * acl_pack8_16_avx2) and merged into the 16 words in element order by one word blend, where
+ * two 8-lane packs take a VPACKUSDW and a VEXTRACTI128 each.  nan_free: the caller knows no lane
+ * is NaN (then the rounding alone, acl_bf16_rne8_avx2's); else tested here. */
+ACL_AVX2_TARGET static inline __m256i acl_pack16_bf16_eo(__m256 e, __m256 o, bool nan_free)
+{
+    if (!nan_free)
+        nan_free = _mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(e, e, _CMP_UNORD_Q), _mm256_cmp_ps(o, o, _CMP_UNORD_Q))) == 0;
+    if (__builtin_expect(nan_free, 1)) {
+        __m256i ue = _mm256_castps_si256(e), uo = _mm256_castps_si256(o);
+        return _mm256_blend_epi16(_mm256_srli_epi32(ACL_BF16_RNE_HI(256, ue, _mm256_srli_epi32(ue, 16)), 16),
+                                  ACL_BF16_RNE_HI(256, uo, _mm256_srli_epi32(uo, 16)), 0xaa);
+    }
+    return _mm256_blend_epi16(acl_bf16_bits8_avx2(e), _mm256_slli_epi32(acl_bf16_bits8_avx2(o), 16), 0xaa);
+}
+
 /* 8 f32 rounded to f16 / bf16 as acl_cvt_f32_to_* round (the bits of acl_store8_16) */
 ACL_AVX2_TARGET static inline __m128i acl_pack8_16_avx2(__m256 v, bool bf)
 {
@@ -202,11 +229,33 @@ ACL_AVX2_TARGET static inline __m256 acl_table8_ps(const float *tab, const uint1
     return _mm256_set_m128(hi, lo);
 }
 
+/* acl_table8_ps for a whole step of 16 indices, in acl_load16_bf16_eo's order: *e the entries of
+ * the even elements (0, 2, .., 14), *o of the odd ones; the same 16 scalar loads */
+ACL_AVX2_TARGET static inline void acl_table16_eo_ps(const float *tab, const uint16_t *xb, __m256 *e, __m256 *o)
+{
+    __m128 q[4]; /* e lo, o lo, e hi, o hi */
+    for (int h = 0; h < 2; h++) {
+        uint64_t w0, w1;
+        memcpy(&w0, xb + 8 * h, sizeof w0);
+        memcpy(&w1, xb + 8 * h + 4, sizeof w1);
+        __m128 ev = _mm_insert_ps(_mm_load_ss(tab + (uint16_t)w0), _mm_load_ss(tab + _bextr_u64(w0, 32, 16)), 0x10);
+        ev = _mm_insert_ps(ev, _mm_load_ss(tab + (uint16_t)w1), 0x20);
+        q[2 * h] = _mm_insert_ps(ev, _mm_load_ss(tab + _bextr_u64(w1, 32, 16)), 0x30);
+        __m128 od = _mm_insert_ps(_mm_load_ss(tab + _bextr_u64(w0, 16, 16)), _mm_load_ss(tab + (w0 >> 48)), 0x10);
+        od = _mm_insert_ps(od, _mm_load_ss(tab + _bextr_u64(w1, 16, 16)), 0x20);
+        q[2 * h + 1] = _mm_insert_ps(od, _mm_load_ss(tab + (w1 >> 48)), 0x30);
+    }
+    *e = _mm256_set_m128(q[2], q[0]);
+    *o = _mm256_set_m128(q[3], q[1]);
+}
+
 /* The two all-16-bit kernels (acl_ewise2_u16) name_f16 and name_bf16 of an 8-lane step
  * step(ctx, dy, x, out, left, bf) (left ≥ 8: a whole step, else the tail's first `left`): passes
  * of four steps, each after acl_prefetch_pass_u16 (ewise.h) of its 32 elements, then the tail
- * (ACL_STEPS32_PF); the dtype a constant in each.  Gelu's and Softplus's 16-bit table kernels. */
-#define ACL_U16_KERNELS8(name, step)                                                                \
+ * (ACL_STEPS32_PF); the dtype a constant in each.  bf16 passes take two whole steps of 16
+ * elements, step16(ctx, dy, x, out), in acl_load16_bf16_eo's even / odd split (round 30); the tail
+ * the 8-lane step.  Gelu's and Softplus's 16-bit table kernels. */
+#define ACL_U16_KERNELS8(name, step, step16)                                                        \
     ACL_AVX2_TARGET static inline __attribute__((always_inline)) void name##_step32(                  \
         const void *ctx, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left, bool bf) \
     {                                                                                               \
@@ -218,11 +267,6 @@ ACL_AVX2_TARGET static inline __m256 acl_table8_ps(const float *tab, const uint1
     {                                                                                               \
         name##_step32(ctx, dy, x, out, left, false);                                                \
     }                                                                                               \
-    ACL_AVX2_TARGET static inline void name##_step_bf16(const void *ctx, const uint16_t *dy, const uint16_t *x, \
-                                                        uint16_t *out, int64_t left)                \
-    {                                                                                               \
-        name##_step32(ctx, dy, x, out, left, true);                                                 \
-    }                                                                                               \
     ACL_AVX2_TARGET static void name##_f16(const void *ctx, int64_t n, const uint16_t *dy, const uint16_t *x, \
                                            uint16_t *out)                                           \
     {                                                                                               \
@@ -231,7 +275,13 @@ ACL_AVX2_TARGET static inline __m256 acl_table8_ps(const float *tab, const uint1
     ACL_AVX2_TARGET static void name##_bf16(const void *ctx, int64_t n, const uint16_t *dy, const uint16_t *x, \
                                             uint16_t *out)                                          \
     {                                                                                               \
-        ACL_STEPS32_PF(acl_prefetch_pass_u16, name##_step_bf16, ctx, n, dy, x, out);                \
+        int64_t i_ = 0;                                                                             \
+        for (; i_ + 32 <= n; i_ += 32) {                                                            \
+            acl_prefetch_pass_u16(dy + i_, x + i_);                                                 \
+            step16(ctx, dy + i_, x + i_, out + i_);                                                 \
+            step16(ctx, dy + i_ + 16, x + i_ + 16, out + i_ + 16);                                  \
+        }                                                                                           \
+        if (i_ < n) name##_step32(ctx, dy + i_, x + i_, out + i_, n - i_, true);                    \
     }
 
 /* ---- double-precision exp, four lanes (simd512.h's functions, the same bits) ---- */
