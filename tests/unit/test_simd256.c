@@ -16,7 +16,10 @@
  * overflowing results and, with AVX-512, against VSCALEFPD itself.
  * Round 29: acl_pack8_16_avx2's bf16 rounding (NaN-free vectors take the rounding alone) against
  * acl_f32_to_bf16 lane by lane, on vectors with and without NaN lanes; acl_table8_ps against
- * plain lookups, whole vectors and every tail. */
+ * plain lookups, whole vectors and every tail.
+ * Round 30: the even / odd forms of 16 bf16 elements: acl_load16_bf16_eo against acl_bf16_to_f32
+ * element by element, acl_pack16_bf16_eo (with and without a NaN among the lanes, and with the
+ * caller's nan_free) against acl_f32_to_bf16, acl_table16_eo_ps against plain lookups. */
 #include <float.h>
 #include <math.h>
 #include <setjmp.h>
@@ -246,6 +249,74 @@ ACL_AVX2_TARGET static void table8(const float *tab, const uint16_t *xb, int64_t
     _mm256_storeu_ps(out, acl_table8_ps(tab, xb, left));
 }
 
+ACL_AVX2_TARGET static void load16_eo(const uint16_t *p, float *e, float *o)
+{
+    __m256 ve, vo;
+    acl_load16_bf16_eo(p, &ve, &vo);
+    _mm256_storeu_ps(e, ve);
+    _mm256_storeu_ps(o, vo);
+}
+
+ACL_AVX2_TARGET static void pack16_eo(const float *e, const float *o, bool nan_free, uint16_t *out)
+{
+    _mm256_storeu_si256((__m256i *)(void *)out, acl_pack16_bf16_eo(_mm256_loadu_ps(e), _mm256_loadu_ps(o), nan_free));
+}
+
+ACL_AVX2_TARGET static void table16_eo(const float *tab, const uint16_t *xb, float *e, float *o)
+{
+    __m256 ve, vo;
+    acl_table16_eo_ps(tab, xb, &ve, &vo);
+    _mm256_storeu_ps(e, ve);
+    _mm256_storeu_ps(o, vo);
+}
+
+/* random f32 bits of every class (zeros, subnormals, normals, ±Inf) but NaN */
+static uint32_t rand_f32_bits(uint64_t *s, int i)
+{
+    uint32_t u = (uint32_t)xs64(s);
+    if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x7fffffu)) u &= ~0x00800000u;
+    if (i % 7 == 3) u &= 0x807fffffu;
+    if (i % 11 == 5 && (u & 3) == 0) u = 0x7f800000u | (u & 0x80000000u);
+    return u;
+}
+
+/* the even / odd forms: element 2l is lane l of the even vector, 2l + 1 lane l of the odd one */
+static void bf16_even_odd_forms(void **state)
+{
+    (void)state;
+    if (!acl_have_avx2()) skip();
+    uint64_t s = 0x6a09e667f3bcc909ull;
+    static float tab[65536];
+    for (int h = 0; h < 65536; h++) tab[h] = (float)h * 0.25f - 3.0f;
+    int bad = 0;
+    for (int i = 0; i < 100000; i++) {
+        uint16_t w[16], got16[16];
+        float e[8], o[8];
+        for (int k = 0; k < 16; k++) w[k] = (uint16_t)xs64(&s);
+        load16_eo(w, e, o);
+        for (int k = 0; k < 16; k++) {
+            float want = acl_bf16_to_f32(w[k]), g = k & 1 ? o[k / 2] : e[k / 2];
+            if (memcmp(&g, &want, sizeof g) != 0 && bad++ < 5)
+                fprintf(stderr, "load16_eo element %d of %04x: %a, want %a\n", k, w[k], g, want);
+        }
+        table16_eo(tab, w, e, o);
+        for (int k = 0; k < 16; k++)
+            if ((k & 1 ? o[k / 2] : e[k / 2]) != tab[w[k]] && bad++ < 5)
+                fprintf(stderr, "table16_eo element %d: %g, want %g\n", k, k & 1 ? o[k / 2] : e[k / 2], tab[w[k]]);
+        uint32_t u[16];
+        for (int k = 0; k < 16; k++) u[k] = rand_f32_bits(&s, i);
+        bool nan = i & 1; /* half the vectors with one NaN lane, quiet or signalling, any payload */
+        if (nan) u[xs64(&s) % 16] = 0x7f800000u | (uint32_t)(xs64(&s) % 0x7fffffu + 1) | (uint32_t)(i & 2) << 30;
+        float f[16];
+        memcpy(f, u, sizeof f);
+        for (int l = 0; l < 8; l++) e[l] = f[2 * l], o[l] = f[2 * l + 1];
+        pack16_eo(e, o, !nan && i % 4 == 0, got16); /* NaN-free vectors tested both ways */
+        for (int k = 0; k < 16; k++)
+            if (got16[k] != acl_f32_to_bf16(f[k]) && bad++ < 5)
+                fprintf(stderr, "pack16_eo element %d of %08x: %04x, want %04x\n", k, u[k], got16[k], acl_f32_to_bf16(f[k]));
+    }
+    assert_int_equal(bad, 0);
+}
 
 /* acl_pack8_16_avx2(v, bf16) lane by lane against acl_f32_to_bf16: random bit patterns (every
  * class: zeros, subnormals, normals, ±Inf), half the vectors with one NaN lane (quiet or
@@ -318,6 +389,7 @@ int main(void)
         cmocka_unit_test(scalef_rounds_once),
         cmocka_unit_test(bf16_stores_round_as_the_scalar_form),
         cmocka_unit_test(table8_reads_the_entries),
+        cmocka_unit_test(bf16_even_odd_forms),
 #else
         cmocka_unit_test(no_avx2_kernels),
 #endif

@@ -703,30 +703,24 @@ ACL_AVX2_TARGET static void softplus16_f16_avx2(const void *p, int64_t n, const 
 }
 
 /* bf16 in pairs, as softplus16_step_bf16: one 32-byte load of 16 values gives the even-indexed
- * ones by a shift and the odd ones by a mask; the results' bf16 bits (acl_bf16_bits8_avx2, the
- * bits of acl_cvt_f32_to_bf16) are interleaved back by a shift and an OR. */
+ * ones by a shift and the odd ones by a mask (acl_load16_bf16_eo); the results' bf16 bits (the
+ * bits of acl_cvt_f32_to_bf16) are interleaved back by a word blend (acl_pack16_bf16_eo, the
+ * rounding alone when no lane is NaN: round 30). */
 _Static_assert(SP16A_K == 2, "the AVX2 bf16 kernel's two vectors are the even and the odd elements");
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 softplus16_step_bf16_avx2(const softplus_ctx *c, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left)
 {
-    __m256i wg, wx;
-    if (left >= 16) {
-        wg = _mm256_loadu_si256((const __m256i *)(const void *)dy);
-        wx = _mm256_loadu_si256((const __m256i *)(const void *)x);
-    } else {
-        uint16_t tg[16] = {0}, tx[16] = {0};
+    uint16_t tg[16] = {0}, tx[16] = {0}; /* the tail, zero-padded */
+    if (left < 16) {
         memcpy(tg, dy, (size_t)left * sizeof *dy);
         memcpy(tx, x, (size_t)left * sizeof *x);
-        wg = _mm256_loadu_si256((const __m256i *)(void *)tg);
-        wx = _mm256_loadu_si256((const __m256i *)(void *)tx);
     }
-    const __m256i hi = _mm256_set1_epi32((int)0xffff0000u);
-    __m256 g[2] = {_mm256_castsi256_ps(_mm256_slli_epi32(wg, 16)), _mm256_castsi256_ps(_mm256_and_si256(wg, hi))};
-    __m256 xv[2] = {_mm256_castsi256_ps(_mm256_slli_epi32(wx, 16)), _mm256_castsi256_ps(_mm256_and_si256(wx, hi))};
-    __m256 res[2];
+    __m256 g[2], xv[2], res[2];
+    acl_load16_bf16_eo(left >= 16 ? dy : tg, &g[0], &g[1]);
+    acl_load16_bf16_eo(left >= 16 ? x : tx, &xv[0], &xv[1]);
     unsigned redo[2];
     softplus16_vec_avx2(c, g, xv, res, redo);
-    __m256i o = _mm256_or_si256(acl_bf16_bits8_avx2(res[0]), _mm256_slli_epi32(acl_bf16_bits8_avx2(res[1]), 16));
+    __m256i o = acl_pack16_bf16_eo(res[0], res[1], false);
     if (left >= 16) {
         _mm256_storeu_si256((__m256i *)(void *)out, o);
     } else {
