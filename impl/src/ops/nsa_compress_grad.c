@@ -400,25 +400,16 @@ ACL_AVX2_TARGET static inline void nsa_row_avx2(const acl_view *v, int64_t row, 
         for (int64_t k = 0; k < D; k += 4) _mm256_storeu_pd(out + k, nsa_load4_16_pd(p + k, false));
 }
 
-/* 8 doubles (lo: lanes 0-3, hi: 4-7) rounded to f32, then to f16 (acl_pack8_16_avx2's bits) by
- * two 4-lane conversions and an unpack, not the 8-lane VINSERTF128 join: 0.317 -> 0.286 ms in
- * the same measurement, 0.282 with both forms. */
-ACL_AVX2_TARGET static inline __m128i nsa_pack8_f16_pd(__m256d lo, __m256d hi)
+/* 16 f32 (the inputGrad sums, rounded from double by the half passes) rounded to f16 / bf16:
+ * acl_pack8_16_avx2's bits.  bf16 without a NaN among them (one compare each and a mask test):
+ * the two halves' round-to-nearest-even (acl_bf16_rne8_avx2: ACL_BF16_RNE, where the conversion
+ * mutants are planted) and one 16-bit pack; else acl_pack8_16_avx2 (which quiets NaN).  Against
+ * two acl_pack8_16_avx2: bf16 0.315 -> 0.295 ms (1024 tokens x 4 heads x 128, l 32, d 16, 1
+ * thread, best of 500, in one process). */
+ACL_AVX2_TARGET static inline __m256i nsa_pack16_ps(const float *o, bool bf)
 {
-    return _mm_unpacklo_epi64(_mm_cvtps_ph(_mm256_cvtpd_ps(lo), ACL_F16_ROUND),
-                              _mm_cvtps_ph(_mm256_cvtpd_ps(hi), ACL_F16_ROUND));
-}
-
-/* 16 doubles rounded to f32, then to bf16: acl_pack8_16_avx2's bits.  Without a NaN among them
- * (one compare each and a mask test) the two halves' round-to-nearest-even (acl_bf16_rne8_avx2:
- * ACL_BF16_RNE, where the conversion mutants are planted) and one 16-bit pack; else acl_pack8_16_avx2 (which quiets
- * NaN).  Against two acl_pack8_16_avx2: bf16 0.315 -> 0.295 ms (1024 tokens x 4 heads x 128, l
- * 32, d 16, 1 thread, best of 500, in one process).  f16 keeps nsa_pack8_f16_pd: one 8-lane
- * F16C conversion per half measured 8 % slower there. */
-ACL_AVX2_TARGET static inline __m256i nsa_pack16_bf16_pd(const double *o)
-{
-    __m256 f0 = acl_join4_ps(_mm256_loadu_pd(o), _mm256_loadu_pd(o + 4));
-    __m256 f1 = acl_join4_ps(_mm256_loadu_pd(o + 8), _mm256_loadu_pd(o + 12));
+    __m256 f0 = _mm256_loadu_ps(o), f1 = _mm256_loadu_ps(o + 8);
+    if (!bf) return _mm256_set_m128i(_mm256_cvtps_ph(f1, ACL_F16_ROUND), _mm256_cvtps_ph(f0, ACL_F16_ROUND));
     if (_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(f0, f0, _CMP_UNORD_Q), _mm256_cmp_ps(f1, f1, _CMP_UNORD_Q))))
         return _mm256_set_m128i(acl_pack8_16_avx2(f1, true), acl_pack8_16_avx2(f0, true));
     __m256i r0 = acl_bf16_rne8_avx2(f0), r1 = acl_bf16_rne8_avx2(f1);
@@ -429,13 +420,16 @@ ACL_AVX2_TARGET static inline __m256i nsa_pack16_bf16_pd(const double *o)
 /* nsa_tok_rows on AVX2: lanes h..h+7 of every 16-element block of the row (elements k + h ..
  * k + h + 7, k = 0, 16, ..): per window the two accumulators of those lanes (element k + h + m
  * into lane h + m, k ascending: nsa_dot16_portable's order) and the 8 inputGrad sums
- * Σ_i w_i·g_i from +0, windows ascending, left in o[k + h .. k + h + 7] as doubles.  The 16 ymm
+ * Σ_i w_i·g_i from +0, windows ascending, left in o[k + h .. k + h + 7] rounded to f32 (as doubles
+ * until round 30, rounded in the 16-bit pass: 1 Mi elements, 1 thread, alternating, f16
+ * 0.498-0.508 -> 0.474-0.481 ms, bf16 0.625-0.627 -> 0.545-0.564; half the bytes, no VINSERTF128
+ * joins).  The 16 ymm
  * registers hold 2·NW accumulators, NW weights, x and o (two each) for NW ≤ 4; the 4·NW of a
  * whole 16-element block would not from NW = 2 on (one pass with them spilled measured 4 %
  * slower for NW = 2). */
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 nsa_tok_half_avx2(int64_t D, int64_t nw, int64_t h, const uint16_t *x16, const double *const *rows,
-                  double *const *accs, const double *w, double *o, bool bf)
+                  double *const *accs, const double *w, float *o, bool bf)
 {
     __m256d a[2 * (NSA_FAST_MAX_D / 16 + 1)], wv[NSA_FAST_MAX_D / 16 + 1];
     for (int64_t i = 0; i < nw; i++) {
@@ -453,8 +447,8 @@ nsa_tok_half_avx2(int64_t D, int64_t nw, int64_t h, const uint16_t *x16, const d
             o0 = _mm256_fmadd_pd(wv[i], g0, o0);
             o1 = _mm256_fmadd_pd(wv[i], g1, o1);
         }
-        _mm256_storeu_pd(o + k, o0);
-        _mm256_storeu_pd(o + k + 4, o1);
+        _mm_storeu_ps(o + k, _mm256_cvtpd_ps(o0)); /* rounded to f32 here (round 30) */
+        _mm_storeu_ps(o + k + 4, _mm256_cvtpd_ps(o1));
     }
     for (int64_t i = 0; i < nw; i++) {
         _mm256_storeu_pd(accs[i] + h, a[2 * i]);
@@ -471,13 +465,11 @@ ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 nsa_tok_rows_avx2(int64_t D, int64_t nw, const uint16_t *x16, const double *const *rows, double *const *accs,
                   const double *w, uint16_t *out, bool bf, bool nt)
 {
-    double o[NSA_FAST_MAX_D];
+    float o[NSA_FAST_MAX_D];
     nsa_tok_half_avx2(D, nw, 0, x16, rows, accs, w, o, bf);
     nsa_tok_half_avx2(D, nw, 8, x16, rows, accs, w, o, bf);
     for (int64_t k = 0; k < D; k += 16) {
-        __m256i v = bf ? nsa_pack16_bf16_pd(o + k)
-                       : _mm256_set_m128i(nsa_pack8_f16_pd(_mm256_loadu_pd(o + k + 8), _mm256_loadu_pd(o + k + 12)),
-                                          nsa_pack8_f16_pd(_mm256_loadu_pd(o + k), _mm256_loadu_pd(o + k + 4)));
+        __m256i v = nsa_pack16_ps(o + k, bf);
         if (nt) _mm256_stream_si256((__m256i *)(void *)(out + k), v);
         else _mm256_storeu_si256((__m256i *)(void *)(out + k), v);
     }
