@@ -406,9 +406,8 @@ ACL_AVX2_TARGET static inline void nsa_row_avx2(const acl_view *v, int64_t row, 
  * mutants are planted) and one 16-bit pack; else acl_pack8_16_avx2 (which quiets NaN).  Against
  * two acl_pack8_16_avx2: bf16 0.315 -> 0.295 ms (1024 tokens x 4 heads x 128, l 32, d 16, 1
  * thread, best of 500, in one process). */
-ACL_AVX2_TARGET static inline __m256i nsa_pack16_ps(const float *o, bool bf)
+ACL_AVX2_TARGET static inline __m256i nsa_pack16_f32(__m256 f0, __m256 f1, bool bf)
 {
-    __m256 f0 = _mm256_loadu_ps(o), f1 = _mm256_loadu_ps(o + 8);
     if (!bf) return _mm256_set_m128i(_mm256_cvtps_ph(f1, ACL_F16_ROUND), _mm256_cvtps_ph(f0, ACL_F16_ROUND));
     if (_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(f0, f0, _CMP_UNORD_Q), _mm256_cmp_ps(f1, f1, _CMP_UNORD_Q))))
         return _mm256_set_m128i(acl_pack8_16_avx2(f1, true), acl_pack8_16_avx2(f0, true));
@@ -469,7 +468,42 @@ nsa_tok_rows_avx2(int64_t D, int64_t nw, const uint16_t *x16, const double *cons
     nsa_tok_half_avx2(D, nw, 0, x16, rows, accs, w, o, bf);
     nsa_tok_half_avx2(D, nw, 8, x16, rows, accs, w, o, bf);
     for (int64_t k = 0; k < D; k += 16) {
-        __m256i v = nsa_pack16_ps(o + k, bf);
+        __m256i v = nsa_pack16_f32(_mm256_loadu_ps(o + k), _mm256_loadu_ps(o + k + 8), bf);
+        if (nt) _mm256_stream_si256((__m256i *)(void *)(out + k), v);
+        else _mm256_storeu_si256((__m256i *)(void *)(out + k), v);
+    }
+}
+
+/* nsa_tok_rows_avx2 for one or two windows (NW ≤ 2, l ≤ 2·d: the bench row's l 32, d 16), in two
+ * passes over the row.  The weightGrad pass takes whole 16-element blocks: the 4·NW accumulators
+ * (element k + m into lane m of window i's 16, k ascending: the same sums) advance together, 8
+ * independent FMA chains for NW = 2 where a half pass has 4, which left Zen 3's two FMA pipes
+ * waiting on the 4-cycle latency (round 30); g read as FMA memory operands, so accumulators and
+ * x fit the 16 registers.  The inputGrad pass then sums Σ_i w_i·g_i from +0, windows ascending,
+ * for 16 elements, rounds them to f32 and to 16 bits and stores them: the same operations. */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+nsa_tok_rows2_avx2(int64_t D, int64_t nw, const uint16_t *x16, const double *const *rows, double *const *accs,
+                   const double *w, uint16_t *out, bool bf, bool nt)
+{
+    __m256d a[8]; /* a[4i + q]: window i, lanes 4q .. 4q + 3 */
+    for (int64_t i = 0; i < nw; i++)
+        for (int q = 0; q < 4; q++) a[4 * i + q] = _mm256_loadu_pd(accs[i] + 4 * q);
+    for (int64_t k = 0; k < D; k += 16) {
+        __m256d x[4];
+        for (int q = 0; q < 4; q++) x[q] = nsa_load4_16_pd(x16 + k + 4 * q, bf);
+        for (int64_t i = 0; i < nw; i++)
+            for (int q = 0; q < 4; q++) a[4 * i + q] = _mm256_fmadd_pd(_mm256_loadu_pd(rows[i] + k + 4 * q), x[q], a[4 * i + q]);
+    }
+    for (int64_t i = 0; i < nw; i++)
+        for (int q = 0; q < 4; q++) _mm256_storeu_pd(accs[i] + 4 * q, a[4 * i + q]);
+    __m256d wv[2];
+    for (int64_t i = 0; i < nw; i++) wv[i] = _mm256_set1_pd(w[i]);
+    for (int64_t k = 0; k < D; k += 16) {
+        __m256d o[4];
+        for (int q = 0; q < 4; q++) o[q] = _mm256_setzero_pd();
+        for (int64_t i = 0; i < nw; i++)
+            for (int q = 0; q < 4; q++) o[q] = _mm256_fmadd_pd(wv[i], _mm256_loadu_pd(rows[i] + k + 4 * q), o[q]);
+        __m256i v = nsa_pack16_f32(acl_join4_ps(o[0], o[1]), acl_join4_ps(o[2], o[3]), bf);
         if (nt) _mm256_stream_si256((__m256i *)(void *)(out + k), v);
         else _mm256_storeu_si256((__m256i *)(void *)(out + k), v);
     }
@@ -489,8 +523,8 @@ nsa_tok_avx2(const nsa_job *j, int64_t t, int64_t n, int64_t nw, const double *c
 #define NSA_TOK(NW, BF) nsa_tok_rows_avx2(D, NW, x16, rows, accs, w, out, BF, j->nt)
 #define NSA_TOKS(BF)                                                                                \
     switch (nw) { /* l/d = 2, 3, 4: 1..4 covering windows get their own loop */                   \
-    case 1: NSA_TOK(1, BF); break;                                                                  \
-    case 2: NSA_TOK(2, BF); break;                                                                  \
+    case 1: nsa_tok_rows2_avx2(D, 1, x16, rows, accs, w, out, BF, j->nt); break;                   \
+    case 2: nsa_tok_rows2_avx2(D, 2, x16, rows, accs, w, out, BF, j->nt); break;                   \
     case 3: NSA_TOK(3, BF); break;                                                                  \
     case 4: NSA_TOK(4, BF); break;                                                                  \
     default: NSA_TOK(nw, BF); break;                                                                \
