@@ -13,6 +13,9 @@ schedulers, pipes and dependencies, and prints its cycles per element, the busie
 the time at bench_ports' clock.  The FMA-slot figures above count what competes with the FMAs;
 llvm-mca adds the other pipes' limits and the latency chains, and on the Zen 3 of round 29 its
 figures came within 15 % of the kernels' measured in-cache times (the slot estimate 25-45 % under).
+Read its pipe counts with care: LLVM 14's znver3 model issues one FMA per cycle (128- or 256-bit)
+where bench_ports measures Zen 3 issuing two, so its "FP0/FP1 busy" counts every FMA twice and its
+match with measured times is partly compensation (round 30).
 
     scripts/kernel_mix.py [--lib build/impl/libaclnn_impl.so] [--ports FILE] [--elems 8] FUNCTION[:ELEMS]...
 
