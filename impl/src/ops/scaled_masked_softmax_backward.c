@@ -397,15 +397,14 @@ ACL_AVX2_TARGET static inline void sms_dot8_bf16(__m256d *lo, __m256d *hi, const
 }
 
 /* sms_dot8_bf16 for the 16 elements j..j+15 of a 32-element block (j at offset 0 or 16 of it),
- * split into even and odd elements as sms_step16x2_bf16 splits them (a shift and a mask, no
- * shuffle): the products of elements 0, 2, .., 14 in pE and 1, 3, .., 15 in pO, so a[0] holds the
+ * split into even and odd elements as sms_step16x2_bf16 splits them (acl_split16_bf16_eo: a shift
+ * and a mask, no shuffle): the products of elements 0, 2, .., 14 in pE and 1, 3, .., 15 in pO, so a[0] holds the
  * partial sums acc[0, 2, 4, 6] of the 16, a[1] acc[8, 10, 12, 14], a[2] acc[1, 3, 5, 7], a[3]
  * acc[9, .., 15]: each acc[k] the same elements as sms_dot8_bf16 gives it, in another lane
  * (sms_dot_unsplit puts them back).  The magnitudes gathered on 16 lanes (*mx, *mn). */
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 sms_dot16_bf16(__m256d *a, const void *g, const void *y, const uint8_t *mk, int64_t j, __m256i *mx, __m256i *mn)
 {
-    const __m256i hi16 = _mm256_set1_epi32((int)0xffff0000u);
     __m256i gw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)g + j));
     __m256i yw = _mm256_loadu_si256((const __m256i *)(const void *)((const uint16_t *)y + j));
     const __m256i abs = _mm256_set1_epi16(0x7fff), one = _mm256_set1_epi16(1);
@@ -417,8 +416,10 @@ sms_dot16_bf16(__m256d *a, const void *g, const void *y, const uint8_t *mk, int6
     gw = _mm256_andnot_si256(_mm256_cmpgt_epi16(mw, _mm256_setzero_si256()), gw);
 #endif
     (void)mk;
-    __m256 pE = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_slli_epi32(gw, 16)), _mm256_castsi256_ps(_mm256_slli_epi32(yw, 16)));
-    __m256 pO = _mm256_mul_ps(_mm256_castsi256_ps(_mm256_and_si256(gw, hi16)), _mm256_castsi256_ps(_mm256_and_si256(yw, hi16)));
+    __m256 gE, gO, yE, yO;
+    acl_split16_bf16_eo(gw, &gE, &gO);
+    acl_split16_bf16_eo(yw, &yE, &yO);
+    __m256 pE = _mm256_mul_ps(gE, yE), pO = _mm256_mul_ps(gO, yO);
     a[0] = _mm256_add_pd(a[0], acl_lo4_pd(pE));
     a[1] = _mm256_add_pd(a[1], acl_hi4_pd(pE));
     a[2] = _mm256_add_pd(a[2], acl_lo4_pd(pO));

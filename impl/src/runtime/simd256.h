@@ -162,11 +162,16 @@ ACL_AVX2_TARGET static inline __m256i acl_bf16_bits8_avx2(__m256 v)
  * split into the even elements (0, 2, .., 14: the low halves of the 32-bit words, shifted up)
  * and the odd ones (the high halves, the low ones cleared), each already its f32 — a shift and a
  * mask where acl_load8_16_left widens each 8 by a lane-crossing VPMOVZXWD and a shift */
-ACL_AVX2_TARGET static inline void acl_load16_bf16_eo(const uint16_t *p, __m256 *e, __m256 *o)
+ACL_AVX2_TARGET static inline void acl_split16_bf16_eo(__m256i w, __m256 *e, __m256 *o)
 {
-    __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)p);
     *e = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
     *o = _mm256_castsi256_ps(_mm256_and_si256(w, _mm256_set1_epi32((int)0xffff0000u)));
+}
+
+/* ... loaded from p */
+ACL_AVX2_TARGET static inline void acl_load16_bf16_eo(const uint16_t *p, __m256 *e, __m256 *o)
+{
+    acl_split16_bf16_eo(_mm256_loadu_si256((const __m256i *)(const void *)p), e, o);
 }
 
 /* ... and back: the even elements' f32 (e) and the odd ones' (o) rounded to bf16 (the bits of
