@@ -821,29 +821,43 @@ softplus16_lut_step_eo(const softplus16_lut *L, const uint16_t *dy, const uint16
 
 ACL_U16_KERNELS8(softplus16_lut, softplus16_lut_step, softplus16_lut_step_eo)
 
-/* f32 compute precision: softplus_step_f32 on SPF2_V vectors of 8 f32 (2·SPF2_V chains of 4
- * doubles).  VRANGEPD(zd, 708, 0x2) (the smaller magnitude, zd's sign) is min then max against
- * ±708: the same value for every zd but NaN, whose lanes are redone by the scalar form.
- * Round 28 on Zen 3, 16 Mi elements in cache, 1 thread, alternating builds: SPF2_V 2 24.6-26 ms
- * (1: 26-37, 4: 26-27).  The exp table of two vectors read at once by acl_expneg4x2_fast's
- * permutes (Gelu f32's form), not a gather per vector: 16 Mi elements, 2 threads, three
- * alternating rounds on a quiet machine, in cache 13.3-14.9 -> 12.1-13.1 ms, the same bits (a
- * per-vector permute form, acl_exp4_dd's way, had measured slower on the loaded machine). */
-#define SPF2_V 2
+/* f32 compute precision: softplus_step_f32's operations on SPF2_V vectors of 8 f32 (2·SPF2_V
+ * chains of 4 doubles) a step, in two stages: A, up to the divisor 1 + t·P (the exp), and B, the
+ * division, the rounding to f32 and the store; a pass of 32 elements runs the A stages of all its
+ * steps before their B stages (softplus_pass_f32_avx2).  VRANGEPD(zd, 708, 0x2) (the smaller
+ * magnitude, zd's sign) is min then max against ±708: the same value for every zd but NaN, whose
+ * lanes are redone by the scalar form.  The exp table of two vectors read at once by
+ * acl_expneg4x2_fast's permutes (Gelu f32's form), not a gather per vector: 16 Mi elements, 2
+ * threads, three alternating rounds on a quiet machine, in cache 13.3-14.9 -> 12.1-13.1 ms, the
+ * same bits (a per-vector permute form, acl_exp4_dd's way, had measured slower on the loaded
+ * machine).
+ * Round 28 on Zen 3, one stage per step, 16 Mi elements in cache, 1 thread, alternating builds:
+ * SPF2_V 2 24.6-26 ms (1: 26-37, 4: 26-27).  Round 30, the two stages: the loop's FMA-pipe work
+ * (bench_ports' costs) was 71 % of its time, the rest the exp's and the division's latency
+ * chains, which a step's 144 instructions left the out-of-order window little room to overlap;
+ * with the four exps of a pass issued first: 1 Mi elements, 1 thread, alternating, six rounds,
+ * SPF2_V 1: 1.34-1.68 -> 1.17-1.52 ms (SPF2_V 2 staged: 1.34-1.62, a draw); 16 Mi, 2 threads,
+ * three rounds: 10.88 / 10.99 / 13.68 -> 9.44 / 9.50 / 12.41 ms (PyTorch 9.83 / 10.07 / 11.96). */
+#define SPF2_V 1
+/* a step between its stages: the divisors, the linear-branch lanes, the lanes for the scalar form */
+typedef struct {
+    __m256d den[2 * SPF2_V];
+    __m256 lin[SPF2_V];
+    unsigned low[SPF2_V], any;
+} sp2_mid;
+
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
-softplus_step_f32_avx2(const softplus_ctx *c, const float *dy, const float *x, float *out, int64_t left)
+softplus_stage_a_avx2(const softplus_ctx *c, const float *x, int64_t left, sp2_mid *m)
 {
-    __m256 dyf[SPF2_V], lin[SPF2_V];
-    __m256d zd[2 * SPF2_V], r[2 * SPF2_V], t[2 * SPF2_V];
-    unsigned low[SPF2_V], any = 0;
+    __m256d zd[2 * SPF2_V], t[2 * SPF2_V];
+    m->any = 0;
     for (int j = 0; j < SPF2_V; j++) {
         __m256 xf = acl_load8_ps_left(x + 8 * j, left - 8 * j);
-        dyf[j] = acl_load8_ps_left(dy + 8 * j, left - 8 * j);
         __m256 z = _mm256_mul_ps(_mm256_set1_ps(c->beta32), xf);
 #if ACLCONFORM_MUTANT == 22 /* branch-boundary: f32 path: threshold compare z >= threshold instead of z > threshold */
-        lin[j] = _mm256_cmp_ps(z, _mm256_set1_ps(c->thr32), _CMP_GE_OQ);
+        m->lin[j] = _mm256_cmp_ps(z, _mm256_set1_ps(c->thr32), _CMP_GE_OQ);
 #else
-        lin[j] = _mm256_cmp_ps(z, _mm256_set1_ps(c->thr32), _CMP_GT_OQ);
+        m->lin[j] = _mm256_cmp_ps(z, _mm256_set1_ps(c->thr32), _CMP_GT_OQ);
 #endif
         /* redone: not (z > -700), that is z ≤ -700 or NaN, outside the linear branch */
 #if ACLCONFORM_MUTANT == 55 /* precision-branch: f32 path: NaN lanes not redone by the scalar form (the clamp made them ±708: a finite result) */
@@ -851,32 +865,45 @@ softplus_step_f32_avx2(const softplus_ctx *c, const float *dy, const float *x, f
 #else
         __m256 nle = _mm256_cmp_ps(z, _mm256_set1_ps(-700.0f), _CMP_NGT_UQ);
 #endif
-        low[j] = (unsigned)_mm256_movemask_ps(_mm256_andnot_ps(lin[j], nle)) & acl_lanes(left - 8 * j, 8);
+        m->low[j] = (unsigned)_mm256_movemask_ps(_mm256_andnot_ps(m->lin[j], nle)) & acl_lanes(left - 8 * j, 8);
 #if ACLCONFORM_MUTANT == 25 /* precision-branch: f32 path: the z <= -700 rescue pass skipped (Inf dy x underflowed sigmoid gives 0/NaN) */
-        low[j] = 0;
+        m->low[j] = 0;
 #endif
-        any |= low[j];
+        m->any |= m->low[j];
         acl_load8_pd2_left(x + 8 * j, left - 8 * j, &zd[2 * j]); /* no VEXTRACTF128 (round 29) */
-        acl_load8_pd2_left(dy + 8 * j, left - 8 * j, &r[2 * j]);
     }
     for (int k = 0; k < 2 * SPF2_V; k++)
         zd[k] = _mm256_max_pd(_mm256_min_pd(_mm256_mul_pd(_mm256_set1_pd((double)c->beta32), zd[k]),
                                             _mm256_set1_pd(708.0)), _mm256_set1_pd(-708.0));
     for (int k = 0; k < 2 * SPF2_V; k += 2) acl_expneg4x2_fast(&zd[k], &zd[k], &t[k]); /* zd: P, t: the scale */
-    for (int k = 0; k < 2 * SPF2_V; k++) r[k] = _mm256_div_pd(r[k], _mm256_fmadd_pd(t[k], zd[k], _mm256_set1_pd(1.0)));
-    for (int j = 0; j < SPF2_V; j++)
-        acl_store8_ps_left(out + 8 * j, left - 8 * j, _mm256_blendv_ps(acl_join4_ps(r[2 * j], r[2 * j + 1]), dyf[j], lin[j]));
-    if (__builtin_expect(any != 0, 0))
-        for (int j = 0; j < SPF2_V; j++)
-            if (low[j]) softplus_f32_low(c, dy + 8 * j, x + 8 * j, out + 8 * j, (__mmask16)low[j]);
+    for (int k = 0; k < 2 * SPF2_V; k++) m->den[k] = _mm256_fmadd_pd(t[k], zd[k], _mm256_set1_pd(1.0));
 }
 
-/* a pass of 32 elements (ACL_STEPS32_PF) in steps of 8·SPF2_V */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+softplus_stage_b_avx2(const softplus_ctx *c, const float *dy, const float *x, float *out, int64_t left, const sp2_mid *m)
+{
+    for (int j = 0; j < SPF2_V; j++) {
+        __m256d r[2];
+        acl_load8_pd2_left(dy + 8 * j, left - 8 * j, r);
+        for (int k = 0; k < 2; k++) r[k] = _mm256_div_pd(r[k], m->den[2 * j + k]);
+        acl_store8_ps_left(out + 8 * j, left - 8 * j,
+                           _mm256_blendv_ps(acl_join4_ps(r[0], r[1]), acl_load8_ps_left(dy + 8 * j, left - 8 * j), m->lin[j]));
+    }
+    if (__builtin_expect(m->any != 0, 0))
+        for (int j = 0; j < SPF2_V; j++)
+            if (m->low[j]) softplus_f32_low(c, dy + 8 * j, x + 8 * j, out + 8 * j, (__mmask16)m->low[j]);
+}
+
+/* a pass of 32 elements (ACL_STEPS32_PF) in steps of 8·SPF2_V: every step's stage A, then every
+ * step's stage B */
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 softplus_pass_f32_avx2(const softplus_ctx *c, const float *dy, const float *x, float *out, int64_t left)
 {
-    for (int h = 0; h < 32; h += 8 * SPF2_V)
-        if (h < left) softplus_step_f32_avx2(c, dy + h, x + h, out + h, left - h);
+    sp2_mid m[32 / (8 * SPF2_V)];
+    for (int h = 0, q = 0; h < 32; h += 8 * SPF2_V, q++)
+        if (h < left) softplus_stage_a_avx2(c, x + h, left - h, &m[q]);
+    for (int h = 0, q = 0; h < 32; h += 8 * SPF2_V, q++)
+        if (h < left) softplus_stage_b_avx2(c, dy + h, x + h, out + h, left - h, &m[q]);
 }
 
 ACL_AVX2_TARGET static void softplus_block_f32_avx2(const void *p, int64_t n, const float *dy, const float *x,
