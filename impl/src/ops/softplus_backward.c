@@ -644,6 +644,18 @@ softplus16_vec_avx2(const softplus_ctx *c, const __m256 *g, const __m256 *x, __m
     SP16A_EACH res[k] = _mm256_blendv_ps(res[k], g[k], lin[k]);
 }
 
+/* the lanes redo (bits) of an all-16-bit step by the scalar form, lane l at element st·l (1: a
+ * plain 8-lane vector, 2: a half of the even / odd split); cold, out of the loops */
+ACL_AVX2_TARGET static __attribute__((noinline, cold)) void
+softplus16_redo(const softplus_ctx *c, const uint16_t *dy, const uint16_t *x, uint16_t *out, int st, unsigned redo,
+                bool bf)
+{
+    for (; redo; redo &= redo - 1) {
+        int j = st * __builtin_ctz(redo);
+        out[j] = softplus16_value16(c, dy[j], x[j], bf);
+    }
+}
+
 /* f32 arrays (acl_ewise2_f32: the driver widens and rounds the 16-bit values) */
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 softplus16_step_f32_avx2(const softplus_ctx *c, const float *dy, const float *x, float *out, int64_t left)
@@ -690,10 +702,7 @@ softplus16_step_f16_avx2(const softplus_ctx *c, const uint16_t *dy, const uint16
         any |= redo[k] &= acl_lanes(left - 8 * k, 8);
     }
     if (__builtin_expect(any != 0, 0))
-        SP16A_EACH for (; redo[k]; redo[k] &= redo[k] - 1) {
-            int j = 8 * k + __builtin_ctz(redo[k]);
-            out[j] = softplus16_value16(c, dy[j], x[j], false);
-        }
+        SP16A_EACH if (redo[k]) softplus16_redo(c, dy + 8 * k, x + 8 * k, out + 8 * k, 1, redo[k], false);
 }
 
 ACL_AVX2_TARGET static void softplus16_f16_avx2(const void *p, int64_t n, const uint16_t *dy, const uint16_t *x,
@@ -729,11 +738,10 @@ softplus16_step_bf16_avx2(const softplus_ctx *c, const uint16_t *dy, const uint1
         memcpy(out, to, (size_t)left * sizeof *out);
     }
     if (__builtin_expect((redo[0] | redo[1]) != 0, 0))
-        for (int k = 0; k < 2; k++)
-            for (unsigned r = redo[k]; r; r &= r - 1) {
-                int j = 2 * __builtin_ctz(r) + k;
-                if (j < left) out[j] = softplus16_value16(c, dy[j], x[j], true);
-            }
+        for (int k = 0; k < 2; k++) {
+            unsigned r = redo[k] & acl_lanes((left - k + 1) / 2, 8); /* elements 2l + k < left */
+            if (r) softplus16_redo(c, dy + k, x + k, out + k, 2, r, true);
+        }
 }
 
 ACL_AVX2_TARGET static void softplus16_bf16_avx2(const void *p, int64_t n, const uint16_t *dy, const uint16_t *x,
@@ -782,25 +790,13 @@ ACL_AVX2_TARGET static void softplus16_lut_build(const softplus_ctx *c, bool bf,
     }
 }
 
-/* the lanes redo (bits) of a table step by the scalar form, lane l at element st·l (cold, out of
- * the loop) */
-ACL_AVX2_TARGET static __attribute__((noinline, cold)) void
-softplus16_lut_redo(const softplus16_lut *L, const uint16_t *dy, const uint16_t *x, uint16_t *out, int st, unsigned redo,
-                    bool bf)
-{
-    for (; redo; redo &= redo - 1) {
-        int j = st * __builtin_ctz(redo);
-        out[j] = softplus16_value16(L->c, dy[j], x[j], bf);
-    }
-}
-
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 softplus16_lut_step(const softplus16_lut *L, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left, bool bf)
 {
     __m256 den = acl_table8_ps(L->tab, x, left), g = acl_load8_16_left(dy, left, bf);
     acl_store8_16_left(out, left, _mm256_div_ps(g, den), bf);
     unsigned redo = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(den, den, _CMP_UNORD_Q)) & acl_lanes(left, 8);
-    if (__builtin_expect(redo != 0, 0)) softplus16_lut_redo(L, dy, x, out, 1, redo, bf);
+    if (__builtin_expect(redo != 0, 0)) softplus16_redo(L->c, dy, x, out, 1, redo, bf);
 }
 
 /* softplus16_lut_step on a whole bf16 step of 16 in the even / odd split (ACL_U16_KERNELS8): lane
@@ -815,7 +811,7 @@ softplus16_lut_step_eo(const softplus16_lut *L, const uint16_t *dy, const uint16
                         acl_pack16_bf16_eo(_mm256_div_ps(g[0], den[0]), _mm256_div_ps(g[1], den[1]), false));
     for (int h = 0; h < 2; h++) {
         unsigned redo = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(den[h], den[h], _CMP_UNORD_Q));
-        if (__builtin_expect(redo != 0, 0)) softplus16_lut_redo(L, dy + h, x + h, out + h, 2, redo, true);
+        if (__builtin_expect(redo != 0, 0)) softplus16_redo(L->c, dy + h, x + h, out + h, 2, redo, true);
     }
 }
 
@@ -1006,18 +1002,20 @@ static void softplus16(const softplus_ctx *c, const acl_view *vdy, const acl_vie
 #endif
 #ifdef ACL_HAVE_AVX2_KERNELS
     if (acl_have_avx2()) {
+        if (!acl_ewise_all16_ok(vdy, vx, vo)) {
+            acl_ewise2_f32(vdy, vx, vo, softplus16_block_avx2, c);
+            return;
+        }
         bool bf = vo->dtype == ACL_BF16;
-        float *tab = NULL;
-        if (acl_ewise_all16_ok(vdy, vx, vo) && vo->numel >= SP16_LUT_MIN &&
-            (tab = aligned_alloc(64, 65536 * sizeof *tab)) != NULL) {
+        float *tab = vo->numel >= SP16_LUT_MIN ? aligned_alloc(64, 65536 * sizeof *tab) : NULL;
+        if (tab) {
             softplus16_lut L = {c, tab};
             softplus16_lut_build(c, bf, tab);
             acl_ewise2_u16(vdy, vx, vo, bf ? softplus16_lut_bf16 : softplus16_lut_f16, &L, false);
             free(tab);
-        } else if (acl_ewise_all16_ok(vdy, vx, vo))
+        } else {
             acl_ewise2_u16(vdy, vx, vo, bf ? softplus16_bf16_avx2 : softplus16_f16_avx2, c, false);
-        else
-            acl_ewise2_f32(vdy, vx, vo, softplus16_block_avx2, c);
+        }
         return;
     }
 #endif
