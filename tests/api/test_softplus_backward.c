@@ -681,7 +681,55 @@ static void avx2_f64_matches_reference_and_avx512(void **state)
     tt_free(&g); tt_free(&x); tt_free(&o);
     assert_int_equal(fails, 0);
 }
+
+/* The AVX2 f64 kernel's two forms (round 31): a finite threshold ≤ 700 takes the form without the
+ * overflow fix-up and the exp's clamp and scaling test, any other the full one.  Threshold 700 and
+ * the double above it give the same result in every lane whose z is not above 700, so their
+ * bits must agree there: the plain form against the full one on the random and special
+ * elements, three betas (one negative). */
+static void avx2_f64_plain_form_same_bits(void **state)
+{
+    (void)state;
+    if (!tt_has_level(1)) skip();
+    const double betas[] = {1.0, -1.7, 0.1}, thr_plain = 700.0, thr_full = nextafter(700.0, INFINITY);
+    const int64_t nrand = 40009;
+    int64_t dims[1] = {nrand + SP_NSPECIAL};
+    tt g = tt_new(ACL_DOUBLE, 1, dims, TT_CONTIG), x = tt_new(ACL_DOUBLE, 1, dims, TT_CONTIG),
+       o = tt_new(ACL_DOUBLE, 1, dims, TT_CONTIG);
+    int64_t n = sp_fill(ACL_DOUBLE, &g, &x, nrand, 31);
+    double *va = malloc((size_t)n * 8), *vb = malloc((size_t)n * 8);
+    int fails = 0;
+    int64_t compared = 0;
+    acl_simd_set_cap(1);
+    for (int p = 0; p < 3; p++) {
+        double b = betas[p];
+        double *outs[2] = {va, vb};
+        const double thrs[2] = {thr_plain, thr_full};
+        for (int k = 0; k < 2; k++) {
+            aclScalar *beta = aclCreateScalar(&b, ACL_DOUBLE), *thr = aclCreateScalar((void *)&thrs[k], ACL_DOUBLE);
+            assert_int_equal(run_sp(&g, &x, &o, beta, thr), ACLNN_SUCCESS);
+            memcpy(outs[k], o.mem, (size_t)n * 8);
+            aclDestroyScalar(beta);
+            aclDestroyScalar(thr);
+        }
+        for (int64_t i = 0; i < n; i++) {
+            double z = b * tt_get(&x, i);
+            if (z > thr_plain) continue;
+            compared++;
+            if (memcmp(&va[i], &vb[i], 8) != 0 && !(isnan(va[i]) && isnan(vb[i])) && fails++ < 10)
+                fprintf(stderr, "softplus f64 beta %g x=%a dy=%a: plain form %a, full form %a\n", b, tt_get(&x, i),
+                        tt_get(&g, i), va[i], vb[i]);
+        }
+    }
+    acl_simd_set_cap(2);
+    print_message("softplus f64 AVX2 plain form: %lld lanes compared\n", (long long)compared);
+    free(va); free(vb);
+    tt_free(&g); tt_free(&x); tt_free(&o);
+    assert_true(compared > 3 * nrand / 2);
+    assert_int_equal(fails, 0);
+}
 #else
+static void avx2_f64_plain_form_same_bits(void **state) { (void)state; skip(); }
 static void avx2_16bit_bits_equal_portable(void **state) { (void)state; skip(); }
 static void avx2_f32_matches_reference_and_avx512(void **state) { (void)state; skip(); }
 static void avx2_f64_matches_reference_and_avx512(void **state) { (void)state; skip(); }
@@ -702,6 +750,7 @@ int main(void)
         cmocka_unit_test(avx2_16bit_bits_equal_portable),
         cmocka_unit_test(avx2_f32_matches_reference_and_avx512),
         cmocka_unit_test(avx2_f64_matches_reference_and_avx512),
+        cmocka_unit_test(avx2_f64_plain_form_same_bits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

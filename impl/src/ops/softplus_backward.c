@@ -913,7 +913,8 @@ ACL_AVX2_TARGET static void softplus_block_f32_avx2(const void *p, int64_t n, co
  * or q = 0), the masked moves blends, the masked division a blend of the division. */
 #define SPD2_K 4
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
-softplus_steps_f64_avx2(const softplus_ctx *c, const double *dy, const double *x, double *out, int64_t left)
+softplus_steps_f64_avx2_k(const softplus_ctx *c, const double *dy, const double *x, double *out, int64_t left,
+                          bool plain)
 {
     const __m256d beta = _mm256_set1_pd(c->beta64), thr = _mm256_set1_pd(c->thr64);
     const __m256d one = _mm256_set1_pd(1.0), zero = _mm256_setzero_pd();
@@ -938,10 +939,12 @@ softplus_steps_f64_avx2(const softplus_ctx *c, const double *dy, const double *x
         zh[k] = z[k], zl[k] = _mm256_fmsub_pd(beta, xv[k], z[k]);
 #endif
         /* rare: z NaN or ±Inf */
-        nonfin[k] = _mm256_cmp_pd(_mm256_andnot_pd(sign, z[k]), inf, _CMP_NLT_UQ);
-        anyfin |= (unsigned)_mm256_movemask_pd(nonfin[k]);
+        if (!plain) {
+            nonfin[k] = _mm256_cmp_pd(_mm256_andnot_pd(sign, z[k]), inf, _CMP_NLT_UQ);
+            anyfin |= (unsigned)_mm256_movemask_pd(nonfin[k]);
+        }
     }
-    if (__builtin_expect(anyfin != 0, 0))
+    if (!plain && __builtin_expect(anyfin != 0, 0))
         for (int k = 0; k < SPD2_K; k++) {
             __m256d ovf = beta_finite ? _mm256_and_pd(_mm256_and_pd(nonfin[k], _mm256_cmp_pd(_mm256_andnot_pd(sign, z[k]), inf, _CMP_EQ_OQ)),
                                                       _mm256_cmp_pd(_mm256_andnot_pd(sign, xv[k]), inf, _CMP_LT_OQ))
@@ -952,7 +955,7 @@ softplus_steps_f64_avx2(const softplus_ctx *c, const double *dy, const double *x
     for (int k = 0; k < SPD2_K; k++) {
         fast[k] = _mm256_and_pd(_mm256_andnot_pd(lin[k], _mm256_cmp_pd(zh[k], m700, _CMP_GT_OQ)),
                                 _mm256_castsi256_pd(acl_mask4x64(left - 4 * k)));
-        E[k] = acl_exp4_dd(_mm256_sub_pd(zero, zh[k]), &El[k], fast[k]);
+        E[k] = acl_exp4_dd_k(_mm256_sub_pd(zero, zh[k]), &El[k], fast[k], plain);
     }
     for (int k = 0; k < SPD2_K; k++) {
         sm[k] = _mm256_add_pd(one, E[k]);
@@ -981,10 +984,31 @@ softplus_steps_f64_avx2(const softplus_ctx *c, const double *dy, const double *x
             if (slow[k]) softplus_f64_slow(c, 4 * k, dy, x, out, (__mmask8)slow[k]);
 }
 
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+softplus_steps_f64_avx2(const softplus_ctx *c, const double *dy, const double *x, double *out, int64_t left)
+{
+    softplus_steps_f64_avx2_k(c, dy, x, out, left, false);
+}
+
+/* A finite threshold ≤ 700 (the default 20 and every usual one): a z that is ±Inf or NaN is then
+ * never a fast lane (+Inf takes the threshold branch; -Inf and NaN fail zh > -700), and every fast
+ * lane has -zh in [-700, 700), so the kernel leaves out the overflow fix-up of zh, zl and
+ * acl_exp4_dd's clamp and scaling test: the same bits in every lane it writes. */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+softplus_steps_f64_avx2_plain(const softplus_ctx *c, const double *dy, const double *x, double *out, int64_t left)
+{
+    softplus_steps_f64_avx2_k(c, dy, x, out, left, true);
+}
+
+static inline bool softplus_f64_plain(const softplus_ctx *c) { return isfinite(c->thr64) && c->thr64 <= 700.0; }
+
 ACL_AVX2_TARGET static void softplus_block_f64_avx2(const void *p, int64_t n, const double *dy, const double *x,
                                                     double *out)
 {
-    ACL_STEPS_LEFT(4 * SPD2_K, softplus_steps_f64_avx2, (const softplus_ctx *)p, n, dy, x, out);
+    if (softplus_f64_plain(p))
+        ACL_STEPS_LEFT(4 * SPD2_K, softplus_steps_f64_avx2_plain, (const softplus_ctx *)p, n, dy, x, out);
+    else
+        ACL_STEPS_LEFT(4 * SPD2_K, softplus_steps_f64_avx2, (const softplus_ctx *)p, n, dy, x, out);
 }
 #endif
 

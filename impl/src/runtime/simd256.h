@@ -424,8 +424,11 @@ acl_tab8_pd(__m256d lo4, __m256d hi4, __m256i idx, __m256d b2)
     return _mm256_blendv_pd(a, b, b2);
 }
 
+/* plain (a constant): the caller promises every wanted lane has x in [-700, 700] (no clamp, no
+ * scaling outside the normal powers of two), so neither the clamp to ±1100 nor the test for
+ * acl_scalef4 is made; lanes not wanted may then hold anything (their bits are not used). */
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) __m256d
-acl_exp4_dd(__m256d x, __m256d *lo, __m256d want)
+acl_exp4_dd_k(__m256d x, __m256d *lo, __m256d want, bool plain)
 {
     const __m256d THL = _mm256_setr_pd(0x1.0000000000000p+0, 0x1.172b83c7d517bp+0, 0x1.306fe0a31b715p+0, 0x1.4bfdad5362a27p+0);
     const __m256d THH = _mm256_setr_pd(0x1.6a09e667f3bcdp+0, 0x1.8ace5422aa0dbp+0, 0x1.ae89f995ad3adp+0, 0x1.d5818dcfba487p+0);
@@ -433,8 +436,10 @@ acl_exp4_dd(__m256d x, __m256d *lo, __m256d want)
     const __m256d TLH = _mm256_setr_pd(-0x1.bdd3413b26456p-54, 0x1.6e9f156864b27p-54, 0x1.7a1cd345dcc81p-54, 0x1.2ed02d75b3707p-55);
     const __m256d C_HI = _mm256_set1_pd(0x1.62e42fefa3800p-4), C_LO = _mm256_set1_pd(0x1.ef35793c76730p-48);
     const __m256d SHIFT = _mm256_set1_pd(0x1.8p52);
-    x = _mm256_max_pd(_mm256_set1_pd(-1100.0), x);
-    x = _mm256_min_pd(_mm256_set1_pd(1100.0), x);
+    if (!plain) {
+        x = _mm256_max_pd(_mm256_set1_pd(-1100.0), x);
+        x = _mm256_min_pd(_mm256_set1_pd(1100.0), x);
+    }
     __m256d ks = _mm256_fmadd_pd(x, _mm256_set1_pd(0x1.71547652b82fep+3), SHIFT);
     __m256d k = _mm256_sub_pd(ks, SHIFT);
     __m256d r = _mm256_fnmadd_pd(k, C_HI, x);
@@ -456,7 +461,7 @@ acl_exp4_dd(__m256d x, __m256d *lo, __m256d want)
     __m256d u = _mm256_fmadd_pd(th, q, tl);
     __m256d hi = _mm256_add_pd(th, u);
     __m256d l = _mm256_add_pd(_mm256_sub_pd(th, hi), u);
-    __m256d wide = _mm256_and_pd(want, _mm256_or_pd(_mm256_cmp_pd(k, _mm256_set1_pd(-8 * 1022), _CMP_LT_OQ),
+    __m256d wide = plain ? _mm256_setzero_pd() : _mm256_and_pd(want, _mm256_or_pd(_mm256_cmp_pd(k, _mm256_set1_pd(-8 * 1022), _CMP_LT_OQ),
                                                     _mm256_cmp_pd(k, _mm256_set1_pd(8 * 1023 + 7), _CMP_GT_OQ)));
     if (__builtin_expect(_mm256_movemask_pd(wide) != 0, 0)) {
         __m256d n = _mm256_mul_pd(k, _mm256_set1_pd(0.125));
@@ -469,6 +474,12 @@ acl_exp4_dd(__m256d x, __m256d *lo, __m256d want)
     __m256d s = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(_mm256_srli_epi64(kb, 3), _mm256_set1_epi64x(1023 - mb8)), 52));
     *lo = _mm256_mul_pd(l, s);
     return _mm256_mul_pd(hi, s);
+}
+
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) __m256d
+acl_exp4_dd(__m256d x, __m256d *lo, __m256d want)
+{
+    return acl_exp4_dd_k(x, lo, want, false);
 }
 
 #endif
