@@ -350,7 +350,13 @@ static tt vp_fill(aclDataType dt, int nd, const int64_t *dims, int lay, uint64_t
         *s ^= *s << 13; *s ^= *s >> 7; *s ^= *s << 17;
         double sign = (*s >> 16) & 1 ? -1.0 : 1.0, v;
         int64_t blk = i % D / 16;
-        if (mode == 1) v = 1.0;
+        if (mode == 3) { /* bf16 within [2^-63, 2^64) or ±0 (the f32 inputGrad sums of round 31) */
+            const double in_range[] = {0.0, -0.0, 0x1.fep63, -0x1p-63, 1.0};
+            if (i % D == 5 && i / D % 7 == 3) v = i / D % 2 ? 0x1p64 : 0x1p-64; /* one row in 7 out of range */
+            else if (*s % 12 == 0) v = in_range[(*s >> 8) % 5];
+            else if (*s % 12 < 6) v = ldexp(sign, ebf[(*s >> 8) % 5]);
+            else v = tt_rand(s, lo, hi);
+        } else if (mode == 1) v = 1.0;
         else if (mode == 2) v = blk == 0 ? 0x1p60 : blk == 2 ? -0x1p60 : *s % 3 == 0 ? 0.0 : sign * 0x1p-60;
         else if (*s % 12 == 0) v = specials[(*s >> 8) % 10];
         else if (*s % 12 < 6) v = ldexp(sign, (dt == ACL_BF16 ? ebf : e16)[(*s >> 8) % 5]);
@@ -361,7 +367,7 @@ static tt vp_fill(aclDataType dt, int nd, const int64_t *dims, int lay, uint64_t
 }
 
 /* runs the case, returns the bits of inputGrad then weightGrad in bits[] */
-static void vp_run(const vcmp *c, aclDataType dt, bool ordered, uint64_t seed, uint64_t *bits)
+static void vp_run(const vcmp *c, aclDataType dt, int kind, uint64_t seed, uint64_t *bits)
 {
     const vshape *sh = &c->sh;
     int64_t B = sh->nseq > 0 ? sh->nseq : 1, C = 0, prev = 0;
@@ -375,8 +381,10 @@ static void vp_run(const vcmp *c, aclDataType dt, bool ordered, uint64_t seed, u
     /* ordered (bf16): outputGrad and weight 1, each input row per lane 2^60 (block 0), s (block 1),
      * -2^60 (block 2), then s, s ∈ {0, ±2^-60}: with the blocks ascending, weightGrad's lanes
      * keep the small terms after the large ones cancel; in another order they lose them */
-    tt og = vp_fill(dt, 3, dog, c->lay, &s, -1, 1, ordered), in = vp_fill(dt, 3, din, c->lay, &s, -2, 2, 2 * ordered),
-       w = vp_fill(dt, 2, dw, c->lay, &s, -0.5, 0.5, ordered), ig = tt_new(dt, 3, din, c->lay),
+    const int mog = kind == 2 ? 3 : kind, min = kind == 2 ? 0 : 2 * kind, mw = kind == 2 ? 0 : kind;
+    tt og = vp_fill(dt, 3, dog, c->lay, &s, -1, 1, mog), in = vp_fill(dt, 3, din, c->lay, &s, -2, 2, min),
+       w = kind == 2 ? vp_fill(dt, 2, dw, c->lay, &s, -0.5, 0.5, 3) : vp_fill(dt, 2, dw, c->lay, &s, -0.5, 0.5, mw),
+       ig = tt_new(dt, 3, din, c->lay),
        wg = tt_new(dt, 2, dw, c->lay);
     aclIntArray *seq = sh->nseq > 0 ? aclCreateIntArray(sh->seq, (uint64_t)sh->nseq) : NULL;
     uint64_t ws;
@@ -417,26 +425,29 @@ static void vector_paths_give_portable_bits(void **state)
         {{230, 2, 32, 80, 48, 2, {130, 230}}, TT_CONTIG, 2, 0},       /* l = 80, d = 48 */
         {{96, 3, 128, 32, 16, 0, {0}}, TT_PADDED, 2, 0},              /* strided: the portable helpers */
     };
-    const aclDataType dts[] = {ACL_FLOAT16, ACL_BF16, ACL_BF16};
+    /* f16; bf16; bf16 ordered; bf16 with outputGrad and weight in [2^-63, 2^64) but one row in 7
+     * (the AVX2 inputGrad sums in f32 for the rows in range, round 31) */
+    const aclDataType dts[] = {ACL_FLOAT16, ACL_BF16, ACL_BF16, ACL_BF16};
+    static const char *const kinds[] = {"", "", " ordered", " in range"};
     int levels = 0;
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
-        for (int di = 0; di < 3; di++) {
+        for (int di = 0; di < 4; di++) {
             const vcmp *c = &cases[ci];
-            const bool ordered = di == 2;
+            const int kind = di == 2 ? 1 : di == 3 ? 2 : 0;
             size_t n = (size_t)(c->sh.T * c->sh.N * c->sh.D + c->sh.l * c->sh.N);
             uint64_t *ref = malloc(n * sizeof *ref), *got = malloc(n * sizeof *got);
-            uint64_t seed = 0x243f6a8885a308d3ull + ci * 3 + (uint64_t)di;
+            uint64_t seed = 0x243f6a8885a308d3ull + (di < 3 ? ci * 3 + (uint64_t)di : 1000 + ci);
             acl_simd_set_cap(0);
-            vp_run(c, dts[di], ordered, seed, ref);
+            vp_run(c, dts[di], kind, seed, ref);
             for (int level = 1; level <= 2; level++) {
                 if (!tt_use_level(level)) continue;
-                vp_run(c, dts[di], ordered, seed, got);
+                vp_run(c, dts[di], kind, seed, got);
                 int fails = 0;
                 for (size_t i = 0; i < n; i++) {
                     bool same = got[i] == ref[i] || (vp_is_nan(dts[di], got[i]) && vp_is_nan(dts[di], ref[i]));
                     if (!same && fails++ < 5)
                         fprintf(stderr, "nsa case %zu %s%s level %d: %s[%zu] bits %#llx, portable %#llx\n", ci,
-                                dt_name(dts[di]), ordered ? " ordered" : "", level,
+                                dt_name(dts[di]), kinds[di], level,
                                 i < n - (size_t)(c->sh.l * c->sh.N) ? "inputGrad" : "weightGrad", i,
                                 (unsigned long long)got[i], (unsigned long long)ref[i]);
                 }
@@ -451,6 +462,66 @@ static void vector_paths_give_portable_bits(void **state)
 #endif
 }
 
+/* Round 31: the AVX2 inputGrad sums of one or two windows run in f32 when the weights and the
+ * windows' outputGrad rows are all ±0 or within [2^-63, 2^64) (every product exact in f32, so the
+ * f32 sum rounds as the double one then rounded to f32); other bf16 rows take the double sums.
+ * Two rows just out of the range, where f32 sums would give other bits: T = 64, l = 32, d = 16
+ * (windows at 0, 16, 32), tokens 16..31 covered by window 0 (weight row r = t) and window 1
+ * (r = t - 16).
+ *   overflow:  weights 2^30, window 0's row 2^100, window 1's -2^100: 2^130 - 2^130 = +0 in
+ *              double, Inf - Inf = NaN in f32;
+ *   underflow: weights 227·2^-34 (r ≥ 16) and 21·2^-16 (r < 16), window 0's row 43·2^-127,
+ *              window 1's 13·2^-116 (found by an exact search): the first product, 2^-147.7, is
+ *              rounded in f32's subnormals, and the bf16 result moves by one unit.
+ * Every level the CPU has against the portable loops, and against the value computed here;
+ * outputGrad contiguous (its rows converted in registers) and padded (through the view). */
+static void bf16_f32_sums_only_in_range(void **state)
+{
+    (void)state;
+    int64_t dog[3] = {3, 1, 16}, din[3] = {64, 1, 16}, dw[2] = {32, 1};
+    for (int which = 0; which < 4; which++) {
+        const int og_lay = which >= 2 ? TT_PADDED : TT_CONTIG;
+        const bool under = which & 1;
+        const double w_hi = under ? 227 * 0x1p-34 : 0x1p30, w_lo = under ? 21 * 0x1p-16 : 0x1p30;
+        const double g0 = under ? 43 * 0x1p-127 : 0x1p100, g1 = under ? 13 * 0x1p-116 : -0x1p100;
+        /* the exact sum w_hi·g0 + w_lo·g1 rounded to f32, then to bf16 (both exact in double) */
+        double want = acl_bf16_to_f32(acl_f32_to_bf16((float)(w_hi * g0 + w_lo * g1)));
+        uint64_t bits[3][64 * 16];
+        int levels = 0;
+        for (int level = 0; level <= 2; level++) {
+#ifdef ACL_HAVE_AVX2_KERNELS
+            if (!tt_use_level(level)) continue;
+#else
+            if (level > 0) continue;
+#endif
+            tt og = tt_new(ACL_BF16, 3, dog, og_lay), in = tt_new(ACL_BF16, 3, din, TT_CONTIG),
+               w = tt_new(ACL_BF16, 2, dw, TT_CONTIG), ig = tt_new(ACL_BF16, 3, din, TT_CONTIG),
+               wg = tt_new(ACL_BF16, 2, dw, TT_CONTIG);
+            for (int64_t i = 0; i < og.t->numel; i++) tt_set(&og, i, i < 16 ? g0 : g1);
+            for (int64_t i = 0; i < in.t->numel; i++) tt_set(&in, i, 1.0);
+            for (int64_t r = 0; r < 32; r++) tt_set(&w, r, r >= 16 ? w_hi : w_lo);
+            uint64_t ws;
+            aclOpExecutor *ex;
+            assert_int_equal(aclnnNsaCompressGradGetWorkspaceSize(og.t, in.t, w.t, NULL, 32, 16, 0, NULL, ig.t, wg.t, &ws, &ex),
+                             ACLNN_SUCCESS);
+            assert_int_equal(aclnnNsaCompressGrad(NULL, ws, ex, NULL), ACLNN_SUCCESS);
+            for (int64_t i = 0; i < ig.t->numel; i++) bits[level][i] = tt_bits(&ig, i);
+            for (int64_t t = 16; t < 32; t++)
+                for (int64_t k = 0; k < 16; k++)
+                    if (!(tt_get(&ig, t * 16 + k) == want) && levels < 100 && ++levels)
+                        fprintf(stderr, "nsa %s%s level %d: inputGrad[%lld, %lld] = %a, want %a\n",
+                                under ? "underflow" : "overflow", og_lay == TT_PADDED ? " padded" : "", level, (long long)t, (long long)k,
+                                tt_get(&ig, t * 16 + k), want);
+            if (level > 0) assert_memory_equal(bits[level], bits[0], sizeof bits[0]);
+            tt_free(&og); tt_free(&in); tt_free(&w); tt_free(&ig); tt_free(&wg);
+        }
+#ifdef ACL_HAVE_AVX2_KERNELS
+        acl_simd_set_cap(2);
+#endif
+        assert_int_equal(levels, 0);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -460,6 +531,7 @@ int main(void)
         cmocka_unit_test(views_and_threads_give_identical_bits),
         cmocka_unit_test(weight_grad_sums_by_segments),
         cmocka_unit_test(vector_paths_give_portable_bits),
+        cmocka_unit_test(bf16_f32_sums_only_in_range),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -13,6 +13,7 @@
  * value with relative error ≤ n·2^-53 of its conditioning sum.  Rows along D are processed in
  * chunks of NSA_CHUNK (workspace 0).  Most shapes take the streaming path below (same sums in the
  * same order, far fewer conversions and cache misses); these gathers are its fallback. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -35,6 +36,7 @@ typedef struct {
     acl_view og, in, w, ig, wg;
     int64_t N, D, T;
     bool nt; /* inputGrad written with non-temporal stores (nsa_tok_avx512) */
+    bool w32; /* every weight ±0 or of magnitude in [2^-63, 2^64) (nsa_tok_rows2_avx2's f32 sums) */
 } nsa_job;
 
 static inline int64_t nsa_nblk(int64_t S, int64_t l, int64_t d) { return S >= l ? (S - l) / d + 1 : 0; }
@@ -164,6 +166,11 @@ static void nsa_input_grad(void *p, int64_t begin, int64_t end)
  * Every output is one sum in a fixed order, so the bits do not depend on the partition or the
  * thread count. */
 #define NSA_FAST_MAX_D 1024
+/* a ring slot: the outputGrad row as D doubles, then as D floats, then a double that is 1 when
+ * every value of the row is ±0 or of magnitude in [2^-63, 2^64) (always, for f16), else 0: the
+ * floats and the flag written and read only by the AVX2 helpers (nsa_row_avx2,
+ * nsa_tok_rows2_avx2) */
+#define NSA_SLOT(D) ((D) + (D) / 2 + 8) /* the flag padded to 64 bytes: slots stay on cache lines */
 #define NSA_FAST_MAX_BYTES (256 << 20)
 #define NSA_PF_BYTES 2048
 
@@ -179,6 +186,15 @@ typedef struct {
 } nsa_fast;
 
 static int64_t nsa_div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
+
+/* v is ±0 or of magnitude in [2^-63, 2^64): the product of two such 16-bit values is ±0 or a
+ * normal float in [2^-126, 2^128) with at most 22 significant bits, exact in f32 (every f16 value
+ * is in range; bf16 values need not be) */
+static inline bool nsa_f32_range(double v)
+{
+    double a = fabs(v);
+    return a == 0.0 || (a >= 0x1p-63 && a < 0x1p64);
+}
 
 /* The windows [*lo, *hi] of a batch of nb windows that cover position pos (relative to the
  * batch start): i·d ≤ pos ≤ i·d + l − 1.  Empty (lo > hi) past the last window. */
@@ -261,7 +277,7 @@ nsa_walk_pos(const nsa_walk *s, int64_t pos, int64_t lo_i, int64_t hi_i, nsa_row
         int64_t n = s->n0 + h, t = s->prev + pos;
         for (int64_t i = 0; i < nw; i++) {
             int64_t c = s->cb + lo_i + i, slot = h * W + slot0[i];
-            double *gr = s->ring + slot * D;
+            double *gr = s->ring + slot * NSA_SLOT(D);
             if (s->tag[slot] != c) {
                 row(&j->og, c, n, N, D, gr);
                 s->tag[slot] = c;
@@ -389,15 +405,44 @@ ACL_AVX2_TARGET static inline __m256d nsa_load4_16_pd(const uint16_t *p, bool bf
 ACL_AVX2_TARGET static inline void nsa_row_avx2(const acl_view *v, int64_t row, int64_t n, int64_t N, int64_t D,
                                                 double *out)
 {
+    float *f = (float *)(void *)(out + D); /* the f32 mirror and the range flag (NSA_SLOT) */
+    double *flag = out + D + D / 2;
     if (!v->contiguous) {
         acl_view_load_f64(v, (row * N + n) * D, D, out);
+        bool in = true;
+        for (int64_t k = 0; k < D; k++) {
+            f[k] = (float)out[k]; /* exact: 16-bit values */
+            in = in && nsa_f32_range(out[k]);
+        }
+        *flag = in;
         return;
     }
     const uint16_t *p = (const uint16_t *)(const void *)v->data + v->offset + (row * N + n) * D;
-    if (v->dtype == ACL_BF16)
-        for (int64_t k = 0; k < D; k += 4) _mm256_storeu_pd(out + k, nsa_load4_16_pd(p + k, true));
-    else
-        for (int64_t k = 0; k < D; k += 4) _mm256_storeu_pd(out + k, nsa_load4_16_pd(p + k, false));
+    *flag = 1.0;
+    if (v->dtype == ACL_BF16) {
+        /* the largest |bits| and the smallest |bits| - 1 (zeros wrap to 0xffff), as softmax's
+         * sms_bf16_range_ok: ≤ 0x5f7f (< 2^64) and ≥ 0x1fff (≥ 2^-63, or 0) */
+        __m128i mx = _mm_setzero_si128(), mn = _mm_set1_epi16(-1);
+        const __m128i abs = _mm_set1_epi16(0x7fff), one = _mm_set1_epi16(1);
+        for (int64_t k = 0; k < D; k += 8) {
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + k)), a = _mm_and_si128(b, abs);
+            mx = _mm_max_epu16(mx, a);
+            mn = _mm_min_epu16(mn, _mm_sub_epi16(a, one));
+            __m256 h = acl_widen8_16(b, true);
+            _mm256_storeu_ps(f + k, h);
+            _mm256_storeu_pd(out + k, _mm256_cvtps_pd(_mm256_castps256_ps128(h)));
+            _mm256_storeu_pd(out + k + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(h, 1)));
+        }
+        int big = 0xffff - (_mm_cvtsi128_si32(_mm_minpos_epu16(_mm_xor_si128(mx, _mm_set1_epi16(-1)))) & 0xffff);
+        int small = _mm_cvtsi128_si32(_mm_minpos_epu16(mn)) & 0xffff;
+        *flag = big < 0x5f80 && small >= 0x1fff;
+    } else
+        for (int64_t k = 0; k < D; k += 8) {
+            __m256 h = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p + k)));
+            _mm256_storeu_ps(f + k, h);
+            _mm256_storeu_pd(out + k, _mm256_cvtps_pd(_mm256_castps256_ps128(h)));
+            _mm256_storeu_pd(out + k + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(h, 1)));
+        }
 }
 
 /* 16 f32 (the inputGrad sums, rounded from double by the half passes) rounded to f16 / bf16:
@@ -480,10 +525,23 @@ nsa_tok_rows_avx2(int64_t D, int64_t nw, const uint16_t *x16, const double *cons
  * independent FMA chains for NW = 2 where a half pass has 4, which left Zen 3's two FMA pipes
  * waiting on the 4-cycle latency (round 30); g read as FMA memory operands, so accumulators and
  * x fit the 16 registers.  The inputGrad pass then sums Σ_i w_i·g_i from +0, windows ascending,
- * for 16 elements, rounds them to f32 and to 16 bits and stores them: the same operations. */
+ * for 16 elements, rounds them to f32 and to 16 bits and stores them: the same operations.
+ *
+ * Round 31: that pass in f32, from the rows' f32 mirrors (NSA_SLOT), when every weight (j->w32)
+ * and every value of the covering rows (their flags) is ±0 or of magnitude in [2^-63, 2^64):
+ * always for f16, for bf16 by those tests.  Then each product a = w_1·g_1, b = w_2·g_2 is exact in
+ * f32 (at most 22 significant bits, normal), and fma_f32(w_2, g_2, fma_f32(w_1, g_1, +0)) =
+ * RN_f32(a + b) equals the double pass's RN_f32(RN_f64(a + b)): if a + b is exact in double the
+ * two are the same rounding; if not, the two products' bits span more than 53 places, so (|a| ≥
+ * |b|) |b| < 2^-30·|a|, below half an f32 unit of a, and both roundings give a.  ±0 and the
+ * special values follow the same IEEE operations in the same order (+0 first, w before g).  The
+ * bench row (f16, l 32, d 16, D 128), 1 Mi elements, 1 thread, alternating in one process, three
+ * rounds: f16 0.563-0.775 -> 0.471-0.619 ms, bf16 0.644-0.661 -> 0.489-0.503 (one disturbed
+ * reading 0.660): per 16 elements and two windows 4 f32 FMAs and two conversions to 16 bits, where the double pass
+ * took 8 FMAs of 4 lanes, 4 narrowing conversions and 2 joins before it. */
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 nsa_tok_rows2_avx2(int64_t D, int64_t nw, const uint16_t *x16, const double *const *rows, double *const *accs,
-                   const double *w, uint16_t *out, bool bf, bool nt)
+                   const double *w, uint16_t *out, bool bf, bool nt, bool w32)
 {
     __m256d a[8]; /* a[4i + q]: window i, lanes 4q .. 4q + 3 */
     for (int64_t i = 0; i < nw; i++)
@@ -496,6 +554,24 @@ nsa_tok_rows2_avx2(int64_t D, int64_t nw, const uint16_t *x16, const double *con
     }
     for (int64_t i = 0; i < nw; i++)
         for (int q = 0; q < 4; q++) _mm256_storeu_pd(accs[i] + 4 * q, a[4 * i + q]);
+    bool f32 = w32;
+    for (int64_t i = 0; i < nw; i++) f32 = f32 && rows[i][D + D / 2] != 0.0;
+    if (f32) { /* the same sums in f32, from the rows' f32 mirrors (see above) */
+        __m256 wf[2];
+        const float *gf[2];
+        for (int64_t i = 0; i < nw; i++) wf[i] = _mm256_set1_ps((float)w[i]), gf[i] = (const float *)(const void *)(rows[i] + D);
+        for (int64_t k = 0; k < D; k += 16) {
+            __m256 o0 = _mm256_setzero_ps(), o1 = _mm256_setzero_ps();
+            for (int64_t i = 0; i < nw; i++) {
+                o0 = _mm256_fmadd_ps(wf[i], _mm256_loadu_ps(gf[i] + k), o0);
+                o1 = _mm256_fmadd_ps(wf[i], _mm256_loadu_ps(gf[i] + k + 8), o1);
+            }
+            __m256i v = nsa_pack16_f32(o0, o1, bf);
+            if (nt) _mm256_stream_si256((__m256i *)(void *)(out + k), v);
+            else _mm256_storeu_si256((__m256i *)(void *)(out + k), v);
+        }
+        return;
+    }
     __m256d wv[2];
     for (int64_t i = 0; i < nw; i++) wv[i] = _mm256_set1_pd(w[i]);
     for (int64_t k = 0; k < D; k += 16) {
@@ -523,8 +599,8 @@ nsa_tok_avx2(const nsa_job *j, int64_t t, int64_t n, int64_t nw, const double *c
 #define NSA_TOK(NW, BF) nsa_tok_rows_avx2(D, NW, x16, rows, accs, w, out, BF, j->nt)
 #define NSA_TOKS(BF)                                                                                \
     switch (nw) { /* l/d = 2, 3, 4: 1..4 covering windows get their own loop */                   \
-    case 1: nsa_tok_rows2_avx2(D, 1, x16, rows, accs, w, out, BF, j->nt); break;                   \
-    case 2: nsa_tok_rows2_avx2(D, 2, x16, rows, accs, w, out, BF, j->nt); break;                   \
+    case 1: nsa_tok_rows2_avx2(D, 1, x16, rows, accs, w, out, BF, j->nt, j->w32); break;           \
+    case 2: nsa_tok_rows2_avx2(D, 2, x16, rows, accs, w, out, BF, j->nt, j->w32); break;           \
     case 3: NSA_TOK(3, BF); break;                                                                  \
     case 4: NSA_TOK(4, BF); break;                                                                  \
     default: NSA_TOK(nw, BF); break;                                                                \
@@ -579,7 +655,7 @@ static void nsa_fast_task(const nsa_fast *f, int64_t task, double *ring, int64_t
      * process: f16 8.27-8.68 -> 7.87-7.97 ms, bf16 10.5-10.9 -> 9.9-10.4 ms; in cache 0.237 ->
      * 0.228 ms) */
     const char *pf_in = prefetch && j->in.contiguous ? j->in.data + j->in.offset * 2 : NULL;
-    nsa_walk s = {.f = f, .ring = ring, .x = ring + HG * W * D, .tag = tag, .n0 = n0, .H = n1 - n0,
+    nsa_walk s = {.f = f, .ring = ring, .x = ring + HG * W * NSA_SLOT(D), .tag = tag, .n0 = n0, .H = n1 - n0,
                   .acc = f->part + ((q * l) * N + n0) * NSA_LANES, .pf_in = pf_in,
                   .pf_ig = pf_in && j->ig.contiguous && !j->nt ? j->ig.data + j->ig.offset * 2 : NULL,
                   .pf_rows = nsa_div_up(NSA_PF_BYTES, (n1 - n0) * D * 2)};
@@ -633,7 +709,7 @@ static void nsa_fast_combine(void *p, int64_t begin, int64_t end)
 }
 
 /* Returns false (nothing written) when the streaming path does not apply or memory is short. */
-static bool nsa_by_rows(const nsa_job *j)
+static bool nsa_by_rows(nsa_job *j)
 {
     const nsa_args *a = j->a;
     int64_t W = nsa_div_up(a->l, a->d) + 1, N = j->N, D = j->D, l = a->l;
@@ -649,7 +725,7 @@ static bool nsa_by_rows(const nsa_job *j)
 #else
     int64_t HG = nsa_div_up(N, G);
 #endif
-    int64_t workers = G * K < threads ? G * K : threads, stride = HG * W * D + D;
+    int64_t workers = G * K < threads ? G * K : threads, stride = HG * W * NSA_SLOT(D) + NSA_SLOT(D); /* the x row too: nsa_row_avx2 writes the mirror */
     if ((double)workers * (double)(stride + HG * W) * 8.0 + (double)(K + 1) * (double)(l * N) * NSA_LANES * 8.0 >
         NSA_FAST_MAX_BYTES)
         return false;
@@ -659,6 +735,8 @@ static bool nsa_by_rows(const nsa_job *j)
     bool ok = w && part && scratch && tags;
     if (ok) {
         acl_view_load_f64(&j->w, 0, l * N, w);
+        j->w32 = true;
+        for (int64_t i = 0; i < l * N; i++) j->w32 = j->w32 && nsa_f32_range(w[i]);
         nsa_fast f = {j, w, part, scratch, tags, K, G, HG, W, stride, workers};
         acl_parallel_for(workers, 1, nsa_fast_worker, &f);
         acl_parallel_for(l * N, 64, nsa_fast_combine, &f);
@@ -687,6 +765,7 @@ static aclnnStatus nsa_kernel(void *p, void *ws, uint64_t ws_size)
      * written once and not read back, so its lines need not be read in first (32 of the bench
      * row's 101 MB of traffic); 16 Mi elements, 2 threads, side by side, f16 3.1-17 % faster */
     j.nt = false;
+    j.w32 = false; /* set by nsa_by_rows */
 #ifdef ACL_HAVE_AVX512_KERNELS
     /* rows of D 16-bit elements, 16 a store (AVX-512 and AVX2 alike; on the Zen 3 of round 28,
      * compute-bound and shared, streamed / plain, 16 Mi elements, 1 thread, best of 8, in one
