@@ -66,9 +66,10 @@ if [ -x build/bench/bench_ports ] && command -v objdump >/dev/null && [ "$(uname
         echo "# llvm-mca -mcpu=native is $(llvm-mca --version 2>/dev/null | sed -n 's/.*Host CPU: *//p')"
       fi
       # (Softplus f32's hot loop is its exp stage, one step of 8 elements; its divisions run in a
-      # second loop since round 30)
+      # second loop since round 30; Softplus f64's second loop, rank 2, is its plain form, the one
+      # a finite threshold ≤ 700 takes since round 31)
       python3 scripts/kernel_mix.py --ports "$ports" "${mca[@]}" gelu_none_block_avx2:32 gelu_tanh_block_avx2:32 \
-        softplus_block_f32_avx2:8 softplus_block_f64_avx2:16 | grep -v '^  not counted' || true
+        softplus_block_f32_avx2:8 softplus_block_f64_avx2:16:2 | grep -v '^  not counted' || true
     else
       python3 scripts/kernel_mix.py --ports "$ports" gelu_none_block_avx512:32 gelu_tanh_block_avx512:32 \
         softplus_block_f32_avx512:32 softplus_block_f64_avx512:32 | grep -v '^  not counted' || true

@@ -17,7 +17,7 @@ Read its pipe counts with care: LLVM 14's znver3 model issues one FMA per cycle 
 where bench_ports measures Zen 3 issuing two, so its "FP0/FP1 busy" counts every FMA twice and its
 match with measured times is partly compensation (round 30).
 
-    scripts/kernel_mix.py [--lib build/impl/libaclnn_impl.so] [--ports FILE] [--elems 8] FUNCTION[:ELEMS]...
+    scripts/kernel_mix.py [--lib build/impl/libaclnn_impl.so] [--ports FILE] [--elems 8] FUNCTION[:ELEMS[:RANK]]...
 
 FUNCTION is a kernel's symbol (e.g. gelu_none_block_avx512); its hot loop is the backward jump
 (within the function, no return inside) whose body holds the most 512-bit instructions.  Loops
@@ -27,7 +27,9 @@ instructions are scheduled between the two; or a rotated loop's last jne on such
 it) are the rare paths: counted apart, not in the floor.  --ports is the output of
 `bench_ports --tsv` (run when not given: build/bench/bench_ports).  --elems is the number of
 elements one pass of the loop computes (8 for the f32 kernels: one 512-bit vector of doubles;
-FUNCTION:ELEMS overrides it for one kernel, e.g. softplus_block_f32_avx512:16).
+FUNCTION:ELEMS overrides it for one kernel, e.g. softplus_block_f32_avx512:16).  FUNCTION:ELEMS:RANK
+weighs the loop of that rank instead (2: the one with the second most such instructions, not
+nested in the first; softplus_block_f64_avx2:16:2 is its plain form, the default threshold's).
 Prints the classes, their counts and slots, and two figures per element, in FMA slots (= cycles
 at one 512-bit FMA per cycle): the strict floor, the FMAs and multiplies alone (they cannot issue
 faster than one per cycle, whatever else overlaps), and the estimate, every class at its measured
@@ -149,8 +151,10 @@ def mask_skipped(insns, body, start, end, tests=("kortest", "ktest")):
     return rare
 
 
-def hot_loop(insns, reg="zmm"):
-    """the loop with the most vector instructions on `reg` (zmm, ymm), and the loops nested in it"""
+def hot_loop(insns, reg="zmm", rank=1):
+    """the loop with the most vector instructions on `reg` (zmm, ymm), and the loops nested in it;
+    rank 2, 3, ..: the loop with the second, third .. most of those not nested in a higher one (a
+    kernel with two forms, e.g. SoftplusBackward f64 on AVX2 since round 31)"""
     loops = []
     start = insns[0][0] if insns else 0
     for addr, mn, ops in insns:
@@ -168,7 +172,14 @@ def hot_loop(insns, reg="zmm"):
                     loops.append((target, addr, body))
     if not loops:
         return None, []
-    best = max(loops, key=lambda lp: (sum(reg in x[2] for x in lp[2]), -len(lp[2])))
+    order = sorted(loops, key=lambda lp: (sum(reg in x[2] for x in lp[2]), -len(lp[2])), reverse=True)
+    top = []
+    for lp in order:
+        if not any(o[0] <= lp[0] and lp[1] <= o[1] for o in top):
+            top.append(lp)
+    if rank > len(top):
+        return None, []
+    best = top[rank - 1]
     # a back edge to best's own head is best's loop again (a rotated loop has several), not a
     # nested one: nested loops start inside it
     nested = [o for o in loops if best[0] < o[0] and o[1] < best[1]]
@@ -238,18 +249,22 @@ def main():
                              capture_output=True, text=True).stdout
     for spec in a.func:
         func, _, el = spec.partition(":")
+        el, _, rk = el.partition(":")
         try:
             elems = int(el) if el else a.elems
+            rank = int(rk) if rk else 1
         except ValueError:
-            sys.exit("kernel_mix: %s: ELEMS must be an integer" % spec)
+            sys.exit("kernel_mix: %s: ELEMS and RANK must be integers" % spec)
+        if rank < 1:
+            sys.exit("kernel_mix: %s: RANK must be at least 1" % spec)
         if elems < 1:
             sys.exit("kernel_mix: %s: ELEMS must be at least 1" % spec)
         avx2 = func.endswith("_avx2")
         classes = CLASSES_AVX2 if avx2 else CLASSES
         insns = disasm(listing, a.lib, func)
-        lp, nested = hot_loop(insns, "ymm" if avx2 else "zmm")
+        lp, nested = hot_loop(insns, "ymm" if avx2 else "zmm", rank)
         if lp is None:
-            print("%s: no loop found" % func)
+            print("%s: no loop found" % func if rank == 1 else "%s: no loop of rank %d" % (func, rank))
             continue
         counts, other = {}, {}
         # AVX2: a lane mask is a vector, tested by VTESTPS / VPTEST or a TEST of its MOVMSK bits

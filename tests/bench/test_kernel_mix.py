@@ -98,6 +98,9 @@ with tempfile.TemporaryDirectory() as d:
     r = run("--ports", ports, "no_such_kernel")
     if r.returncode == 0 or "no function no_such_kernel" not in r.stderr:
         fails.append("unknown kernel: exit %d, stderr %r" % (r.returncode, r.stderr))
+    r = run("--ports", ports, "gelu_none_block_avx512:32:0")
+    if r.returncode == 0 or "RANK" not in r.stderr:
+        fails.append("RANK 0: exit %d, stderr %r" % (r.returncode, r.stderr))
     r = run("--ports", ports, "gelu_none_block_avx512:0")
     if r.returncode == 0 or "ELEMS" not in r.stderr:
         fails.append("ELEMS 0: exit %d, stderr %r" % (r.returncode, r.stderr))
@@ -111,6 +114,16 @@ best, nested = km.hot_loop(insns)
 if best is None or (best[0], best[1]) != (0x10, 0x30) or [(o[0], o[1]) for o in nested] != [(0x26, 0x2c)]:
     fails.append("hot_loop on a rotated loop: best %s, nested %s" % (best and (hex(best[0]), hex(best[1])),
                                                                     [(hex(o[0]), hex(o[1])) for o in nested]))
+
+# Rank (round 31): two disjoint loops, the first with fewer vector instructions; rank 1 is the
+# larger, rank 2 the smaller (not the loop nested in the larger), rank 3 none.
+insns = [(0x10, "vfmadd132pd", "%ymm1,%ymm2,%ymm3"), (0x14, "vmulpd", "%ymm1,%ymm2,%ymm3"),
+         (0x18, "jne", "10 <f+0x10>"),
+         (0x20, "vfmadd132pd", "%ymm1,%ymm2,%ymm3"), (0x26, "vmulpd", "%ymm1,%ymm2,%ymm3"),
+         (0x2c, "vaddpd", "%ymm1,%ymm2,%ymm3"), (0x30, "jne", "2c <f+0x2c>"), (0x34, "jne", "20 <f+0x20>")]
+spans = [km.hot_loop(insns, "ymm", r)[0] for r in (1, 2, 3)]
+if [sp and (sp[0], sp[1]) for sp in spans] != [(0x20, 0x34), (0x10, 0x18), None]:
+    fails.append("hot_loop ranks: %s" % [sp and (hex(sp[0]), hex(sp[1])) for sp in spans])
 
 # The code only mask lanes reach: a je on a kortest's flags skips it even with vector instructions
 # scheduled in between (GCC's tanh loop: five); a je on the flags of a later test does not; in a
