@@ -187,6 +187,10 @@ typedef struct {
 
 static int64_t nsa_div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
+/* a worker's ring tags, rounded up to whole 64-byte lines: one worker's tag writes (a ring slot
+ * refilled) must not invalidate the line another worker reads at every (token, head) */
+#define NSA_TAGS(n) (((n) + 7) / 8 * 8)
+
 /* v is ±0 or of magnitude in [2^-63, 2^64): the product of two such 16-bit values is ±0 or a
  * normal float in [2^-126, 2^128) with at most 22 significant bits, exact in f32 (every f16 value
  * is in range; bf16 values need not be) */
@@ -689,7 +693,7 @@ static void nsa_fast_worker(void *p, int64_t begin, int64_t end)
     int64_t tasks = f->G * f->K;
     for (int64_t w = begin; w < end; w++)
         for (int64_t t = w * tasks / f->workers; t < (w + 1) * tasks / f->workers; t++)
-            nsa_fast_task(f, t, f->scratch + w * f->stride, f->tags + w * f->HG * f->W);
+            nsa_fast_task(f, t, f->scratch + w * f->stride, f->tags + w * NSA_TAGS(f->HG * f->W));
 }
 
 /* weightGrad[r, n] for e = r·N + n in [begin, end): the segments' lanes added in order, then the tree. */
@@ -730,8 +734,10 @@ static bool nsa_by_rows(nsa_job *j)
         NSA_FAST_MAX_BYTES)
         return false;
     double *w = malloc((size_t)(l * N) * sizeof *w), *part = malloc((size_t)(K * l * N * NSA_LANES) * sizeof *part);
-    double *scratch = malloc((size_t)(workers * stride) * sizeof *scratch);
-    int64_t *tags = malloc((size_t)(workers * HG * W) * sizeof *tags);
+    /* on 64-byte lines (stride and NSA_TAGS are multiples of 8 elements): no line shared by two
+     * workers */
+    double *scratch = aligned_alloc(64, (size_t)(workers * stride) * sizeof *scratch);
+    int64_t *tags = aligned_alloc(64, (size_t)(workers * NSA_TAGS(HG * W)) * sizeof *tags);
     bool ok = w && part && scratch && tags;
     if (ok) {
         acl_view_load_f64(&j->w, 0, l * N, w);
