@@ -77,6 +77,12 @@ static inline void acl_prefetch_pass_f32(const float *a, const float *b)
     __builtin_prefetch(pb + 64, 0, 3);
 }
 
+/* The same for a kernel of doubles whose pass reads 16 elements (128 bytes) of a and of b. */
+static inline void acl_prefetch_pass_f64(const double *a, const double *b)
+{
+    acl_prefetch_pass_f32((const float *)(const void *)a, (const float *)(const void *)b);
+}
+
 /* Same blocking, but b is a contiguous 16-bit (f16 or bf16) view handed to the kernel as its raw
  * bits, so that the kernel can index a 65536-entry table by them (acl_ewise_raw16_ok(b)). */
 typedef void (*acl_ewise_f32_u16_fn)(const void *ctx, int64_t n, const float *a, const uint16_t *b,
