@@ -259,12 +259,7 @@ ACL_AVX2_TARGET static inline void acl_table16_eo_ps(const float *tab, const uin
  * of four steps, each after acl_prefetch_pass_u16 (ewise.h) of its 32 elements, then the tail
  * (ACL_STEPS32_PF); the dtype a constant in each.  bf16 passes take two whole steps of 16
  * elements, step16(ctx, dy, x, out), in acl_load16_bf16_eo's even / odd split (round 30); the tail
- * the 8-lane step.  Gelu's and Softplus's 16-bit table kernels.
- * Round 31: the bf16 passes without the L2 prefetch (Zen 3, 16 Mi elements, 2 threads, side by
- * side, best of 9, three rounds: Gelu none bf16 4.78 / 4.84 / 5.31 -> 4.18 / 4.79 / 4.28 ms, tanh
- * 4.07 / 4.86 / 5.13 -> 4.01 / 4.25 / 4.51, Softplus 6.38 / 4.67 / 5.06 -> 5.50 / 4.00 / 4.65; 1 Mi,
- * 1 thread: 8-15 % faster); the f16 passes keep it (without: Gelu tanh f16 5.17 / 5.19 / 5.11 ->
- * 6.03 / 5.27 / 5.49, the others a draw). */
+ * the 8-lane step.  Gelu's and Softplus's 16-bit table kernels. */
 #define ACL_U16_KERNELS8(name, step, step16)                                                        \
     ACL_AVX2_TARGET static inline __attribute__((always_inline)) void name##_step32(                  \
         const void *ctx, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left, bool bf) \
@@ -287,6 +282,7 @@ ACL_AVX2_TARGET static inline void acl_table16_eo_ps(const float *tab, const uin
     {                                                                                               \
         int64_t i_ = 0;                                                                             \
         for (; i_ + 32 <= n; i_ += 32) {                                                            \
+            acl_prefetch_pass_u16(dy + i_, x + i_);                                                 \
             step16(ctx, dy + i_, x + i_, out + i_);                                                 \
             step16(ctx, dy + i_ + 16, x + i_ + 16, out + i_ + 16);                                  \
         }                                                                                           \
