@@ -615,10 +615,56 @@ nsa_tok_avx2(const nsa_job *j, int64_t t, int64_t n, int64_t nw, const double *c
     return true;
 }
 
+/* nsa_walk_pos for one or two covering windows, contiguous input and inputGrad (the bench row's
+ * l/d = 2): the same work per (token, head), with what the heads of a position share (the job's
+ * fields, the row pointers, the dtype and window-count dispatch) set up once for them */
+#define NSA_POS2(NW, BF)                                                                            \
+    for (int64_t h = 0; h < H; h++) {                                                               \
+        const double *rows[2];                                                                      \
+        double *accs[2], wt[2];                                                                     \
+        for (int64_t i = 0; i < (NW); i++) {                                                        \
+            int64_t slot = h * W + slot0[i];                                                        \
+            double *gr = ring + slot * NSA_SLOT(D);                                                 \
+            if (tag[slot] != c[i]) {                                                                \
+                nsa_row_avx2(&j->og, c[i], n0 + h, N, D, gr);                                       \
+                tag[slot] = c[i];                                                                   \
+            }                                                                                       \
+            rows[i] = gr;                                                                           \
+            accs[i] = acc + (wrow[i] + h) * NSA_LANES;                                              \
+            wt[i] = wv[wrow[i] + n0 + h];                                                           \
+        }                                                                                           \
+        nsa_tok_rows2_avx2(D, (NW), x16 + h * D, rows, accs, wt, out + h * D, (BF), nt, w32);       \
+    }
+
 ACL_AVX2_TARGET static void nsa_pos_avx2(const nsa_walk *s, int64_t pos, int64_t lo_i, int64_t hi_i)
 {
-    nsa_walk_pos(s, pos, lo_i, hi_i, nsa_row_avx2, nsa_tok_avx2);
+    const nsa_fast *f = s->f;
+    const nsa_job *j = f->j;
+    const int64_t nw = hi_i - lo_i + 1;
+    if (nw > 2 || !j->in.contiguous || !j->ig.contiguous || s->pf_in) {
+        nsa_walk_pos(s, pos, lo_i, hi_i, nsa_row_avx2, nsa_tok_avx2);
+        return;
+    }
+    const int64_t d = j->a->d, D = j->D, N = j->N, W = f->W, H = s->H, n0 = s->n0, t = s->prev + pos;
+    const bool nt = j->nt, w32 = j->w32;
+    const uint16_t *x16 = (const uint16_t *)(const void *)j->in.data + j->in.offset + (t * N + n0) * D;
+    uint16_t *out = (uint16_t *)(void *)j->ig.data + j->ig.offset + (t * N + n0) * D;
+    double *ring = s->ring, *acc = s->acc;
+    int64_t *tag = s->tag;
+    const double *wv = f->w;
+    int64_t c[2], slot0[2], wrow[2];
+    for (int64_t i = 0; i < nw; i++) {
+        c[i] = s->cb + lo_i + i;
+        slot0[i] = c[i] % W;
+        wrow[i] = (pos - (lo_i + i) * d) * N;
+    }
+    if (j->in.dtype == ACL_BF16) {
+        if (nw == 1) NSA_POS2(1, true) else NSA_POS2(2, true)
+    } else {
+        if (nw == 1) NSA_POS2(1, false) else NSA_POS2(2, false)
+    }
 }
+#undef NSA_POS2
 #endif
 
 /* +0 into inputGrad rows of tokens [t0, t1) that no window covers, heads [n0, n1). */
