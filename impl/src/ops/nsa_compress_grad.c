@@ -188,7 +188,10 @@ typedef struct {
 static int64_t nsa_div_up(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 /* a worker's ring tags, rounded up to whole 64-byte lines: one worker's tag writes (a ring slot
- * refilled) must not invalidate the line another worker reads at every (token, head) */
+ * refilled) must not invalidate the line another worker reads at every (token, head).  Round 31:
+ * the tags of all workers in one array of 8·HG·W bytes had two threads run the bench row (1 Mi
+ * elements) 1.45x faster than one; on lines of their own 1.8x (bench_speed, 0.43 against
+ * 0.29-0.31 -> 0.24 ms). */
 #define NSA_TAGS(n) (((n) + 7) / 8 * 8)
 
 /* v is ±0 or of magnitude in [2^-63, 2^64): the product of two such 16-bit values is ±0 or a
@@ -538,11 +541,11 @@ nsa_tok_rows_avx2(int64_t D, int64_t nw, const uint16_t *x16, const double *cons
  * RN_f32(a + b) equals the double pass's RN_f32(RN_f64(a + b)): if a + b is exact in double the
  * two are the same rounding; if not, the two products' bits span more than 53 places, so (|a| ≥
  * |b|) |b| < 2^-30·|a|, below half an f32 unit of a, and both roundings give a.  ±0 and the
- * special values follow the same IEEE operations in the same order (+0 first, w before g).  The
- * bench row (f16, l 32, d 16, D 128), 1 Mi elements, 1 thread, alternating in one process, three
- * rounds: f16 0.563-0.775 -> 0.471-0.619 ms, bf16 0.644-0.661 -> 0.489-0.503 (one disturbed
- * reading 0.660): per 16 elements and two windows 4 f32 FMAs and two conversions to 16 bits, where the double pass
- * took 8 FMAs of 4 lanes, 4 narrowing conversions and 2 joins before it. */
+ * special values follow the same IEEE operations in the same order (+0 first, w before g).  Per
+ * 16 elements and two windows 4 f32 FMAs and two conversions to 16 bits, where the double pass
+ * took 8 FMAs of 4 lanes, 4 narrowing conversions and 2 joins.  The bench row (l 32, d 16, D
+ * 128), both orders (scripts/ab.sh, 6 ratios), time against the double pass: 1 Mi elements, 1
+ * thread, f16 1.007 (a draw), bf16 0.850; 16 Mi, 2 threads, f16 0.899, bf16 0.864. */
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 nsa_tok_rows2_avx2(int64_t D, int64_t nw, const uint16_t *x16, const double *const *rows, double *const *accs,
                    const double *w, uint16_t *out, bool bf, bool nt, bool w32)

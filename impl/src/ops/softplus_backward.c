@@ -1004,8 +1004,8 @@ static inline bool softplus_f64_plain(const softplus_ctx *c) { return isfinite(c
 
 /* The plain form's passes of 16 doubles, each after acl_prefetch_pass_f64 of its 128 bytes of
  * each input 2 KiB ahead (round 31; AVX-512's f64 kernel has none since round 17, on Zen 4): 16 Mi
- * elements, 2 threads, side by side, best of 9, seven rounds: 25.9-31.7 -> 23.7-31.9 ms, faster
- * in six (by 7-12 % in the last four); 1 Mi, 1 thread, a draw. */
+ * elements, 2 threads, best of 9, both orders (scripts/ab.sh, 8 ratios): 0.946 of the time
+ * without; 1 Mi, 1 thread, a draw. */
 ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 softplus_plain_f64_avx2(const softplus_ctx *c, int64_t n, const double *dy, const double *x, double *out)
 {
