@@ -1002,27 +1002,17 @@ softplus_steps_f64_avx2_plain(const softplus_ctx *c, const double *dy, const dou
 
 static inline bool softplus_f64_plain(const softplus_ctx *c) { return isfinite(c->thr64) && c->thr64 <= 700.0; }
 
-/* The plain form's passes of 16 doubles, each after acl_prefetch_pass_f64 of its 128 bytes of
- * each input 2 KiB ahead (round 31; AVX-512's f64 kernel has none since round 17, on Zen 4): 16 Mi
- * elements, 2 threads, best of 9, both orders (scripts/ab.sh, 8 ratios): 0.946 of the time
+/* The plain form's passes of 16 doubles each prefetch their 128 bytes of each input 2 KiB ahead
+ * (acl_prefetch_pass_f64; round 31; AVX-512's f64 kernel has none since round 17, on Zen 4): 16
+ * Mi elements, 2 threads, best of 9, both orders (scripts/ab.sh, 8 ratios): 0.946 of the time
  * without; 1 Mi, 1 thread, a draw. */
-ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
-softplus_plain_f64_avx2(const softplus_ctx *c, int64_t n, const double *dy, const double *x, double *out)
-{
-    _Static_assert(4 * SPD2_K == 16, "a pass of 16 doubles: 128 bytes of each input prefetched");
-    int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        acl_prefetch_pass_f64(dy + i, x + i);
-        softplus_steps_f64_avx2_plain(c, dy + i, x + i, out + i, 16);
-    }
-    if (i < n) softplus_steps_f64_avx2_plain(c, dy + i, x + i, out + i, n - i);
-}
-
 ACL_AVX2_TARGET static void softplus_block_f64_avx2(const void *p, int64_t n, const double *dy, const double *x,
                                                     double *out)
 {
+    _Static_assert(4 * SPD2_K == 16, "a pass of 16 doubles: the 128 bytes acl_prefetch_pass_f64 prefetches");
     if (softplus_f64_plain(p))
-        softplus_plain_f64_avx2((const softplus_ctx *)p, n, dy, x, out);
+        ACL_STEPS_PF(4 * SPD2_K, acl_prefetch_pass_f64, softplus_steps_f64_avx2_plain, (const softplus_ctx *)p, n, dy, x,
+                     out);
     else
         ACL_STEPS_LEFT(4 * SPD2_K, softplus_steps_f64_avx2, (const softplus_ctx *)p, n, dy, x, out);
 }

@@ -275,18 +275,21 @@ acl_steps8_f32(const void *ctx, int64_t n, const float *dy, const float *x, floa
         if (i_ < (n)) step(ctx, (dy) + i_, (x) + i_, (out) + i_, (n) - i_);                          \
     } while (0)
 
-/* ACL_STEPS_LEFT for a kernel whose step takes 32 elements and that prefetches its inputs
- * itself: each whole step after prefetch(a, b) of its start (acl_prefetch_pass_f32 for the f32
- * kernels of acl_ewise2_f32_pf, acl_prefetch_pass_u16 for the all-16-bit ones; ewise.h). */
-#define ACL_STEPS32_PF(prefetch, step, ctx, n, a, b, out)                                            \
+/* ACL_STEPS_LEFT for a kernel that prefetches its inputs itself: each whole step of W elements
+ * after prefetch(a, b) of its start (the prefetch covering one step's span of each input:
+ * acl_prefetch_pass_f32 for 32 floats, acl_prefetch_pass_f64 for 16 doubles,
+ * acl_prefetch_pass_u16 for the all-16-bit kernels; ewise.h). */
+#define ACL_STEPS_PF(W, prefetch, step, ctx, n, a, b, out)                                           \
     do {                                                                                            \
         int64_t i_ = 0;                                                                             \
-        for (; i_ + 32 <= (n); i_ += 32) {                                                          \
+        for (; i_ + (W) <= (n); i_ += (W)) {                                                        \
             prefetch((a) + i_, (b) + i_);                                                           \
-            step(ctx, (a) + i_, (b) + i_, (out) + i_, 32);                                          \
+            step(ctx, (a) + i_, (b) + i_, (out) + i_, (W));                                         \
         }                                                                                           \
         if (i_ < (n)) step(ctx, (a) + i_, (b) + i_, (out) + i_, (n) - i_);                          \
     } while (0)
+/* ... with steps of 32 elements (the f32 kernels of acl_ewise2_f32_pf, the all-16-bit ones) */
+#define ACL_STEPS32_PF(prefetch, step, ctx, n, a, b, out) ACL_STEPS_PF(32, prefetch, step, ctx, n, a, b, out)
 
 /* The same for an f32 kernel whose step takes masks: passes of four 8-lane vectors under the
  * constant mask (steps(4, ...)), each after acl_prefetch_pass_f32, then the rest by its one-vector
