@@ -170,7 +170,9 @@ static void nsa_input_grad(void *p, int64_t begin, int64_t end)
  * every value of the row is ±0 or of magnitude in [2^-63, 2^64) (always, for f16), else 0: the
  * floats and the flag written and read only by the AVX2 helpers (nsa_row_avx2,
  * nsa_tok_rows2_avx2) */
-#define NSA_SLOT(D) ((D) + (D) / 2 + 8) /* the flag padded to 64 bytes: slots stay on cache lines */
+#define NSA_SLOT_F32(D) (D)               /* where the floats start, in doubles */
+#define NSA_SLOT_FLAG(D) ((D) + (D) / 2)   /* where the flag is */
+#define NSA_SLOT(D) (NSA_SLOT_FLAG(D) + 8) /* the flag padded to 64 bytes: slots stay on cache lines */
 #define NSA_FAST_MAX_BYTES (256 << 20)
 #define NSA_PF_BYTES 2048
 
@@ -412,8 +414,8 @@ ACL_AVX2_TARGET static inline __m256d nsa_load4_16_pd(const uint16_t *p, bool bf
 ACL_AVX2_TARGET static inline void nsa_row_avx2(const acl_view *v, int64_t row, int64_t n, int64_t N, int64_t D,
                                                 double *out)
 {
-    float *f = (float *)(void *)(out + D); /* the f32 mirror and the range flag (NSA_SLOT) */
-    double *flag = out + D + D / 2;
+    float *f = (float *)(void *)(out + NSA_SLOT_F32(D)); /* the f32 mirror and the range flag (NSA_SLOT) */
+    double *flag = out + NSA_SLOT_FLAG(D);
     if (!v->contiguous) {
         acl_view_load_f64(v, (row * N + n) * D, D, out);
         bool in = true;
@@ -427,22 +429,16 @@ ACL_AVX2_TARGET static inline void nsa_row_avx2(const acl_view *v, int64_t row, 
     const uint16_t *p = (const uint16_t *)(const void *)v->data + v->offset + (row * N + n) * D;
     *flag = 1.0;
     if (v->dtype == ACL_BF16) {
-        /* the largest |bits| and the smallest |bits| - 1 (zeros wrap to 0xffff), as softmax's
-         * sms_bf16_range_ok: ≤ 0x5f7f (< 2^64) and ≥ 0x1fff (≥ 2^-63, or 0) */
         __m128i mx = _mm_setzero_si128(), mn = _mm_set1_epi16(-1);
-        const __m128i abs = _mm_set1_epi16(0x7fff), one = _mm_set1_epi16(1);
         for (int64_t k = 0; k < D; k += 8) {
-            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + k)), a = _mm_and_si128(b, abs);
-            mx = _mm_max_epu16(mx, a);
-            mn = _mm_min_epu16(mn, _mm_sub_epi16(a, one));
+            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + k));
+            acl_bf16_range_track8(b, &mx, &mn);
             __m256 h = acl_widen8_16(b, true);
             _mm256_storeu_ps(f + k, h);
             _mm256_storeu_pd(out + k, _mm256_cvtps_pd(_mm256_castps256_ps128(h)));
             _mm256_storeu_pd(out + k + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(h, 1)));
         }
-        int big = 0xffff - (_mm_cvtsi128_si32(_mm_minpos_epu16(_mm_xor_si128(mx, _mm_set1_epi16(-1)))) & 0xffff);
-        int small = _mm_cvtsi128_si32(_mm_minpos_epu16(mn)) & 0xffff;
-        *flag = big < 0x5f80 && small >= 0x1fff;
+        *flag = acl_bf16_range_ok(mx, mn);
     } else
         for (int64_t k = 0; k < D; k += 8) {
             __m256 h = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(const void *)(p + k)));
@@ -568,11 +564,11 @@ nsa_tok_rows2_avx2(int64_t D, int64_t nw, const uint16_t *x16, const double *con
     for (int64_t i = 0; i < nw; i++)
         for (int q = 0; q < 4; q++) _mm256_storeu_pd(accs[i] + 4 * q, a[4 * i + q]);
     bool f32 = w32;
-    for (int64_t i = 0; i < nw; i++) f32 = f32 && rows[i][D + D / 2] != 0.0;
+    for (int64_t i = 0; i < nw; i++) f32 = f32 && rows[i][NSA_SLOT_FLAG(D)] != 0.0;
     if (f32) { /* the same sums in f32, from the rows' f32 mirrors (see above) */
         __m256 wf[2];
         const float *gf[2];
-        for (int64_t i = 0; i < nw; i++) wf[i] = _mm256_set1_ps((float)w[i]), gf[i] = (const float *)(const void *)(rows[i] + D);
+        for (int64_t i = 0; i < nw; i++) wf[i] = _mm256_set1_ps((float)w[i]), gf[i] = (const float *)(const void *)(rows[i] + NSA_SLOT_F32(D));
         for (int64_t k = 0; k < D; k += 16) {
             __m256 o0 = _mm256_setzero_ps(), o1 = _mm256_setzero_ps();
             for (int64_t i = 0; i < nw; i++) {

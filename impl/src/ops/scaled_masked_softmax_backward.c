@@ -364,7 +364,7 @@ ACL_AVX2_TARGET static inline void sms_dot8_avx2(__m256d *lo, __m256d *hi, const
  * every product g·y is ±0 or a 16-bit significand within [2^-126, 2^128), exact in f32, and
  * acc + (double)(g·y) is the FMA of the doubles, as for f16.  The row's magnitudes are gathered
  * on the way (*mx: the largest |bits|, *mn: the smallest |bits| − 1, zeros wrapping to 0xffff) and
- * checked at the end of the row (sms_bf16_range_ok); a row outside the range (or with Inf / NaN)
+ * checked at the end of the row (acl_bf16_range_ok); a row outside the range (or with Inf / NaN)
  * is summed again by sms_dot8_avx2 (the doubles). */
 ACL_AVX2_TARGET static inline void sms_dot8_bf16(__m256d *lo, __m256d *hi, const void *g, const void *y,
                                                  const uint8_t *mk, int64_t j, int64_t left, __m128i *mx, __m128i *mn)
@@ -383,10 +383,8 @@ ACL_AVX2_TARGET static inline void sms_dot8_bf16(__m256d *lo, __m256d *hi, const
         gb = _mm_loadu_si128((const __m128i *)(void *)tg);
         yb = _mm_loadu_si128((const __m128i *)(void *)ty);
     }
-    const __m128i abs = _mm_set1_epi16(0x7fff), one = _mm_set1_epi16(1);
-    __m128i ga = _mm_and_si128(gb, abs), ya = _mm_and_si128(yb, abs);
-    *mx = _mm_max_epu16(*mx, _mm_max_epu16(ga, ya));
-    *mn = _mm_min_epu16(*mn, _mm_min_epu16(_mm_sub_epi16(ga, one), _mm_sub_epi16(ya, one)));
+    acl_bf16_range_track8(gb, mx, mn);
+    acl_bf16_range_track8(yb, mx, mn);
     __m256 gv = acl_widen8_16(gb, true), yv = acl_widen8_16(yb, true);
 #if ACLCONFORM_MUTANT == 33 /* masked-select: row sum skips masked positions (spec: all j) */
     gv = _mm256_and_ps(gv, _mm256_castsi256_ps(sms_kept8(mk, j, left)));
@@ -437,16 +435,6 @@ ACL_AVX2_TARGET static inline void sms_dot_unsplit(__m256d *a)
     a[1] = _mm256_permute2f128_pd(l0, h0, 0x31);
     a[2] = _mm256_permute2f128_pd(l8, h8, 0x20);
     a[3] = _mm256_permute2f128_pd(l8, h8, 0x31);
-}
-
-/* every |value| of the row ≤ the bits mx's largest lane, < 2^64 (bf16 0x5f80), and every nonzero
- * one ≥ 2^-63 (0x2000): the smallest nonzero |bits| − 1 (mn's smallest lane) ≥ 0x1fff */
-ACL_AVX2_TARGET static inline bool sms_bf16_range_ok(__m128i mx, __m128i mn)
-{
-    /* PHMINPOSUW: the smallest unsigned 16-bit lane in bits 0-15 (the largest of mx: of ~mx) */
-    int big = 0xffff - (_mm_cvtsi128_si32(_mm_minpos_epu16(_mm_xor_si128(mx, _mm_set1_epi16(-1)))) & 0xffff);
-    int small = _mm_cvtsi128_si32(_mm_minpos_epu16(mn)) & 0xffff;
-    return big < 0x5f80 && small >= 0x1fff;
 }
 
 /* sms_out8 on 4 lanes: scale·(g·y − s·y) in double */
@@ -685,7 +673,7 @@ sms_row_avx2(int64_t n, const void *g, const void *y, const uint8_t *mk, double 
         __m128i mn = _mm_min_epu16(_mm256_castsi256_si128(mn16), _mm256_extracti128_si256(mn16, 1));
         for (int i = 0; i < 4; i++)
             if (j + 8 * i < n) sms_dot8_bf16(&a[2 * i], &a[2 * i + 1], g, y, mk, j + 8 * i, n - j - 8 * i, &mx, &mn);
-        summed = sms_bf16_range_ok(mx, mn);
+        summed = acl_bf16_range_ok(mx, mn);
         if (!summed)
             for (int i = 0; i < 8; i++) a[i] = _mm256_setzero_pd();
         j = 0;

@@ -140,6 +140,28 @@ ACL_AVX2_TARGET static inline __m256 acl_load8_16_left(const uint16_t *p, int64_
     return acl_widen8_16(h, bf);
 }
 
+/* The range in which products of two bf16 values are exact in f32 (softmax's bf16 rows, round 30;
+ * NsaCompressGrad's bf16 inputGrad sums, round 31): ±0, or a magnitude in [2^-63, 2^64), so a
+ * product is ±0 or a normal float in [2^-126, 2^128) with at most 16 significant bits.  Kept over
+ * vectors of 8 bf16 from *mx = 0, *mn = 0xffff: *mx the largest |bits|, *mn the smallest |bits| − 1
+ * (a zero wraps to 0xffff). */
+ACL_AVX2_TARGET static inline void acl_bf16_range_track8(__m128i b, __m128i *mx, __m128i *mn)
+{
+    __m128i a = _mm_and_si128(b, _mm_set1_epi16(0x7fff));
+    *mx = _mm_max_epu16(*mx, a);
+    *mn = _mm_min_epu16(*mn, _mm_sub_epi16(a, _mm_set1_epi16(1)));
+}
+
+/* every value tracked in that range: the largest |bits| < 2^64 (bf16 0x5f80) and the smallest
+ * nonzero ≥ 2^-63 (0x2000), that is the smallest |bits| − 1 ≥ 0x1fff */
+ACL_AVX2_TARGET static inline bool acl_bf16_range_ok(__m128i mx, __m128i mn)
+{
+    /* PHMINPOSUW: the smallest unsigned 16-bit lane in bits 0-15 (the largest of mx: of ~mx) */
+    int big = 0xffff - (_mm_cvtsi128_si32(_mm_minpos_epu16(_mm_xor_si128(mx, _mm_set1_epi16(-1)))) & 0xffff);
+    int small = _mm_cvtsi128_si32(_mm_minpos_epu16(mn)) & 0xffff;
+    return big < 0x5f80 && small >= 0x1fff;
+}
+
 /* f32 -> bf16 bits in the low half of each 32-bit lane, rounded to nearest even: the bits of
  * acl_bf16_bits8_avx2 for every v that is not NaN (callers that know there is none skip its test) */
 ACL_AVX2_TARGET static inline __m256i acl_bf16_rne8_avx2(__m256 v)
