@@ -50,7 +50,7 @@
 #include "runtime/conv.h"
 #include "runtime/ewise.h"
 #include "runtime/runtime.h"
-#include "runtime/simd512.h"
+#include "runtime/simd256.h"
 
 void aclconformSetNumThreads(int n);
 
@@ -143,12 +143,12 @@ typedef struct {
     size_t bytes;
 } bcase;
 
-/* table_floor rows: the work no 16-bit table kernel (Gelu with f16/bf16 tensors; Softplus had
- * one until round 8) can avoid, on the Gelu rows' inputs: per element the 16-bit loads of
+/* table_floor rows: the work no 16-bit table kernel (Gelu with f16/bf16 tensors; Softplus's on
+ * AVX2 since round 29, of divisors) can avoid, on the Gelu rows' inputs: per element the 16-bit loads of
  * gradOutput and x, one 4-byte load of table[x] (65536 f32 entries, a random-access working set
  * of ~25 KiB for x in [-6, 6]), an f32 product rounded to the 16-bit dtype and the store, by the
- * same AVX-512 helpers the kernels use (and, for f16, the kernel's L2 prefetch); no fix-ups.
- * Its triad% is the ceiling of the table method here. */
+ * same AVX-512 helpers the kernels use (and, for f16, the kernel's L2 prefetch), or on a CPU
+ * without AVX-512 the AVX2 ones; no fix-ups.  Its triad% is the ceiling of the table method here. */
 static float g_floor_tab[65536];
 
 typedef struct {
@@ -190,6 +190,33 @@ ACL_AVX512_TARGET static void floor_avx512(const floor_job *j, int64_t lo, int64
 }
 #endif
 
+#ifdef ACL_HAVE_AVX2_KERNELS
+/* The same floor on AVX2 (CPUs without AVX-512, such as Zen 3; round 32): the 16-bit table
+ * kernels' own AVX2 helpers and drivers (ACL_U16_KERNELS8: passes of 32 elements after
+ * acl_prefetch_pass_u16; f16 in 8-lane steps, acl_table8_ps's eight scalar loads; bf16 in the
+ * even / odd split of 16, acl_table16_eo_ps), with the step cut down to the table read, the f32
+ * product and the rounding to 16 bits: Gelu's 16-bit step without its zero test, Softplus's
+ * with a product for its division. */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+floor8_step(const void *ctx, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left, bool bf)
+{
+    __m256 g = acl_table8_ps(ctx, x, left), d = acl_load8_16_left(dy, left, bf);
+    acl_store8_16_left(out, left, _mm256_mul_ps(d, g), bf);
+}
+
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+floor16_step_eo(const void *ctx, const uint16_t *dy, const uint16_t *x, uint16_t *out)
+{
+    __m256 g[2], d[2];
+    acl_table16_eo_ps(ctx, x, &g[0], &g[1]);
+    acl_load16_bf16_eo(dy, &d[0], &d[1]);
+    _mm256_storeu_si256((__m256i *)(void *)out,
+                        acl_pack16_bf16_eo(_mm256_mul_ps(d[0], g[0]), _mm256_mul_ps(d[1], g[1]), false));
+}
+
+ACL_U16_KERNELS8(floor8, floor8_step, floor16_step_eo)
+#endif
+
 static void floor_range(void *p, int64_t b, int64_t e)
 {
     const floor_job *j = p;
@@ -211,6 +238,16 @@ static void run_floor(const bcase *c)
 {
     if (g_floor_tab[0] == 0.0f)
         for (int h = 0; h < 65536; h++) g_floor_tab[h] = 1.0f + (float)h * 0x1p-17f;
+#ifdef ACL_HAVE_AVX2_KERNELS
+    if (!acl_have_avx512() && acl_have_avx2()) { /* the kernels' own driver, as Gelu's AVX2 call */
+        acl_view vdy, vx, vo;
+        acl_view_init(&vdy, c->t[0].t);
+        acl_view_init(&vx, c->t[1].t);
+        acl_view_init(&vo, c->t[2].t);
+        acl_ewise2_u16(&vdy, &vx, &vo, c->dt == ACL_BF16 ? floor8_bf16 : floor8_f16, g_floor_tab, false);
+        return;
+    }
+#endif
     floor_job j = {c->t[0].mem, c->t[1].mem, c->t[2].mem, c->n, c->dt == ACL_BF16};
     acl_parallel_for((c->n + 1023) / 1024, 16, floor_range, &j);
 }
