@@ -169,10 +169,12 @@ static void nsa_input_grad(void *p, int64_t begin, int64_t end)
 /* a ring slot: the outputGrad row as D doubles, then as D floats, then a double that is 1 when
  * every value of the row is ±0 or of magnitude in [2^-63, 2^64) (always, for f16), else 0: the
  * floats and the flag written and read only by the AVX2 helpers (nsa_row_avx2,
- * nsa_tok_rows2_avx2) */
+ * nsa_tok_rows2_avx2).  The floats of a bf16 row lie in the even / odd split of each 16-element
+ * block (NSA_EO: elements 0, 2, .., 14, then 1, 3, .., 15), the order acl_pack16_bf16_eo takes. */
 #define NSA_SLOT_F32(D) (D)               /* where the floats start, in doubles */
 #define NSA_SLOT_FLAG(D) ((D) + (D) / 2)   /* where the flag is */
 #define NSA_SLOT(D) (NSA_SLOT_FLAG(D) + 8) /* the flag padded to 64 bytes: slots stay on cache lines */
+#define NSA_EO(k) (((k) & ~(int64_t)15) + ((k) & 1) * 8 + ((k) & 15) / 2) /* element k's float in a bf16 row */
 #define NSA_FAST_MAX_BYTES (256 << 20)
 #define NSA_PF_BYTES 2048
 
@@ -418,9 +420,9 @@ ACL_AVX2_TARGET static inline void nsa_row_avx2(const acl_view *v, int64_t row, 
     double *flag = out + NSA_SLOT_FLAG(D);
     if (!v->contiguous) {
         acl_view_load_f64(v, (row * N + n) * D, D, out);
-        bool in = true;
+        bool in = true, eo = v->dtype == ACL_BF16;
         for (int64_t k = 0; k < D; k++) {
-            f[k] = (float)out[k]; /* exact: 16-bit values */
+            f[eo ? NSA_EO(k) : k] = (float)out[k]; /* exact: 16-bit values */
             in = in && nsa_f32_range(out[k]);
         }
         *flag = in;
@@ -434,9 +436,14 @@ ACL_AVX2_TARGET static inline void nsa_row_avx2(const acl_view *v, int64_t row, 
             __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + k));
             acl_bf16_range_track8(b, &mx, &mn);
             __m256 h = acl_widen8_16(b, true);
-            _mm256_storeu_ps(f + k, h);
             _mm256_storeu_pd(out + k, _mm256_cvtps_pd(_mm256_castps256_ps128(h)));
             _mm256_storeu_pd(out + k + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(h, 1)));
+        }
+        for (int64_t k = 0; k < D; k += 16) { /* the floats, even / odd (NSA_EO) */
+            __m256 e, o;
+            acl_load16_bf16_eo(p + k, &e, &o);
+            _mm256_storeu_ps(f + k, e);
+            _mm256_storeu_ps(f + k + 8, o);
         }
         *flag = acl_bf16_range_ok(mx, mn);
     } else
@@ -576,8 +583,9 @@ nsa_tok_rows2_avx2(int64_t D, int64_t nw, const uint16_t *x16, const double *con
                 o1 = _mm256_fmadd_ps(wf[i], _mm256_loadu_ps(gf[i] + k + 8), o1);
             }
             /* no NaN: the products of values within the range are finite, so each sum is finite
-             * or ±Inf (no Inf - Inf): the rounding without its NaN test */
-            __m256i v = nsa_pack16_f32_k(o0, o1, bf, true);
+             * or ±Inf (no Inf - Inf): the rounding without its NaN test.  bf16: o0 holds the even
+             * elements, o1 the odd ones (NSA_EO), merged by one word blend */
+            __m256i v = bf ? acl_pack16_bf16_eo(o0, o1, true) : nsa_pack16_f32_k(o0, o1, bf, true);
             if (nt) _mm256_stream_si256((__m256i *)(void *)(out + k), v);
             else _mm256_storeu_si256((__m256i *)(void *)(out + k), v);
         }
