@@ -519,6 +519,49 @@ sms_step16_avx2(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk
     else acl_store8_16_left((uint16_t *)o + j, left, v, kind == 2);
 }
 
+/* The f32 pass of 16 bf16 elements j..j+15 of a row (sms_step16x2_bf16 and _opt): the inputs split
+ * even / odd, the mask in 16-bit lanes (keep16: all ones where kept, in element order), t and v,
+ * and w, the values the redo test classifies (t, or v under "fold": mode 2) */
+typedef struct {
+    __m256 gE, gO, yE, yO, tE, tO, vE, vO, wE, wO;
+    __m256i keep16;
+} sms_bf16x16;
+
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+sms_bf16x16_pass(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk, int64_t j, int mode, sms_bf16x16 *r)
+{
+    acl_load16_bf16_eo((const uint16_t *)g + j, &r->gE, &r->gO);
+    acl_load16_bf16_eo((const uint16_t *)y + j, &r->yE, &r->yO);
+    /* the 16 mask bytes in both halves (a load), each byte doubled into its word by one in-lane
+     * shuffle (VPMOVZXBW crosses lanes: two pipes) */
+    const __m256i dup = _mm256_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12,
+                                         13, 13, 14, 14, 15, 15);
+    r->keep16 = _mm256_cmpeq_epi16(
+        _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(mk + j))), dup),
+        _mm256_setzero_si256());
+    r->tE = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(r->gE, c->vhi), c->vlo), r->yE);
+    r->tO = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(r->gO, c->vhi), c->vlo), r->yO);
+    r->vE = _mm256_mul_ps(r->tE, c->sc), r->vO = _mm256_mul_ps(r->tO, c->sc);
+#if ACLCONFORM_MUTANT == 62 /* conversion-subnormal: bf16 softmax with |scale| <= 1: t's class tested instead of v's, so a subnormal v = t·scale goes to the unchecked hardware store (flushed to 0) */
+    (void)mode;
+    r->wE = r->tE, r->wO = r->tO;
+#else
+    r->wE = mode == 2 ? r->vE : r->tE, r->wO = mode == 2 ? r->vO : r->tO;
+#endif
+}
+
+/* 16 rounded elements h stored at o + j (streamed: rows on 16 bytes, two 16-byte stores) */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) void sms_store16(void *o, int64_t j, __m256i h, bool nt)
+{
+    uint16_t *op = (uint16_t *)o + j;
+    if (nt) {
+        _mm_stream_si128((__m128i *)(void *)op, _mm256_castsi256_si128(h));
+        _mm_stream_si128((__m128i *)(void *)(op + 8), _mm256_extracti128_si256(h, 1));
+    } else {
+        _mm256_storeu_si256((__m256i *)(void *)op, h);
+    }
+}
+
 /* sms_step16_avx2 for 16 bf16 elements j..j+15 of a row in the f32 pass (mode 1 or 2), with fewer
  * shuffles (the bottleneck here, round 30): each input split by a shift and a mask into its even
  * elements (E: 0, 2, .., 14, the low halves of the 32-bit words, shifted up) and its odd ones (O:
@@ -531,24 +574,11 @@ ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 sms_step16x2_bf16(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk, int64_t j, void *o, int mode,
                   bool nt)
 {
-    __m256 gE, gO, yE, yO;
-    acl_load16_bf16_eo((const uint16_t *)g + j, &gE, &gO);
-    acl_load16_bf16_eo((const uint16_t *)y + j, &yE, &yO);
-    /* the 16 mask bytes in both halves (a load), each byte doubled into its word by one in-lane
-     * shuffle (VPMOVZXBW crosses lanes: two pipes) */
-    const __m256i dup = _mm256_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12,
-                                         13, 13, 14, 14, 15, 15);
-    __m256i keep16 = _mm256_cmpeq_epi16(
-        _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(mk + j))), dup),
-        _mm256_setzero_si256());
-    __m256 tE = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(gE, c->vhi), c->vlo), yE);
-    __m256 tO = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(gO, c->vhi), c->vlo), yO);
-    __m256 vE = _mm256_mul_ps(tE, c->sc), vO = _mm256_mul_ps(tO, c->sc);
-#if ACLCONFORM_MUTANT == 62 /* conversion-subnormal: bf16 softmax with |scale| <= 1: t's class tested instead of v's, so a subnormal v = t·scale goes to the unchecked hardware store (flushed to 0) */
-    __m256i nE = sms_normal8(tE), nO = sms_normal8(tO);
-#else
-    __m256i nE = sms_normal8(mode == 2 ? vE : tE), nO = sms_normal8(mode == 2 ? vO : tO);
-#endif
+    sms_bf16x16 r;
+    sms_bf16x16_pass(c, g, y, mk, j, mode, &r);
+    const __m256 gE = r.gE, gO = r.gO, yE = r.yE, yO = r.yO;
+    __m256 vE = r.vE, vO = r.vO;
+    __m256i keep16 = r.keep16, nE = sms_normal8(r.wE), nO = sms_normal8(r.wO);
     /* word 2i: element 2i normal (nE's low half), word 2i + 1: element 2i + 1 (nO's high half) */
     __m256i redo16 = _mm256_andnot_si256(_mm256_blend_epi16(nE, nO, 0xaa), keep16);
 #if ACLCONFORM_MUTANT == 56 /* precision-branch: 16-bit softmax f32 pass: lanes with a zero, subnormal or infinite t kept (wrong signed zeros, bf16 overflow and underflow) */
@@ -570,14 +600,7 @@ sms_step16x2_bf16(const sms_c8 *c, const void *g, const void *y, const uint8_t *
 #endif
     /* !any: no NaN among the kept lanes (sms_step16_avx2): the RNE bias only */
     __m256i h = acl_pack16_bf16_eo(vE, vO, !any);
-    h = _mm256_and_si256(h, keep16); /* masked lanes +0.0 */
-    uint16_t *op = (uint16_t *)o + j;
-    if (nt) { /* rows on 16 bytes: two 16-byte streaming stores */
-        _mm_stream_si128((__m128i *)(void *)op, _mm256_castsi256_si128(h));
-        _mm_stream_si128((__m128i *)(void *)(op + 8), _mm256_extracti128_si256(h, 1));
-    } else {
-        _mm256_storeu_si256((__m256i *)(void *)op, h);
-    }
+    sms_store16(o, j, _mm256_and_si256(h, keep16), nt); /* masked lanes +0.0 */
 }
 
 /* sms_step16x2_bf16 with the redo test left to the end of the row (round 32): the high halves of
@@ -595,33 +618,12 @@ ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
 sms_step16x2_bf16_opt(const sms_c8 *c, const void *g, const void *y, const uint8_t *mk, int64_t j, void *o, int mode,
                       bool nt, __m256i *acc)
 {
-    __m256 gE, gO, yE, yO;
-    acl_load16_bf16_eo((const uint16_t *)g + j, &gE, &gO);
-    acl_load16_bf16_eo((const uint16_t *)y + j, &yE, &yO);
-    const __m256i dup = _mm256_setr_epi8(0, 0, 1, 1, 2, 2, 3, 3, 4, 4, 5, 5, 6, 6, 7, 7, 8, 8, 9, 9, 10, 10, 11, 11, 12, 12,
-                                         13, 13, 14, 14, 15, 15);
-    __m256i keep16 = _mm256_cmpeq_epi16(
-        _mm256_shuffle_epi8(_mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(const void *)(mk + j))), dup),
-        _mm256_setzero_si256());
-    __m256 tE = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(gE, c->vhi), c->vlo), yE);
-    __m256 tO = _mm256_mul_ps(_mm256_sub_ps(_mm256_sub_ps(gO, c->vhi), c->vlo), yO);
-    __m256 vE = _mm256_mul_ps(tE, c->sc), vO = _mm256_mul_ps(tO, c->sc);
-#if ACLCONFORM_MUTANT == 62 /* conversion-subnormal: bf16 softmax with |scale| <= 1: t's class tested instead of v's, so a subnormal v = t·scale goes to the unchecked hardware store (flushed to 0) */
-    __m256i wE = _mm256_castps_si256(tE), wO = _mm256_castps_si256(tO);
-#else
-    __m256i wE = _mm256_castps_si256(mode == 2 ? vE : tE), wO = _mm256_castps_si256(mode == 2 ? vO : tO);
-#endif
-    __m256i hi = _mm256_blend_epi16(_mm256_srli_epi32(wE, 16), wO, 0xaa);
+    sms_bf16x16 r;
+    sms_bf16x16_pass(c, g, y, mk, j, mode, &r);
+    __m256i hi = _mm256_blend_epi16(_mm256_srli_epi32(_mm256_castps_si256(r.wE), 16), _mm256_castps_si256(r.wO), 0xaa);
     __m256i ex = _mm256_sub_epi16(_mm256_and_si256(hi, _mm256_set1_epi16(0x7f80)), _mm256_set1_epi16(0x0080));
-    *acc = _mm256_max_epu16(*acc, _mm256_and_si256(ex, keep16));
-    __m256i h = _mm256_and_si256(acl_pack16_bf16_eo(vE, vO, true), keep16); /* masked lanes +0.0 */
-    uint16_t *op = (uint16_t *)o + j;
-    if (nt) {
-        _mm_stream_si128((__m128i *)(void *)op, _mm256_castsi256_si128(h));
-        _mm_stream_si128((__m128i *)(void *)(op + 8), _mm256_extracti128_si256(h, 1));
-    } else {
-        _mm256_storeu_si256((__m256i *)(void *)op, h);
-    }
+    *acc = _mm256_max_epu16(*acc, _mm256_and_si256(ex, r.keep16));
+    sms_store16(o, j, _mm256_and_si256(acl_pack16_bf16_eo(r.vE, r.vO, true), r.keep16), nt); /* masked lanes +0.0 */
 }
 
 /* whole steps under constant masks, then the tail once */
