@@ -258,6 +258,42 @@ static void softplus_large_equals_chunked(void **state)
     check(SOFTPLUS, ACL_BF16, 2);
 }
 
+/* SoftplusBackward's 16-bit table kernels (calls of 2^20 elements up, AVX2) hand a lane whose
+ * divisor is NaN (|beta·x| > 86, or a NaN x) to the scalar form; the bf16 kernel tests for such
+ * lanes once per block of the driver (round 32), so a block holding a single one must still find
+ * it, wherever it sits in the block's passes of 32.  Here every such lane is alone in its block:
+ * 32 of them, 4097 elements apart (so at 32 successive offsets within the passes, whatever the
+ * block grid's shift), x = -100 (z = -150) or NaN, the rest ordinary.  The large call against the
+ * chunked one (the direct kernels), bit for bit, for 1 and 2 threads. */
+static void softplus16_lone_redo_lanes(void **state)
+{
+    (void)state;
+    const aclDataType dts[2] = {ACL_BF16, ACL_FLOAT16};
+    for (int d = 0; d < 2; d++) {
+        uint16_t *g = malloc(N * 2), *x = malloc(N * 2), *ref = malloc(N * 2), *out = malloc(N * 2);
+        assert_true(g && x && ref && out);
+        uint32_t s = 4242u + (uint32_t)d;
+        for (int64_t i = 0; i < N; i++) {
+            store(dts[d], g, i, (double)(lcg(&s) >> 8) * 0x1p-24 * 6 - 3);
+            store(dts[d], x, i, (double)(lcg(&s) >> 8) * 0x1p-24 * 8 - 4);
+        }
+        for (int64_t r = 0; r < 32; r++) store(dts[d], x, 4097 * (r + 1), r % 2 ? NAN : -100.0);
+        aclconformSetNumThreads(1);
+        for (int64_t i = 0; i < N; i += CHUNK) call(SOFTPLUS, dts[d], N - i < CHUNK ? N - i : CHUNK, g + i, x + i, ref + i);
+        for (int t = 1; t <= 2; t++) {
+            aclconformSetNumThreads(t);
+            memset(out, 0x5a, N * 2);
+            call(SOFTPLUS, dts[d], N, g, x, out);
+            int64_t first = first_difference((const char *)out, (const char *)ref, 2, N);
+            if (first >= 0) print_error("dtype %d threads %d: element %lld differs from the chunked call\n", (int)dts[d], t,
+                                        (long long)first);
+            assert_int_equal(first, -1);
+        }
+        aclconformSetNumThreads(0);
+        free(g); free(x); free(ref); free(out);
+    }
+}
+
 /* The 16-bit operators on views of stride 2 (every other element of buffers twice as long: the
  * all-16-bit driver stages them as raw bits, round 20; the f32 staging before) against the
  * contiguous call (in place), element by element, bit for bit, for 1, 2 and 3 threads; the gaps
@@ -556,6 +592,7 @@ int main(void)
         cmocka_unit_test(specials_do_not_depend_on_placement),
         cmocka_unit_test(gelu16_large_equals_chunked),
         cmocka_unit_test(softplus_large_equals_chunked),
+        cmocka_unit_test(softplus16_lone_redo_lanes),
         cmocka_unit_test(strided16_equals_contiguous),
         cmocka_unit_test(logit_large_equals_chunked),
         cmocka_unit_test(logit_pairs_equal_contiguous),

@@ -799,9 +799,12 @@ softplus16_lut_step(const softplus16_lut *L, const uint16_t *dy, const uint16_t 
     if (__builtin_expect(redo != 0, 0)) softplus16_redo(L->c, dy, x, out, 1, redo, bf);
 }
 
-/* softplus16_lut_step on a whole bf16 step of 16 in the even / odd split (ACL_U16_KERNELS8): lane
- * l of half h is element 2l + h */
-ACL_AVX2_TARGET static inline __attribute__((always_inline)) void
+ACL_U16_KERNEL8_F16(softplus16_lut, softplus16_lut_step)
+
+/* softplus16_lut_step on a whole bf16 step of 16 in the even / odd split: lane l of half h is
+ * element 2l + h.  No lane is redone here: the result is the lanes whose divisor is NaN (in
+ * either half), for softplus16_lut_bf16 to redo at the end of its block. */
+ACL_AVX2_TARGET static inline __attribute__((always_inline)) __m256
 softplus16_lut_step_eo(const softplus16_lut *L, const uint16_t *dy, const uint16_t *x, uint16_t *out)
 {
     __m256 den[2], g[2];
@@ -809,15 +812,39 @@ softplus16_lut_step_eo(const softplus16_lut *L, const uint16_t *dy, const uint16
     acl_load16_bf16_eo(dy, &g[0], &g[1]);
     _mm256_storeu_si256((__m256i *)(void *)out,
                         acl_pack16_bf16_eo(_mm256_div_ps(g[0], den[0]), _mm256_div_ps(g[1], den[1]), false));
-    /* one test for both halves (a lane of either NaN: round 32, 5 % at 16 Mi), then each half's */
-    if (__builtin_expect(_mm256_movemask_ps(_mm256_cmp_ps(den[0], den[1], _CMP_UNORD_Q)) != 0, 0))
-        for (int h = 0; h < 2; h++) {
-            unsigned redo = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(den[h], den[h], _CMP_UNORD_Q));
-            if (redo) softplus16_redo(L->c, dy + h, x + h, out + h, 2, redo, true);
-        }
+    return _mm256_cmp_ps(den[0], den[1], _CMP_UNORD_Q);
 }
 
-ACL_U16_KERNELS8(softplus16_lut, softplus16_lut_step, softplus16_lut_step_eo)
+/* The bf16 table kernel: passes of two whole steps of 16 (each pass after acl_prefetch_pass_u16),
+ * their NaN tests gathered by an OR and looked at once for the block; when one fired, the block's
+ * steps read their divisors again and redo the NaN lanes by the scalar form (the lanes and the
+ * bits of a test per step); then the tail by the 8-lane step.  Round 32, scripts/ab.sh against one
+ * test per 16 elements (4dace03): 16 Mi, 2 threads 0.936, 0.931 (a first build), 0.982, 0.917;
+ * 1 Mi, 1 thread 0.939, 0.928 (and that per-pair test against one per half: 0.954, 0.933, 0.966).
+ * test_large_paths' softplus16_lone_redo_lanes puts one such lane alone in a block at each
+ * offset of the passes.  The same for Gelu's zero test was slower (1.05-1.14). */
+ACL_AVX2_TARGET static void softplus16_lut_bf16(const void *ctx, int64_t n, const uint16_t *dy, const uint16_t *x,
+                                                uint16_t *out)
+{
+    const softplus16_lut *L = ctx;
+    __m256 nan = _mm256_setzero_ps();
+    int64_t i = 0;
+    for (; i + 32 <= n; i += 32) {
+        acl_prefetch_pass_u16(dy + i, x + i);
+        nan = _mm256_or_ps(nan, softplus16_lut_step_eo(L, dy + i, x + i, out + i));
+        nan = _mm256_or_ps(nan, softplus16_lut_step_eo(L, dy + i + 16, x + i + 16, out + i + 16));
+    }
+    if (__builtin_expect(_mm256_movemask_ps(nan) != 0, 0))
+        for (int64_t k = 0; k < i; k += 16) {
+            __m256 den[2];
+            acl_table16_eo_ps(L->tab, x + k, &den[0], &den[1]);
+            for (int h = 0; h < 2; h++) {
+                unsigned redo = (unsigned)_mm256_movemask_ps(_mm256_cmp_ps(den[h], den[h], _CMP_UNORD_Q));
+                if (redo) softplus16_redo(L->c, dy + k + h, x + k + h, out + k + h, 2, redo, true);
+            }
+        }
+    if (i < n) softplus16_lut_step32(ctx, dy + i, x + i, out + i, n - i, true);
+}
 
 /* f32 compute precision: softplus_step_f32's operations on SPF2_V vectors of 8 f32 (2·SPF2_V
  * chains of 4 doubles) a step, in two stages: A, up to the divisor 1 + t·P (the exp), and B, the

@@ -281,8 +281,9 @@ ACL_AVX2_TARGET static inline void acl_table16_eo_ps(const float *tab, const uin
  * of four steps, each after acl_prefetch_pass_u16 (ewise.h) of its 32 elements, then the tail
  * (ACL_STEPS32_PF); the dtype a constant in each.  bf16 passes take two whole steps of 16
  * elements, step16(ctx, dy, x, out), in acl_load16_bf16_eo's even / odd split (round 30); the tail
- * the 8-lane step.  Gelu's and Softplus's 16-bit table kernels. */
-#define ACL_U16_KERNELS8(name, step, step16)                                                        \
+ * the 8-lane step.  Gelu's and Softplus's 16-bit table kernels (ACL_U16_KERNEL8_F16 alone: name_f16
+ * and name_step32, for a kernel with a bf16 loop of its own). */
+#define ACL_U16_KERNEL8_F16(name, step)                                                             \
     ACL_AVX2_TARGET static inline __attribute__((always_inline)) void name##_step32(                  \
         const void *ctx, const uint16_t *dy, const uint16_t *x, uint16_t *out, int64_t left, bool bf) \
     {                                                                                               \
@@ -298,7 +299,9 @@ ACL_AVX2_TARGET static inline void acl_table16_eo_ps(const float *tab, const uin
                                            uint16_t *out)                                           \
     {                                                                                               \
         ACL_STEPS32_PF(acl_prefetch_pass_u16, name##_step_f16, ctx, n, dy, x, out);                 \
-    }                                                                                               \
+    }
+#define ACL_U16_KERNELS8(name, step, step16)                                                        \
+    ACL_U16_KERNEL8_F16(name, step)                                                                 \
     ACL_AVX2_TARGET static void name##_bf16(const void *ctx, int64_t n, const uint16_t *dy, const uint16_t *x, \
                                             uint16_t *out)                                          \
     {                                                                                               \
