@@ -432,18 +432,19 @@ ACL_AVX2_TARGET static inline void nsa_row_avx2(const acl_view *v, int64_t row, 
     *flag = 1.0;
     if (v->dtype == ACL_BF16) {
         __m128i mx = _mm_setzero_si128(), mn = _mm_set1_epi16(-1);
-        for (int64_t k = 0; k < D; k += 8) {
-            __m128i b = _mm_loadu_si128((const __m128i *)(const void *)(p + k));
-            acl_bf16_range_track8(b, &mx, &mn);
-            __m256 h = acl_widen8_16(b, true);
-            _mm256_storeu_pd(out + k, _mm256_cvtps_pd(_mm256_castps256_ps128(h)));
-            _mm256_storeu_pd(out + k + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(h, 1)));
-        }
-        for (int64_t k = 0; k < D; k += 16) { /* the floats, even / odd (NSA_EO) */
+        for (int64_t k = 0; k < D; k += 16) { /* D is a multiple of 16 */
+            __m256i w = _mm256_loadu_si256((const __m256i *)(const void *)(p + k));
             __m256 e, o;
-            acl_load16_bf16_eo(p + k, &e, &o);
+            acl_split16_bf16_eo(w, &e, &o); /* the floats, even / odd (NSA_EO) */
             _mm256_storeu_ps(f + k, e);
             _mm256_storeu_ps(f + k + 8, o);
+            for (int q = 0; q < 2; q++) { /* the doubles in element order */
+                __m128i b = q ? _mm256_extracti128_si256(w, 1) : _mm256_castsi256_si128(w);
+                acl_bf16_range_track8(b, &mx, &mn);
+                __m256 h = acl_widen8_16(b, true);
+                _mm256_storeu_pd(out + k + 8 * q, _mm256_cvtps_pd(_mm256_castps256_ps128(h)));
+                _mm256_storeu_pd(out + k + 8 * q + 4, _mm256_cvtps_pd(_mm256_extractf128_ps(h, 1)));
+            }
         }
         *flag = acl_bf16_range_ok(mx, mn);
     } else
@@ -461,20 +462,14 @@ ACL_AVX2_TARGET static inline void nsa_row_avx2(const acl_view *v, int64_t row, 
  * mutants are planted) and one 16-bit pack; else acl_pack8_16_avx2 (which quiets NaN).  Against
  * two acl_pack8_16_avx2: bf16 0.315 -> 0.295 ms (1024 tokens x 4 heads x 128, l 32, d 16, 1
  * thread, best of 500, in one process). */
-ACL_AVX2_TARGET static inline __m256i nsa_pack16_f32_k(__m256 f0, __m256 f1, bool bf, bool nan_free)
+ACL_AVX2_TARGET static inline __m256i nsa_pack16_f32(__m256 f0, __m256 f1, bool bf)
 {
     if (!bf) return _mm256_set_m128i(_mm256_cvtps_ph(f1, ACL_F16_ROUND), _mm256_cvtps_ph(f0, ACL_F16_ROUND));
-    if (!nan_free &&
-        _mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(f0, f0, _CMP_UNORD_Q), _mm256_cmp_ps(f1, f1, _CMP_UNORD_Q))))
+    if (_mm256_movemask_ps(_mm256_or_ps(_mm256_cmp_ps(f0, f0, _CMP_UNORD_Q), _mm256_cmp_ps(f1, f1, _CMP_UNORD_Q))))
         return _mm256_set_m128i(acl_pack8_16_avx2(f1, true), acl_pack8_16_avx2(f0, true));
     __m256i r0 = acl_bf16_rne8_avx2(f0), r1 = acl_bf16_rne8_avx2(f1);
     /* 16-bit words r0[0-3] r1[0-3] | r0[4-7] r1[4-7]: the middle 8-byte quarters swapped */
     return _mm256_permute4x64_epi64(_mm256_packus_epi32(r0, r1), 0xd8);
-}
-
-ACL_AVX2_TARGET static inline __m256i nsa_pack16_f32(__m256 f0, __m256 f1, bool bf)
-{
-    return nsa_pack16_f32_k(f0, f1, bf, false);
 }
 
 /* nsa_tok_rows on AVX2: lanes h..h+7 of every 16-element block of the row (elements k + h ..
@@ -582,10 +577,10 @@ nsa_tok_rows2_avx2(int64_t D, int64_t nw, const uint16_t *x16, const double *con
                 o0 = _mm256_fmadd_ps(wf[i], _mm256_loadu_ps(gf[i] + k), o0);
                 o1 = _mm256_fmadd_ps(wf[i], _mm256_loadu_ps(gf[i] + k + 8), o1);
             }
-            /* no NaN: the products of values within the range are finite, so each sum is finite
-             * or ±Inf (no Inf - Inf): the rounding without its NaN test.  bf16: o0 holds the even
-             * elements, o1 the odd ones (NSA_EO), merged by one word blend */
-            __m256i v = bf ? acl_pack16_bf16_eo(o0, o1, true) : nsa_pack16_f32_k(o0, o1, bf, true);
+            /* bf16: o0 holds the even elements, o1 the odd ones (NSA_EO), merged by one word
+             * blend, and no NaN: the products of values within the range are finite, so each sum
+             * is finite or ±Inf (no Inf - Inf): the rounding without its NaN test */
+            __m256i v = bf ? acl_pack16_bf16_eo(o0, o1, true) : nsa_pack16_f32(o0, o1, false);
             if (nt) _mm256_stream_si256((__m256i *)(void *)(out + k), v);
             else _mm256_storeu_si256((__m256i *)(void *)(out + k), v);
         }
