@@ -5,6 +5,9 @@
  * the documented conditioning; strided views, thread-count independence and sentinels; every
  * vector level the CPU has against the portable one, bit for bit. */
 #include <math.h>
+#if defined(__x86_64__) || defined(__i386__)
+#include <xmmintrin.h>
+#endif
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -337,6 +340,24 @@ typedef struct {
     int lay, threads, nt;
 } vcmp;
 
+/* The lanes pattern (vp_run's kind 3): every element of a row's lane m (element index mod 16)
+ * has one value, set by the case: lane a +H, lane b −H, the others ±L (L ≪ H); the outputGrad
+ * takes its magnitude (mode 5), the input the value (mode 4).  So each weightGrad lane sums equal
+ * products, +H², −H² or ±L² (f16: 2^30 and 2^-24, bf16: 2^120 and 2^-40 or 2^0, more than 53 bits
+ * apart): in the tree of the 16 lanes the two large ones cancel exactly, and a small one
+ * is kept or lost by whether it met a large one first, i.e. by which lanes are added to which. */
+static uint64_t g_lane_salt;
+static double vp_lane_value(aclDataType dt, int64_t m, bool magnitude)
+{
+    const uint64_t z = g_lane_salt;
+    const int64_t a = (int64_t)(z % 16), b = (a + 1 + (int64_t)(z >> 8) % 15) % 16;
+    const bool bf = dt == ACL_BF16;
+    double v = m == a ? 1.0 : m == b ? -1.0 : (z >> (16 + m) & 1) ? -1.0 : 1.0;
+    int e = m == a || m == b ? (bf ? 60 : 15) : !bf ? -12 : (z >> (32 + m) & 1) ? 0 : -20;
+    v = ldexp(v, e);
+    return magnitude ? fabs(v) : v;
+}
+
 static tt vp_fill(aclDataType dt, int nd, const int64_t *dims, int lay, uint64_t *s, double lo, double hi, int mode)
 {
     const double big = dt == ACL_BF16 ? 0x1.fep127 : 65504.0, tiny = dt == ACL_BF16 ? 0x1p-130 : 0x1p-20;
@@ -356,7 +377,8 @@ static tt vp_fill(aclDataType dt, int nd, const int64_t *dims, int lay, uint64_t
             else if (*s % 12 == 0) v = in_range[(*s >> 8) % 5];
             else if (*s % 12 < 6) v = ldexp(sign, ebf[(*s >> 8) % 5]);
             else v = tt_rand(s, lo, hi);
-        } else if (mode == 1) v = 1.0;
+        } else if (mode >= 4) v = vp_lane_value(dt, i % D % 16, mode == 5);
+        else if (mode == 1) v = 1.0;
         else if (mode == 2) v = blk == 0 ? 0x1p60 : blk == 2 ? -0x1p60 : *s % 3 == 0 ? 0.0 : sign * 0x1p-60;
         else if (*s % 12 == 0) v = specials[(*s >> 8) % 10];
         else if (*s % 12 < 6) v = ldexp(sign, (dt == ACL_BF16 ? ebf : e16)[(*s >> 8) % 5]);
@@ -381,7 +403,14 @@ static void vp_run(const vcmp *c, aclDataType dt, int kind, uint64_t seed, uint6
     /* ordered (bf16): outputGrad and weight 1, each input row per lane 2^60 (block 0), s (block 1),
      * -2^60 (block 2), then s, s ∈ {0, ±2^-60}: with the blocks ascending, weightGrad's lanes
      * keep the small terms after the large ones cancel; in another order they lose them */
-    const int mog = kind == 2 ? 3 : kind, min = kind == 2 ? 0 : 2 * kind, mw = kind == 2 ? 0 : kind;
+    /* lanes (kind 3, vp_lane_value): weight 1, outputGrad and input by lane, so that weightGrad's
+     * bits depend on each lane being added to its own partner in the tree.  Round 33: the AVX2
+     * two-window kernel with two of its accumulator vectors stored in each other's place passed
+     * every other test here and the golden, oracle and differential tests; with the other kinds'
+     * specials nearly every weightGrad sum is NaN, and the ordered kind's lanes are exact. */
+    g_lane_salt = seed * 0x9e3779b97f4a7c15ull;
+    const int mog = kind == 2 ? 3 : kind == 3 ? 5 : kind, min = kind == 2 ? 0 : kind == 3 ? 4 : 2 * kind,
+              mw = kind == 2 ? 0 : kind == 3 ? 1 : kind;
     tt og = vp_fill(dt, 3, dog, c->lay, &s, -1, 1, mog), in = vp_fill(dt, 3, din, c->lay, &s, -2, 2, min),
        w = kind == 2 ? vp_fill(dt, 2, dw, c->lay, &s, -0.5, 0.5, 3) : vp_fill(dt, 2, dw, c->lay, &s, -0.5, 0.5, mw),
        ig = tt_new(dt, 3, din, c->lay),
@@ -426,17 +455,17 @@ static void vector_paths_give_portable_bits(void **state)
         {{96, 3, 128, 32, 16, 0, {0}}, TT_PADDED, 2, 0},              /* strided: the portable helpers */
     };
     /* f16; bf16; bf16 ordered; bf16 with outputGrad and weight in [2^-63, 2^64) but one row in 7
-     * (the AVX2 inputGrad sums in f32 for the rows in range, round 31) */
-    const aclDataType dts[] = {ACL_FLOAT16, ACL_BF16, ACL_BF16, ACL_BF16};
-    static const char *const kinds[] = {"", "", " ordered", " in range"};
+     * (the AVX2 inputGrad sums in f32 for the rows in range, round 31); f16 and bf16 lanes */
+    const aclDataType dts[] = {ACL_FLOAT16, ACL_BF16, ACL_BF16, ACL_BF16, ACL_FLOAT16, ACL_BF16};
+    static const char *const kinds[] = {"", "", " ordered", " in range", " lanes", " lanes"};
     int levels = 0;
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
-        for (int di = 0; di < 4; di++) {
+        for (int di = 0; di < 6; di++) {
             const vcmp *c = &cases[ci];
-            const int kind = di == 2 ? 1 : di == 3 ? 2 : 0;
+            const int kind = di == 2 ? 1 : di == 3 ? 2 : di >= 4 ? 3 : 0;
             size_t n = (size_t)(c->sh.T * c->sh.N * c->sh.D + c->sh.l * c->sh.N);
             uint64_t *ref = malloc(n * sizeof *ref), *got = malloc(n * sizeof *got);
-            uint64_t seed = 0x243f6a8885a308d3ull + (di < 3 ? ci * 3 + (uint64_t)di : 1000 + ci);
+            uint64_t seed = 0x243f6a8885a308d3ull + (di < 3 ? ci * 3 + (uint64_t)di : (di == 3 ? 1000 : 1000 * (uint64_t)di) + ci);
             acl_simd_set_cap(0);
             vp_run(c, dts[di], kind, seed, ref);
             for (int level = 1; level <= 2; level++) {
@@ -459,6 +488,50 @@ static void vector_paths_give_portable_bits(void **state)
             free(got);
         }
     if (levels == 0) skip(); /* a CPU with neither AVX2 nor AVX-512: nothing to compare */
+#endif
+}
+
+/* Round 33: under FTZ and DAZ (MXCSR, set by a caller: PyTorch's set_flush_denormal, -ffast-math
+ * start-up code) f16 keeps its bits, subnormals included: every f16 value and every product of
+ * two is a normal double or f32, and the F16C conversions ignore both flags.  A kernel that made
+ * subnormal doubles from f16 subnormals (round 33 tried one: their bits moved into a double's
+ * place, with a scale) fails here unless it checks the flags.  One thread: the work runs in this
+ * thread, under its MXCSR.  f16 only: a bf16 subnormal becomes a subnormal f32 on its way to
+ * double in every path, which DAZ reads as 0 (the library does not promise results under DAZ). */
+static void f16_bits_under_ftz_daz(void **state)
+{
+    (void)state;
+#ifndef ACL_HAVE_AVX2_KERNELS
+    skip();
+#else
+    static const vcmp cases[] = {
+        {{200, 1, 16, 32, 16, 3, {70, 130, 200}}, TT_CONTIG, 1, 0},  /* l/d = 2: the paired layout */
+        {{101, 2, 32, 48, 32, 0, {0}}, TT_CONTIG, 1, 0},             /* l/d = 1.5 */
+    };
+    int levels = 0;
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++)
+        for (int level = 0; level <= 2; level++) {
+            if (!tt_use_level(level)) continue;
+            const vcmp *c = &cases[ci];
+            size_t n = (size_t)(c->sh.T * c->sh.N * c->sh.D + c->sh.l * c->sh.N);
+            uint64_t *ref = malloc(n * sizeof *ref), *got = malloc(n * sizeof *got);
+            vp_run(c, ACL_FLOAT16, 0, 0x5851f42d4c957f2dull + ci, ref);
+            const unsigned csr = _mm_getcsr();
+            _mm_setcsr(csr | 0x8040);
+            vp_run(c, ACL_FLOAT16, 0, 0x5851f42d4c957f2dull + ci, got);
+            _mm_setcsr(csr);
+            int fails = 0;
+            for (size_t i = 0; i < n; i++)
+                if (got[i] != ref[i] && !(vp_is_nan(ACL_FLOAT16, got[i]) && vp_is_nan(ACL_FLOAT16, ref[i])) && fails++ < 5)
+                    fprintf(stderr, "nsa FTZ/DAZ case %zu level %d: [%zu] bits %#llx, without %#llx\n", ci, level, i,
+                            (unsigned long long)got[i], (unsigned long long)ref[i]);
+            assert_int_equal(fails, 0);
+            levels++;
+            free(ref);
+            free(got);
+        }
+    acl_simd_set_cap(2);
+    assert_true(levels > 0);
 #endif
 }
 
@@ -532,6 +605,7 @@ int main(void)
         cmocka_unit_test(weight_grad_sums_by_segments),
         cmocka_unit_test(vector_paths_give_portable_bits),
         cmocka_unit_test(bf16_f32_sums_only_in_range),
+        cmocka_unit_test(f16_bits_under_ftz_daz),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
