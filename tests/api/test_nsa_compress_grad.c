@@ -505,7 +505,7 @@ static void f16_bits_under_ftz_daz(void **state)
     skip();
 #else
     static const vcmp cases[] = {
-        {{200, 1, 16, 32, 16, 3, {70, 130, 200}}, TT_CONTIG, 1, 0},  /* l/d = 2: the paired layout */
+        {{200, 1, 16, 32, 16, 3, {70, 130, 200}}, TT_CONTIG, 1, 0},  /* l/d = 2: one or two windows */
         {{101, 2, 32, 48, 32, 0, {0}}, TT_CONTIG, 1, 0},             /* l/d = 1.5 */
     };
     int levels = 0;
