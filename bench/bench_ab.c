@@ -19,7 +19,8 @@
  * The rows are bench_speed's: Gelu and Softplus inputs in [-3, 3] and [-6, 6] (beta 1, threshold
  * 20), LogitGrad x in [0, 1] and dy in [-3, 3] (eps 1e-6), ScaledMaskedSoftmaxBackward
  * [1, 8, rows/8, 1024] with the mask broadcast over the 8 heads (scale 0.125), NsaCompressGrad TND
- * N 4, D 128, l 32, d 16 (T = n / 512). */
+ * N 4, D 128, l 32, d 16 (T = n / (N·D)); --nsa N,D sets other heads and head sizes for the same
+ * elements (round 33's per-(token, head) cost: D 128 to 1024 at N 1). */
 #include <dlfcn.h>
 #include <math.h>
 #include <stdbool.h>
@@ -126,7 +127,7 @@ static aclTensor *view(const lib *L, const bcase *c, int i)
                      (uint64_t)c->nd[i], c->mem[i]);
 }
 
-static bool setup(bcase *c, int64_t n)
+static bool setup(bcase *c, int64_t n, int64_t nsa_n, int64_t nsa_d)
 {
     uint64_t s = 0x5eedull;
     const char *op = c->op;
@@ -147,9 +148,9 @@ static bool setup(bcase *c, int64_t n)
         add_tensor(c, 3, c->dt, 4, d4, 0, 0, &s);
         c->nt = 4, c->nout = 1;
     } else if (!strcmp(op, "nsa_compress_grad")) {
-        int64_t T = n / 512, C = (T - 32) / 16 + 1;
+        int64_t T = n / (nsa_n * nsa_d), C = (T - 32) / 16 + 1;
         if (T < 32) return false;
-        int64_t din[3] = {T, 4, 128}, dog[3] = {C, 4, 128}, dw[2] = {32, 4};
+        int64_t din[3] = {T, nsa_n, nsa_d}, dog[3] = {C, nsa_n, nsa_d}, dw[2] = {32, nsa_n};
         add_tensor(c, 0, c->dt, 3, dog, -1, 1, &s);
         add_tensor(c, 1, c->dt, 3, din, -1, 1, &s);
         add_tensor(c, 2, c->dt, 2, dw, -1, 1, &s);
@@ -254,16 +255,23 @@ static aclDataType parse_dt(const char *s)
 int main(int argc, char **argv)
 {
     const char *usage = "usage: bench_ab A.so B.so --op OP [--dtype f32|f16|bf16|f64] [--variant none|tanh] "
-                        "[--n N] [--reps R] [--threads T]\n";
+                        "[--n N] [--reps R] [--threads T] [--nsa HEADS,D]\n";
     if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-') { fputs(usage, stderr); return 2; }
     bcase c = {.op = NULL, .variant = "none", .dt = ACL_FLOAT16};
-    long long n = 262144, reps = 200, threads = 1;
+    long long n = 262144, reps = 200, threads = 1, nsa_n = 4, nsa_d = 128;
     for (int i = 3; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
         if (!v) { fprintf(stderr, "bench_ab: %s needs a value\n%s", a, usage); return 2; }
         if (!strcmp(a, "--op")) c.op = v;
         else if (!strcmp(a, "--variant")) c.variant = v;
+        else if (!strcmp(a, "--nsa")) {
+            if (sscanf(v, "%lld,%lld", &nsa_n, &nsa_d) != 2 || nsa_n < 1 || nsa_n > 4096 || nsa_d < 16 || nsa_d > 65536 ||
+                nsa_d % 16) {
+                fprintf(stderr, "bench_ab: --nsa %s: HEADS,D with D a multiple of 16\n", v);
+                return 2;
+            }
+        }
         else if (!strcmp(a, "--dtype")) {
             if ((c.dt = parse_dt(v)) == ACL_DT_UNDEFINED) { fprintf(stderr, "bench_ab: --dtype %s: f32, f16, bf16 or f64\n", v); return 2; }
         } else if (!strcmp(a, "--n") || !strcmp(a, "--reps") || !strcmp(a, "--threads")) {
@@ -282,7 +290,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_ab: --variant %s: none or tanh\n", c.variant);
         return 2;
     }
-    if (!setup(&c, (int64_t)n)) { fprintf(stderr, "bench_ab: --op %s: unknown, or --n too small for it\n", c.op); return 2; }
+    if (!setup(&c, (int64_t)n, nsa_n, nsa_d)) { fprintf(stderr, "bench_ab: --op %s: unknown, or --n too small for it\n", c.op); return 2; }
     lib L[2];
     for (int k = 0; k < 2; k++)
         if (!open_lib(&L[k], argv[1 + k], c.op, (int)threads)) return 2;
@@ -313,9 +321,11 @@ int main(int argc, char **argv)
         for (long long r = 1; r < reps; r++) best[k] = fmin(best[k], t[k][r]);
         med[k] = median(t[k], (int)reps);
     }
-    printf("%s%s%s %s n %lld threads %lld reps %lld\n", c.op, strcmp(c.op, "gelu_backward_v2") ? "" : " ",
+    printf("%s%s%s %s n %lld threads %lld reps %lld", c.op, strcmp(c.op, "gelu_backward_v2") ? "" : " ",
            strcmp(c.op, "gelu_backward_v2") ? "" : c.variant,
            c.dt == ACL_FLOAT ? "f32" : c.dt == ACL_FLOAT16 ? "f16" : c.dt == ACL_BF16 ? "bf16" : "f64", n, threads, reps);
+    if (!strcmp(c.op, "nsa_compress_grad")) printf(" heads %lld D %lld", nsa_n, nsa_d);
+    printf("\n");
     printf("  A %s: best %.4f ms, median %.4f ms\n  B %s: best %.4f ms, median %.4f ms\n", argv[1], best[0], med[0],
            argv[2], best[1], med[1]);
     printf("  B/A: best %.3f, median of pairs %.3f\n", best[1] / best[0], median(ratio, (int)reps));
