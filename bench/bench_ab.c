@@ -31,6 +31,7 @@
 #include <time.h>
 
 #include "aclnn/acl_meta.h"
+#include "runtime/conv.h" /* the scalar conversions only: static inline, nothing linked */
 
 typedef aclTensor *(*create_fn)(const int64_t *, uint64_t, aclDataType, const int64_t *, int64_t, aclFormat,
                                 const int64_t *, uint64_t, void *);
@@ -73,27 +74,6 @@ static size_t dt_size(aclDataType dt)
     return dt == ACL_DOUBLE ? 8 : dt == ACL_FLOAT ? 4 : dt == ACL_BOOL ? 1 : 2;
 }
 
-static uint16_t f32_to_f16(float f) /* round to nearest even; the fill is finite and below 65504 */
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    uint16_t sign = (uint16_t)((u >> 16) & 0x8000u);
-    double a = fabs((double)f);
-    if (a < 0x1p-14) return (uint16_t)(sign | (uint16_t)nearbyint(a * 0x1p24)); /* subnormal (or 1 << 10: the smallest normal) */
-    int e;
-    double m = frexp(a, &e);                              /* a = m·2^e, m in [0.5, 1) */
-    uint32_t q = (uint32_t)nearbyint(m * 2048.0);         /* 11 significant bits, 1024 .. 2048 */
-    if (q == 2048) q = 1024, e++;
-    return (uint16_t)(sign | (uint16_t)((uint32_t)(e + 14) << 10) | (uint16_t)(q - 1024));
-}
-
-static uint16_t f32_to_bf16(float f) /* round to nearest even; the fill has no NaN */
-{
-    uint32_t u;
-    memcpy(&u, &f, 4);
-    return (uint16_t)((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
 /* tensor i: nd dims, values uniform in [lo, hi) (a bool tensor: true with probability lo) */
 static void add_tensor(bcase *c, int i, aclDataType dt, int nd, const int64_t *dims, double lo, double hi,
                        uint64_t *s)
@@ -111,8 +91,8 @@ static void add_tensor(bcase *c, int i, aclDataType dt, int nd, const int64_t *d
         switch (dt) {
         case ACL_DOUBLE: ((double *)c->mem[i])[e] = v; break;
         case ACL_FLOAT: ((float *)c->mem[i])[e] = (float)v; break;
-        case ACL_FLOAT16: ((uint16_t *)c->mem[i])[e] = f32_to_f16((float)v); break;
-        case ACL_BF16: ((uint16_t *)c->mem[i])[e] = f32_to_bf16((float)v); break;
+        case ACL_FLOAT16: ((uint16_t *)c->mem[i])[e] = acl_f32_to_f16((float)v); break;
+        case ACL_BF16: ((uint16_t *)c->mem[i])[e] = acl_f32_to_bf16((float)v); break;
         default: ((uint8_t *)c->mem[i])[e] = u < lo; break;
         }
     }
