@@ -14,7 +14,8 @@
  * shared machine moves a row by 5-20 % between rounds; in this process, in cache (the default
  * 256 Ki elements, 1 thread), best of 200, the same library against a copy of itself reads within
  * 1 %.  The in-cache time is the compute cost the memory-bound rows are capped by (bench_speed's
- * cache_ms); --n 16777216 --threads 2 gives the bench table's rows.
+ * cache_ms); --n 16777216 --threads 2 gives the bench table's rows.  A 16-bit Softplus row
+ * defaults to 1 Mi elements (in L3), the size from which its AVX2 table kernel runs.
  *
  * The rows are bench_speed's: Gelu and Softplus inputs in [-3, 3] and [-6, 6] (beta 1, threshold
  * 20), LogitGrad x in [0, 1] and dy in [-3, 3] (eps 1e-6), ScaledMaskedSoftmaxBackward
@@ -239,6 +240,7 @@ int main(int argc, char **argv)
     if (argc < 3 || argv[1][0] == '-' || argv[2][0] == '-') { fputs(usage, stderr); return 2; }
     bcase c = {.op = NULL, .variant = "none", .dt = ACL_FLOAT16};
     long long n = 262144, reps = 200, threads = 1, nsa_n = 4, nsa_d = 128;
+    bool n_given = false;
     for (int i = 3; i < argc; i++) {
         const char *a = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
         char *end = NULL;
@@ -262,6 +264,7 @@ int main(int argc, char **argv)
                 return 2;
             }
             *(a[2] == 'n' ? &n : a[2] == 'r' ? &reps : &threads) = x;
+            n_given = n_given || a[2] == 'n';
         } else { fprintf(stderr, "bench_ab: unknown option %s\n%s", a, usage); return 2; }
         i++;
     }
@@ -269,6 +272,13 @@ int main(int argc, char **argv)
     if (!strcmp(c.op, "gelu_backward_v2") && strcmp(c.variant, "none") && strcmp(c.variant, "tanh")) {
         fprintf(stderr, "bench_ab: --variant %s: none or tanh\n", c.variant);
         return 2;
+    }
+    /* a 16-bit Softplus row without --n: 1 Mi elements, where the AVX2 table kernel the bench
+     * table's rows run starts (SP16_LUT_MIN, impl/src/ops/softplus_backward.c); at 256 Ki the
+     * direct kernel would be timed instead (round 34) */
+    if (!n_given && !strcmp(c.op, "softplus_backward") && (c.dt == ACL_FLOAT16 || c.dt == ACL_BF16)) {
+        n = 1 << 20;
+        printf("bench_ab: --n %lld (a 16-bit Softplus row: the AVX2 table kernel runs from 2^20 elements)\n", n);
     }
     if (!setup(&c, (int64_t)n, nsa_n, nsa_d)) { fprintf(stderr, "bench_ab: --op %s: unknown, or --n too small for it\n", c.op); return 2; }
     lib L[2];
