@@ -32,6 +32,7 @@
 #include <time.h>
 
 #include "aclnn/acl_meta.h"
+#include "ops/softplus_backward.h" /* SP16_LUT_MIN */
 #include "runtime/conv.h" /* the scalar conversions only: static inline, nothing linked */
 
 typedef aclTensor *(*create_fn)(const int64_t *, uint64_t, aclDataType, const int64_t *, int64_t, aclFormat,
@@ -273,12 +274,11 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench_ab: --variant %s: none or tanh\n", c.variant);
         return 2;
     }
-    /* a 16-bit Softplus row without --n: 1 Mi elements, where the AVX2 table kernel the bench
-     * table's rows run starts (SP16_LUT_MIN, impl/src/ops/softplus_backward.c); at 256 Ki the
-     * direct kernel would be timed instead (round 34) */
+    /* a 16-bit Softplus row without --n: SP16_LUT_MIN elements, where the AVX2 table kernel the
+     * bench table's rows run starts; at 256 Ki the direct kernel would be timed instead (round 34) */
     if (!n_given && !strcmp(c.op, "softplus_backward") && (c.dt == ACL_FLOAT16 || c.dt == ACL_BF16)) {
-        n = 1 << 20;
-        printf("bench_ab: --n %lld (a 16-bit Softplus row: the AVX2 table kernel runs from 2^20 elements)\n", n);
+        n = SP16_LUT_MIN;
+        printf("bench_ab: --n %lld (a 16-bit Softplus row: the AVX2 table kernel runs from that size)\n", n);
     }
     if (!setup(&c, (int64_t)n, nsa_n, nsa_d)) { fprintf(stderr, "bench_ab: --op %s: unknown, or --n too small for it\n", c.op); return 2; }
     lib L[2];

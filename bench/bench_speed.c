@@ -14,8 +14,8 @@
  * L2 + L3, a fraction of the 32 MiB L3 here; same thread count, repeated and scaled to --n
  * elements): the operator's compute time with memory traffic almost free (smaller runs were
  * dominated by the parallel-for's fixed cost; at this size the 16-bit Gelu table kernel
- * applies; 16-bit Softplus rows take at least 1 Mi elements, where its AVX2 table kernel starts).  cap% = triad_ms / max(cache_ms,
- * triad_ms): the triad% this kernel would reach if its arithmetic overlapped its memory traffic
+ * applies; 16-bit Softplus rows take at least SP16_LUT_MIN = 1 Mi elements, where its AVX2 table
+ * kernel starts).  cap% = triad_ms / max(cache_ms, triad_ms): the triad% this kernel would reach if its arithmetic overlapped its memory traffic
  * perfectly.  A row whose cap% is below its target is bound by the instructions it executes per
  * element, not by bandwidth.
  *
@@ -50,6 +50,7 @@
 #include "runtime/conv.h"
 #include "runtime/ewise.h"
 #include "runtime/runtime.h"
+#include "ops/softplus_backward.h" /* SP16_LUT_MIN */
 #include "runtime/simd256.h"
 
 void aclconformSetNumThreads(int n);
@@ -562,13 +563,12 @@ int main(int argc, char **argv)
                 if (r > 0) { ttr[r - 1] = t1 - t0; top[r - 1] = t2 - t1; }
             }
             /* the same row in cache: 256 Ki elements per thread, ~4 ms of repeated runs per rep;
-             * at least 1 Mi for a 16-bit Softplus row, so that the AVX2 table kernel the full row
-             * runs (from 2^20 elements: SP16_LUT_MIN, impl/src/ops/softplus_backward.c) is the one
-             * timed, in L3, and not the direct kernel (round 34) */
+             * at least SP16_LUT_MIN for a 16-bit Softplus row, so that the AVX2 table kernel the
+             * full row runs is the one timed (in L3), not the direct kernel (round 34) */
             bcase cc = c;
             cc.n = (int64_t)262144 * threads;
-            if (!strcmp(c.op, "softplus_backward") && (c.dt == ACL_FLOAT16 || c.dt == ACL_BF16) && cc.n < ((int64_t)1 << 20))
-                cc.n = (int64_t)1 << 20;
+            if (!strcmp(c.op, "softplus_backward") && (c.dt == ACL_FLOAT16 || c.dt == ACL_BF16) && cc.n < SP16_LUT_MIN)
+                cc.n = SP16_LUT_MIN;
             setup(&cc);
             int inner = 1;
             double tcache[100];

@@ -31,7 +31,6 @@ typedef struct {
     aclScalar beta, threshold;
 } softplus_args;
 
-
 /* Scalar exp, never vectorised: the f64 path keeps libm's accuracy (≤ 2 ULP target). */
 static __attribute__((noinline)) double exp_scalar(double x) { return exp(x); }
 
@@ -764,7 +763,6 @@ ACL_AVX2_TARGET static void softplus16_bf16_avx2(const void *p, int64_t n, const
  * 0.080 -> 0.105 ms (slower), 2^20 0.603 -> 0.550 / 0.334 -> 0.318 ms.  AVX-512 keeps its
  * direct kernels (16 lanes an instruction; the former 65536-entry table of double factors lost
  * there: the header above). */
-#define SP16_LUT_MIN (1 << 20)
 typedef struct {
     const softplus_ctx *c;
     const float *tab;

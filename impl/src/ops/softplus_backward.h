@@ -1,4 +1,5 @@
-/* aclnnSoftplusBackward's pieces shared by its two files (private to impl/).  The AVX2 f64 kernel
+/* aclnnSoftplusBackward's pieces shared by its two files (private to impl/; the benchmarks read
+ * SP16_LUT_MIN).  The AVX2 f64 kernel
  * lives in softplus_backward_f64_avx2.c because it is compiled with other scheduling flags than
  * the rest of the operator (impl/CMakeLists.txt, issue 14 round 34); the kernel and its rare-lane
  * helper are hidden: not part of the library's exported symbols. */
@@ -15,6 +16,10 @@ typedef struct {
     float beta32, thr32;
     double beta64, thr64;
 } softplus_ctx;
+
+/* the smallest all-16-bit call the AVX2 table kernels of softplus_backward.c take (a smaller one
+ * runs the direct kernels); the benchmarks size their in-cache 16-bit Softplus runs by it */
+#define SP16_LUT_MIN (1 << 20)
 
 #ifdef ACL_HAVE_AVX512_KERNELS
 /* the lanes `slow` of the 8 at i (zh ≤ -700 or NaN) by the scalar form (softplus_backward.c) */
