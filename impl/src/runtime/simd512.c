@@ -16,10 +16,15 @@ bool acl_have_avx512(void)
         /* ACLCONFORM_NO_AVX512 (any value) turns the AVX-512 kernels off, so that a sweep can
          * check the AVX2 ones on an AVX-512 machine (with ACLCONFORM_NO_AVX2 too: the portable
          * ones) */
+#ifdef ACL_EMULATE_AVX512 /* the tests' software AVX-512: any CPU that runs the AVX2 kernels */
+        v = !getenv("ACLCONFORM_NO_AVX512") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
+            __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+#else
         v = !getenv("ACLCONFORM_NO_AVX512") && __builtin_cpu_supports("avx512f") &&
             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
             __builtin_cpu_supports("avx512bw") &&
             __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi");
+#endif
         atomic_store_explicit(&cached, v, memory_order_relaxed);
     }
     return v && acl_simd_cap() >= 2;
@@ -51,7 +56,7 @@ bool acl_bf16_hw;
  * off, so that a sweep of those mutants runs the converter they break. */
 __attribute__((constructor)) static void acl_bf16_hw_init(void)
 {
-#if ACLCONFORM_MUTANT == 17 || ACLCONFORM_MUTANT == 21
+#if ACLCONFORM_MUTANT == 17 || ACLCONFORM_MUTANT == 21 || defined(ACL_EMULATE_AVX512)
     acl_bf16_hw = false;
 #else
     acl_bf16_hw = acl_have_avx512() && __builtin_cpu_supports("avx512bf16") && !getenv("ACLCONFORM_NO_AVX512BF16");

@@ -24,7 +24,12 @@
 /* avx512bf16 is in the target so that the f32 -> bf16 stores below can use VCVTNEPS2BF16; they
  * execute it only when acl_bf16_hw is set (the CPU has it): GCC emits that extension's
  * instructions only for its intrinsics, never on its own. */
+#ifdef ACL_EMULATE_AVX512 /* the tests' software AVX-512 (simd512_emu.h) */
+#include "simd512_emu.h"
+#define ACL_AVX512_TARGET ACL_EMU_TARGET
+#else
 #define ACL_AVX512_TARGET __attribute__((target("avx512f,avx512dq,avx512vl,avx512bw,avx512bf16,fma,f16c,bmi")))
+#endif
 
 /* AVX-512 F/DQ/VL/BW with FMA and F16C, decided once (same answer on every thread); false when
  * the environment variable ACLCONFORM_NO_AVX512 is set (the AVX2 or portable kernels, for
@@ -212,6 +217,7 @@ ACL_AVX512_TARGET static inline __m512d acl_loadu8_pd(const double *p, __mmask8 
  * order, and differently in each inlined copy of a kernel's step (whole steps, the tail, several
  * vectors per pass); which copy an element meets depends on the block grid, that is on the
  * output's address, so a NaN result would too (round 18: the ASan build's Gelu f16 tail did it). */
+#ifndef ACL_EMULATE_AVX512
 ACL_AVX512_TARGET static inline __m512d acl_mul_first_pd(__m512d a, __m512d b)
 {
     __m512d r;
@@ -225,6 +231,20 @@ ACL_AVX512_TARGET static inline __m512 acl_mul_first_ps(__m512 a, __m512 b)
     __asm__("vmulps {%2, %1, %0|%0, %1, %2}" : "=v"(r) : "v"(a), "v"(b));
     return r;
 }
+#else /* the same instruction on the two 256-bit halves */
+#define ACL_EMU_MUL_FIRST(NAME, VT, HT, INS)                                                        \
+    ACL_AVX512_TARGET static inline VT NAME(VT a, VT b)                                             \
+    {                                                                                               \
+        HT x[2], y[2];                                                                              \
+        memcpy(x, &a, sizeof x);                                                                    \
+        memcpy(y, &b, sizeof y);                                                                    \
+        for (int i = 0; i < 2; i++) __asm__(INS " {%2, %1, %0|%0, %1, %2}" : "=x"(x[i]) : "x"(x[i]), "x"(y[i])); \
+        memcpy(&a, x, sizeof a);                                                                    \
+        return a;                                                                                   \
+    }
+ACL_EMU_MUL_FIRST(acl_mul_first_pd, __m512d, __m256d, "vmulpd")
+ACL_EMU_MUL_FIRST(acl_mul_first_ps, __m512, __m256, "vmulps")
+#endif
 
 ACL_AVX512_TARGET static inline __m512 acl_loadu16_ps(const float *p, __mmask16 m)
 {
