@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-PACKAGES=(build-essential cmake pkg-config libgsl-dev libcjson-dev libcmocka-dev libmpfr-dev libsimde-dev)
+PACKAGES=(build-essential cmake pkg-config libgsl-dev libcjson-dev libcmocka-dev libmpfr-dev libsimde-dev python3)
 
 . scripts/apt.sh
 apt_install_missing setup "${PACKAGES[@]}"
