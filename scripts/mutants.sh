@@ -2,7 +2,7 @@
 # Mutation testing of the built-in implementation (issue 12 item 6).
 #
 #   scripts/mutants.sh [--time S] [--seed X] [--only N,M,...] [--jobs J] [--md FILE]
-#                      [--require-kill] [--build-dir DIR] [--mutant-dir DIR]
+#                      [--require-kill] [--build-dir DIR] [--mutant-dir DIR] [--emu512]
 #
 # Every planted defect of tests/mutants/mutants.txt is a compile-time switch in impl/src
 # (`#if ACLCONFORM_MUTANT == N`).  For each mutant N this configures build-mutants/N with
@@ -17,11 +17,15 @@
 # Prints a table (N, kind, verdict, first FAIL line, seconds) and the kill rate; --md FILE
 # writes the same table as Markdown.  --jobs J runs J mutants at a time (default 1: the sweep
 # itself uses every core).  --require-kill: exit 1 unless every selected mutant is KILLED.
+# --emu512: build and sweep the software AVX-512 library (aclnn_impl_emu512_shared; see
+# impl/src/runtime/simd512_emu.h) instead, so that a CPU without AVX-512 sweeps the AVX-512
+# kernels' copy of a mutant rather than its AVX2 twin's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT=$PWD
 
 TIME=20 SEED=0x5eed ONLY="" JOBS=1 MD="" REQUIRE=0 BUILD=build MDIR=build-mutants
+LIBTARGET=aclnn_impl_shared LIBNAME=libaclnn_impl.so
 while (($#)); do
   case "$1" in
     --time) TIME=$2; shift 2 ;;
@@ -32,7 +36,8 @@ while (($#)); do
     --require-kill) REQUIRE=1; shift ;;
     --build-dir) BUILD=$2; shift 2 ;;
     --mutant-dir) MDIR=$2; shift 2 ;;
-    -h|--help) sed -n '2,20p' "$0"; exit 0 ;;
+    --emu512) LIBTARGET=aclnn_impl_emu512_shared LIBNAME=libaclnn_impl_emu512.so; shift ;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0 ;;
     *) echo "mutants.sh: unknown option $1" >&2; exit 2 ;;
   esac
 done
@@ -99,11 +104,11 @@ run_one() {
   local cfg=(-S "$ROOT" -B "$d" -DACLCONFORM_WERROR=ON "-DCMAKE_C_FLAGS=-DACLCONFORM_MUTANT=$n")
   [ -n "$BTYPE" ] && cfg+=("-DCMAKE_BUILD_TYPE=$BTYPE")
   [ -n "$CC_" ] && cfg+=("-DCMAKE_C_COMPILER=$CC_")
-  if ! { nice cmake "${cfg[@]}" && nice cmake --build "$d" --target aclnn_impl_shared -j1; } >"$d/build.log" 2>&1; then
+  if ! { nice cmake "${cfg[@]}" && nice cmake --build "$d" --target "$LIBTARGET" -j1; } >"$d/build.log" 2>&1; then
     printf 'ERROR\t%s\tbuild failed (%s)\n' "$(($(date +%s) - t0))" "$d/build.log" >"$d/result"
     return
   fi
-  local so=$d/impl/libaclnn_impl.so
+  local so=$d/impl/$LIBNAME
   set +e
   nice "$TOOL" sweep --target "$so" --time "$TIME" --seed "$SEED" --no-store --quiet \
     --output "$d/report.json" >"$d/sweep.log" 2>&1

@@ -232,18 +232,8 @@ ACL_AVX512_TARGET static inline __m512 acl_mul_first_ps(__m512 a, __m512 b)
     return r;
 }
 #else /* the same instruction on the two 256-bit halves */
-#define ACL_EMU_MUL_FIRST(NAME, VT, HT, INS)                                                        \
-    ACL_AVX512_TARGET static inline VT NAME(VT a, VT b)                                             \
-    {                                                                                               \
-        HT x[2], y[2];                                                                              \
-        memcpy(x, &a, sizeof x);                                                                    \
-        memcpy(y, &b, sizeof y);                                                                    \
-        for (int i = 0; i < 2; i++) __asm__(INS " {%2, %1, %0|%0, %1, %2}" : "=x"(x[i]) : "x"(x[i]), "x"(y[i])); \
-        memcpy(&a, x, sizeof a);                                                                    \
-        return a;                                                                                   \
-    }
-ACL_EMU_MUL_FIRST(acl_mul_first_pd, __m512d, __m256d, "vmulpd")
-ACL_EMU_MUL_FIRST(acl_mul_first_ps, __m512, __m256, "vmulps")
+ACL_EMU_HALVES2(acl_mul_first_pd, __m512d, __m256d, acl_emu_mul_first_pd4)
+ACL_EMU_HALVES2(acl_mul_first_ps, __m512, __m256, acl_emu_mul_first_ps8)
 #endif
 
 ACL_AVX512_TARGET static inline __m512 acl_loadu16_ps(const float *p, __mmask16 m)

@@ -78,6 +78,18 @@
         memcpy(&a, x, sizeof a);                                                                    \
         return a;                                                                                   \
     }
+/* VMULPD / VMULPS with a as the first source operand (NaN a's payload wins; simd512.h's
+ * acl_mul_first_* over the halves) */
+ACL_EMU_TARGET static inline __m256d acl_emu_mul_first_pd4(__m256d a, __m256d b)
+{
+    __asm__("vmulpd {%2, %1, %0|%0, %1, %2}" : "=x"(a) : "x"(a), "x"(b));
+    return a;
+}
+ACL_EMU_TARGET static inline __m256 acl_emu_mul_first_ps8(__m256 a, __m256 b)
+{
+    __asm__("vmulps {%2, %1, %0|%0, %1, %2}" : "=x"(a) : "x"(a), "x"(b));
+    return a;
+}
 #define ACL_EMU_ARITH(S, VT, HT)                                                                    \
     ACL_EMU_HALVES2(acl_emu_add_##S, VT, HT, _mm256_add_##S)                                        \
     ACL_EMU_HALVES2(acl_emu_sub_##S, VT, HT, _mm256_sub_##S)                                        \
@@ -293,34 +305,20 @@ ACL_EMU_TARGET static inline __m256 acl_emu_extractf32x8(__m512 v, int hi)
     memcpy(h, &v, sizeof h);
     return h[hi & 1];
 }
-ACL_EMU_TARGET static inline __m512i acl_emu_cvtepu16_epi32(__m256i v)
-{
-    ACL_EMU_LANES(a, v, uint16_t, 16);
-    uint32_t r[16];
-    for (int i = 0; i < 16; i++) r[i] = a_l[i];
-    __m512i o;
-    memcpy(&o, r, sizeof o);
-    return o;
-}
-/* VPMOVDW: truncation of each 32-bit lane to its low 16 bits */
-ACL_EMU_TARGET static inline __m256i acl_emu_cvtepi32_epi16_512(__m512i v)
-{
-    ACL_EMU_LANES(a, v, uint32_t, 16);
-    uint16_t r[16];
-    for (int i = 0; i < 16; i++) r[i] = (uint16_t)a_l[i];
-    __m256i o;
-    memcpy(&o, r, sizeof o);
-    return o;
-}
-ACL_EMU_TARGET static inline __m128i acl_emu_cvtepi32_epi16_256(__m256i v)
-{
-    ACL_EMU_LANES(a, v, uint32_t, 8);
-    uint16_t r[8];
-    for (int i = 0; i < 8; i++) r[i] = (uint16_t)a_l[i];
-    __m128i o;
-    memcpy(&o, r, sizeof o);
-    return o;
-}
+/* VPMOVZXWD (zero extension) and VPMOVDW (truncation to the low 16 bits), lane by lane */
+#define ACL_EMU_CVT_INT(NAME, VO, VI, EO, EI, N)                                                    \
+    ACL_EMU_TARGET static inline VO NAME(VI v)                                                      \
+    {                                                                                               \
+        ACL_EMU_LANES(a, v, EI, N);                                                                 \
+        EO r[N];                                                                                    \
+        for (int i = 0; i < (N); i++) r[i] = (EO)a_l[i];                                            \
+        VO o;                                                                                       \
+        memcpy(&o, r, sizeof o);                                                                    \
+        return o;                                                                                   \
+    }
+ACL_EMU_CVT_INT(acl_emu_cvtepu16_epi32, __m512i, __m256i, uint32_t, uint16_t, 16)
+ACL_EMU_CVT_INT(acl_emu_cvtepi32_epi16_512, __m256i, __m512i, uint16_t, uint32_t, 16)
+ACL_EMU_CVT_INT(acl_emu_cvtepi32_epi16_256, __m128i, __m256i, uint16_t, uint32_t, 8)
 #undef _mm512_cvtps_pd
 #undef _mm512_cvtpd_ps
 #undef _mm512_cvtph_ps
