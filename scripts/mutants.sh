@@ -95,6 +95,9 @@ for s in r.get("status_checks", []):
 PY
 }
 
+# each mutant's library build takes the cores the other jobs leave (one job: all of them)
+BUILDJ=$(($(nproc) / JOBS))
+((BUILDJ >= 1)) || BUILDJ=1
 # One mutant: build, sweep, write $MDIR/N/result (verdict<TAB>seconds<TAB>detail).
 run_one() {
   local n=$1 d=$MDIR/$1 t0 rc verdict detail
@@ -104,7 +107,7 @@ run_one() {
   local cfg=(-S "$ROOT" -B "$d" -DACLCONFORM_WERROR=ON "-DCMAKE_C_FLAGS=-DACLCONFORM_MUTANT=$n")
   [ -n "$BTYPE" ] && cfg+=("-DCMAKE_BUILD_TYPE=$BTYPE")
   [ -n "$CC_" ] && cfg+=("-DCMAKE_C_COMPILER=$CC_")
-  if ! { nice cmake "${cfg[@]}" && nice cmake --build "$d" --target "$LIBTARGET" -j1; } >"$d/build.log" 2>&1; then
+  if ! { nice cmake "${cfg[@]}" && nice cmake --build "$d" --target "$LIBTARGET" -j"$BUILDJ"; } >"$d/build.log" 2>&1; then
     printf 'ERROR\t%s\tbuild failed (%s)\n' "$(($(date +%s) - t0))" "$d/build.log" >"$d/result"
     return
   fi
