@@ -181,22 +181,18 @@ ACL_EMU_TARGET static inline __m256i acl_emu_bits_to_mask32(unsigned k)
     ((__mmask8)_mm256_movemask_ps(_mm256_castsi256_ps(_mm256_cmpgt_epi32(                           \
         _mm256_xor_si256((a), _mm256_set1_epi32(INT32_MIN)), _mm256_xor_si256((b), _mm256_set1_epi32(INT32_MIN))))))
 #define _mm512_cmpgt_epu32_mask(a, b) _mm512_cmp_epu32_mask((a), (b), 6)
-ACL_EMU_TARGET static inline __mmask16 acl_emu_test_epi16_256(__m256i a, __m256i b)
-{
-    ACL_EMU_LANES(x, a, uint16_t, 16);
-    ACL_EMU_LANES(y, b, uint16_t, 16);
-    unsigned m = 0;
-    for (int i = 0; i < 16; i++) m |= (unsigned)((x_l[i] & y_l[i]) != 0) << i;
-    return (__mmask16)m;
-}
-ACL_EMU_TARGET static inline __mmask8 acl_emu_test_epi16_128(__m128i a, __m128i b)
-{
-    ACL_EMU_LANES(x, a, uint16_t, 8);
-    ACL_EMU_LANES(y, b, uint16_t, 8);
-    unsigned m = 0;
-    for (int i = 0; i < 8; i++) m |= (unsigned)((x_l[i] & y_l[i]) != 0) << i;
-    return (__mmask8)m;
-}
+/* VPTESTMW: bit i set where a & b is nonzero in 16-bit lane i */
+#define ACL_EMU_TEST16(NAME, VT, MT, N)                                                             \
+    ACL_EMU_TARGET static inline MT NAME(VT a, VT b)                                                \
+    {                                                                                               \
+        ACL_EMU_LANES(x, a, uint16_t, N);                                                           \
+        ACL_EMU_LANES(y, b, uint16_t, N);                                                           \
+        unsigned m = 0;                                                                             \
+        for (int i = 0; i < (N); i++) m |= (unsigned)((x_l[i] & y_l[i]) != 0) << i;                 \
+        return (MT)m;                                                                               \
+    }
+ACL_EMU_TEST16(acl_emu_test_epi16_256, __m256i, __mmask16, 16)
+ACL_EMU_TEST16(acl_emu_test_epi16_128, __m128i, __mmask8, 8)
 ACL_EMU_TARGET static inline __mmask16 acl_emu_test_epi8_128(__m128i a, __m128i b)
 {
     return (__mmask16)(~_mm_movemask_epi8(_mm_cmpeq_epi8(_mm_and_si128(a, b), _mm_setzero_si128())) & 0xffff);
