@@ -16,7 +16,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 CC="${CC:-gcc}"
-PACKAGES=(libomp-dev libtsan2 build-essential cmake pkg-config libgsl-dev libcjson-dev libcmocka-dev libmpfr-dev)
+PACKAGES=(libomp-dev libtsan2 build-essential cmake pkg-config libgsl-dev libcjson-dev libcmocka-dev libmpfr-dev libsimde-dev python3)
 [ "$CC" = clang ] && PACKAGES+=(clang)
 . scripts/apt.sh
 apt_install_missing tsan "${PACKAGES[@]}"
