@@ -3,9 +3,10 @@
 check and failure list must be the same (only the run's own fields are left out: run, case,
 cases_stored, failed_cases_ids, and coverage, whose thread counts depend on the target's kind).
 
-usage: same_rows.py ACLNN_CONFORM TARGET_A TARGET_B [sweep options...]
+usage: same_rows.py [--expect-differ] ACLNN_CONFORM TARGET_A TARGET_B [sweep options...]
 Exit 0 when the rows are equal, 1 when they differ (each difference printed), 2 when a sweep
-did not produce its report.  The emu512 tests run it on the plain library against the software
+did not produce its report.  --expect-differ turns 0 and 1 round (the comparator's own test: a
+target with one planted bit must be told apart).  The emu512 tests run it on the plain library against the software
 AVX-512 build (impl/src/runtime/simd512_emu.h): equal rows on every statistic of every stream
 (maxima, ULP sums, histograms, worst cases) is the sweep-wide form of "the same bits"."""
 import json, os, subprocess, sys, tempfile
@@ -32,10 +33,22 @@ def sweep(tool, target, opts, out):
 
 
 def main():
-    if len(sys.argv) < 4:
+    args = sys.argv[1:]
+    expect_differ = bool(args) and args[0] == "--expect-differ"
+    if expect_differ:
+        args = args[1:]
+    if len(args) < 3:
         sys.stderr.write(__doc__)
         return 2
-    tool, ta, tb, opts = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4:]
+    tool, ta, tb, opts = args[0], args[1], args[2], args[3:]
+    rc = compare(tool, ta, tb, opts)
+    if expect_differ:
+        print("same_rows: expected a difference" + (", found none" if rc == 0 else ", found it"))
+        return 1 if rc == 0 else 0
+    return rc
+
+
+def compare(tool, ta, tb, opts):
     with tempfile.TemporaryDirectory(prefix="same_rows_") as d:
         a = sweep(tool, ta, opts, os.path.join(d, "a.json"))
         b = sweep(tool, tb, opts, os.path.join(d, "b.json"))
@@ -57,7 +70,8 @@ def main():
         if strip(a.get(k)) != strip(b.get(k)):
             bad += 1
             print(f"{k} differ")
-    print(f"same_rows: {len(ra) - bad if bad <= len(ra) else 0} of {len(ra)} rows equal"
+    rows_bad = sum(1 for x, y in zip(ra, rb) if strip(x) != strip(y))
+    print(f"same_rows: {len(ra) - rows_bad} of {len(ra)} rows equal"
           + ("" if not bad else f", {bad} differences"))
     return 1 if bad else 0
 
