@@ -5,6 +5,14 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 
+/* the CPU features the AVX2 kernels use (simd256.h's target) */
+static bool cpu_runs_avx2_kernels(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && __builtin_cpu_supports("f16c") &&
+           __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+}
+
 bool acl_have_avx512(void)
 {
     /* every thread computes the same value; atomic so that first calls from several threads are
@@ -17,8 +25,7 @@ bool acl_have_avx512(void)
          * check the AVX2 ones on an AVX-512 machine (with ACLCONFORM_NO_AVX2 too: the portable
          * ones) */
 #ifdef ACL_EMULATE_AVX512 /* the tests' software AVX-512: any CPU that runs the AVX2 kernels */
-        v = !getenv("ACLCONFORM_NO_AVX512") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-            __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+        v = !getenv("ACLCONFORM_NO_AVX512") && cpu_runs_avx2_kernels();
 #else
         v = !getenv("ACLCONFORM_NO_AVX512") && __builtin_cpu_supports("avx512f") &&
             __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl") &&
@@ -40,10 +47,8 @@ bool acl_have_avx2(void)
     static _Atomic int cached = -1;
     int v = atomic_load_explicit(&cached, memory_order_relaxed);
     if (v < 0) {
-        __builtin_cpu_init();
         /* ACLCONFORM_NO_AVX2 (any value) forces the portable kernels on a CPU without AVX-512 */
-        v = !getenv("ACLCONFORM_NO_AVX2") && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") &&
-            __builtin_cpu_supports("f16c") && __builtin_cpu_supports("bmi") && __builtin_cpu_supports("bmi2");
+        v = !getenv("ACLCONFORM_NO_AVX2") && cpu_runs_avx2_kernels();
         atomic_store_explicit(&cached, v, memory_order_relaxed);
     }
     return v && acl_simd_cap() >= 1;
