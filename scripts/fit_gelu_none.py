@@ -9,8 +9,12 @@ Prints, as C hex literals:
     d = T0_HI - t and scaled by 1/sqrt(2 pi), in 40 digits;
   - the degree-4 and degree-5 polynomials for e^r on |r| <= ln2/32 and the table 2^(j/16) of
     simd512.h.
-Takes a few seconds.  The kernel's accuracy is measured, not assumed:
+With --lean, also the coefficients of the frontier levels (ACLCONFORM_GELU_NONE_LEAN in
+gelu_backward_v2.c, measured by scripts/frontier.sh), each checked in double on a dense grid.
+Takes a few seconds (--lean: a minute).  The kernel's accuracy is measured, not assumed:
 the comment above gelu_none_g8 gives the exhaustive f32 measurement."""
+import sys
+
 import mpmath as mp
 import numpy as np
 
@@ -59,10 +63,6 @@ def hexs(v):
 n = 2000
 xs = np.cos(np.pi * (np.arange(n) + 0.5) / n)
 ys = np.array([float(E(4 * (x + 1))) for x in xs])
-err, pc, qc = lawson_rational(xs, ys, 5, 5)
-print("/* E on [0, 8]: max relative error 2^%.2f at the nodes */" % np.log2(err))
-pu = [mp.mpf(float(c)) for c in np.polynomial.chebyshev.cheb2poly(pc)]
-qu = [mp.mpf(float(c)) for c in np.polynomial.chebyshev.cheb2poly(qc)]
 t0hi = mp.mpf(float(t0))
 t0lo = t0 - t0hi
 a, b = t0hi / 4 - 1, mp.mpf(-1) / 4  # u = a + b d
@@ -76,11 +76,19 @@ def in_d(c):
     return out
 
 
-pd, qd = in_d(pu), in_d(qu)
-lead = qd[-1]
-s = 1 / mp.sqrt(2 * mp.pi)
-pd = [x / lead * s for x in pd]
-qd = [x / lead for x in qd]
+def rational_in_d(m, q):
+    """the (m, q) fit of E, rewritten in d, scaled by 1/sqrt(2 pi), Q monic: (error, P, Q)"""
+    err, pc, qc = lawson_rational(xs, ys, m, q)
+    pu = [mp.mpf(float(c)) for c in np.polynomial.chebyshev.cheb2poly(pc)]
+    qu = [mp.mpf(float(c)) for c in np.polynomial.chebyshev.cheb2poly(qc)]
+    pd, qd = in_d(pu), in_d(qu)
+    lead = qd[-1]
+    s = 1 / mp.sqrt(2 * mp.pi)
+    return err, [x / lead * s for x in pd], [x / lead for x in qd]
+
+
+err, pd, qd = rational_in_d(5, 5)
+print("/* E on [0, 8]: max relative error 2^%.2f at the nodes */" % np.log2(err))
 print("T0_HI %s, T0_LO %s" % (float(t0hi).hex(), float(t0lo).hex()))
 print("GN_P = {%s};" % hexs(pd))
 print("GN_Q = {%s}; /* and 1·d^5 */" % hexs(qd[:-1]))
@@ -129,3 +137,56 @@ print("ACL_EXPNH_A = {%s};" % hexs([A0, A1, A2, A3]))
 print("acl_exp8_fast_nhalf's table, c·2^(j/16) minus j<<48 = {%s}" % ", ".join(
     "0x%016xu" % (struct.unpack("<Q", struct.pack("<d", float(c * mp.power(2, mp.mpf(j) / 16))))[0] - (j << 48))
     for j in range(16)))
+
+# --lean (round 36): the coefficients of the frontier levels of ACLCONFORM_GELU_NONE_LEAN
+# (gelu_backward_v2.c, scripts/frontier.sh), each checked as the kernel evaluates it (Horner in
+# double) on a dense grid against the 40-digit function:
+#   - the (5, 4) and (4, 4) rationals, in d as GN_P / GN_Q (Q monic) with their N0;
+#   - e^(-r/2) on |r| <= ln2 without a table, degrees 6, 7 and 8: c0 = 1, c1..c_deg a
+#     Lawson-weighted relative fit of e^u on |u| <= ln2/2, then c_k·(-1/2)^k (exact).
+if "--lean" in sys.argv[1:]:
+    grid = np.linspace(0, 8, 20001)
+    for m, q in ((5, 4), (4, 4)):
+        err, pd, qd = rational_in_d(m, q)
+        P, Q, N0 = [float(x) for x in pd], [float(x) for x in qd[:-1]], float(t0lo * pd[0])
+        worst = 0.0
+        for t in grid:
+            d = float(t0hi) - t
+            p = P[m]
+            for k in range(m - 1, -1, -1):
+                p = p * d + P[k]
+            qq = d + Q[q - 1]
+            for k in range(q - 2, -1, -1):
+                qq = qq * d + Q[k]
+            p = p * d + N0
+            tm = mp.mpf(t)
+            exact = E(tm) * (t0 - tm) / mp.sqrt(2 * mp.pi)
+            worst = max(worst, abs(float(mp.mpf(p) / mp.mpf(qq) / exact - 1)))
+        print("/* (%d, %d): fit 2^%.2f at the nodes, 2^%.2f in double on the grid */" % (m, q, np.log2(err), np.log2(worst)))
+        print("GNL_P = {%s};" % hexs(P))
+        print("GNL_Q = {%s};" % hexs(Q))
+        print("GNL_N0 = %s;" % N0.hex())
+    h = float(mp.log(2) / 2) * 1.0001
+    xr = np.cos(np.pi * (np.arange(600) + 0.5) / 600) * h
+    yr = np.array([float(mp.exp(x)) for x in xr])
+    for deg in (6, 7, 8):
+        V = np.vstack([xr ** k for k in range(1, deg + 1)]).T
+        lw, best = np.ones(len(xr)), None
+        for it in range(100):
+            sw = np.sqrt(lw) / yr
+            c, *_ = np.linalg.lstsq(V * sw[:, None], (yr - 1) * sw, rcond=None)
+            e = np.array([abs(float((1 + sum(mp.mpf(float(c[k - 1])) * mp.mpf(x) ** k for k in range(1, deg + 1)))
+                                    / mp.exp(x) - 1)) for x in xr])
+            if best is None or e.max() < best[0]:
+                best = (e.max(), c.copy())
+            lw = lw * e ** 0.5
+            lw /= lw.sum()
+        cr = [1.0] + [float(best[1][k - 1]) * (-0.5) ** k for k in range(1, deg + 1)]
+        worst = 0.0
+        for r in np.linspace(-float(mp.log(2)), float(mp.log(2)), 40001):
+            p = cr[deg]
+            for k in range(deg - 1, -1, -1):
+                p = p * r + cr[k]
+            worst = max(worst, abs(float(mp.mpf(p) / mp.exp(-mp.mpf(r) / 2) - 1)))
+        print("/* e^(-r/2), degree %d: fit 2^%.2f, 2^%.2f in double on the grid */ GNL_E = {%s};"
+              % (deg, np.log2(best[0]), np.log2(worst), hexs(cr)))

@@ -428,6 +428,73 @@ ACL_AVX2_TARGET static inline void gelu_near_root_avx2(const gelu_root *rt, __m2
 }
 
 
+#if ACLCONFORM_GELU_NONE_LEAN
+/* The speed-accuracy frontier of this kernel (round 36; scripts/frontier.sh): experiment builds
+ * only, never the library's.  ACLCONFORM_GELU_NONE_LEAN = L replaces the AVX2 kernel's g by a
+ * cheaper one and leaves its AVX-512 twin alone, so such a build breaks the twins' same-bits rule
+ * by design.  The exp: e^(-y/2) = 2^k·c(r), k = round(-y/(2 ln2)), r = y + 2k·ln2 in [-ln2, ln2]
+ * (one FMA: r is off by < 2^-47 for the y = t² < 64 here), c a minimax polynomial without a table.
+ * The rational in d as GN_P/GN_Q, of lower degrees.  Relative errors (scripts/fit_gelu_none.py
+ * --lean, the fits checked in double Horner on a dense grid):
+ *   L  exp              rational          g (sum)    dy·g rounded to f32: bound in ULP
+ *   0  table, 2^-37     (5, 5) 2^-35.6    2^-35.3    0.5 + 2^-11   (the library)
+ *   1  degree 8 2^-40.2 (5, 5) 2^-35.6    2^-35.5    0.5 + 2^-11
+ *   2  degree 7 2^-34.3 (5, 4) 2^-30.6    2^-30.5    0.5 + 2^-6.5
+ *   3  degree 6 2^-28.9 (4, 4) 2^-28.7    2^-27.8    0.5 + 2^-3.8 */
+#if ACLCONFORM_GELU_NONE_LEAN == 1
+#define GNL_ED 8
+static const double GNL_E[9] = {0x1.0000000000000p+0, -0x1.ffffffffdabedp-2, 0x1.0000000064ce8p-3, -0x1.5555559c58801p-6,
+                                0x1.555554307f68fp-9, -0x1.1110866235154p-12, 0x1.6c188ab604346p-16, -0x1.a1a4213e29e50p-20,
+                                0x1.9ef3497e912a0p-24};
+#define GNL_PD 5
+#define GNL_QD 5
+#define GNL_P GN_P
+#define GNL_Q GN_Q
+#define GNL_N0 GN_N0
+#elif ACLCONFORM_GELU_NONE_LEAN == 2
+#define GNL_ED 7
+static const double GNL_E[8] = {0x1.0000000000000p+0, -0x1.00000000e58c3p-1, 0x1.000000424f266p-3, -0x1.555553509f209p-6,
+                                0x1.555481a865d66p-9, -0x1.11130b2917c38p-12, 0x1.6d9569de0c340p-16, -0x1.9e8ec7765e2b0p-20};
+#define GNL_PD 5
+#define GNL_QD 4
+static const double GNL_P[6] = {0x1.23b5ab500d28dp+6, -0x1.157c0b8532011p+6, 0x1.b7c7c3a11b906p+4, -0x1.4da48561d1899p+2,
+                                0x1.9891666c4878dp-2, 0x1.6f9e3454342b2p-20};
+static const double GNL_Q[4] = {0x1.fd9eb97b6206ep+6, -0x1.181d366635eb1p+7, 0x1.e4eb3c6ed40eap+5, -0x1.8a2b63363190fp+3};
+static const double GNL_N0 = -0x1.3a63b6f3afd3cp-50;
+#elif ACLCONFORM_GELU_NONE_LEAN == 3
+#define GNL_ED 6
+static const double GNL_E[7] = {0x1.0000000000000p+0, -0x1.0000008a3c784p-1, 0x1.fffffc1c753cbp-4, -0x1.5554193f3fe4cp-6,
+                                0x1.555822926fd02p-9, -0x1.126793c6ebf6cp-12, 0x1.6ae71cb2bdf30p-16};
+#define GNL_PD 4
+#define GNL_QD 4
+static const double GNL_P[5] = {0x1.0007e4e5bc1c2p+6, -0x1.f6a02ff5b8a01p+5, 0x1.9a2c093a5886ap+4, -0x1.419e9f7a00c14p+2,
+                                0x1.98868b16614d6p-2};
+static const double GNL_Q[4] = {0x1.bf49eac101ff0p+6, -0x1.f946ce259babbp+6, 0x1.c2bfdcfdc6fdfp+5, -0x1.7b0e17fb861afp+3};
+static const double GNL_N0 = -0x1.13efce5d79eaap-50;
+#else
+#error "ACLCONFORM_GELU_NONE_LEAN: 1, 2 or 3"
+#endif
+ACL_AVX2_TARGET static inline void gelu_none_g8_avx2(const __m256d xd[2], __m256d g[2])
+{
+    const __m256d one = _mm256_set1_pd(1.0), magic = _mm256_set1_pd(0x1.8p52);
+    _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
+        __m256d t = _mm256_min_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), xd[h]), _mm256_set1_pd(0x1.fffffep+2));
+        __m256d d = _mm256_sub_pd(_mm256_set1_pd(0x1.80ead197f00b4p-1), t); /* T0_HI - t */
+        __m256d p = _mm256_set1_pd(GNL_P[GNL_PD]), q = _mm256_add_pd(d, _mm256_set1_pd(GNL_Q[GNL_QD - 1]));
+        for (int k = GNL_PD - 1; k >= 0; k--) p = _mm256_fmadd_pd(p, d, _mm256_set1_pd(GNL_P[k]));
+        for (int k = GNL_QD - 2; k >= 0; k--) q = _mm256_fmadd_pd(q, d, _mm256_set1_pd(GNL_Q[k]));
+        p = _mm256_fmadd_pd(p, d, _mm256_set1_pd(GNL_N0));
+        __m256d y = _mm256_mul_pd(t, t);
+        __m256d nm = _mm256_fmadd_pd(y, _mm256_set1_pd(-0x1.71547652b82fep-1), magic); /* -y/(2 ln2) */
+        __m256d r = _mm256_fmadd_pd(_mm256_sub_pd(nm, magic), _mm256_set1_pd(0x1.62e42fefa39efp+0), y);
+        __m256d c = _mm256_set1_pd(GNL_E[GNL_ED]);
+        for (int k = GNL_ED - 1; k >= 0; k--) c = _mm256_fmadd_pd(c, r, _mm256_set1_pd(GNL_E[k]));
+        __m256d phi = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(c), _mm256_slli_epi64(_mm256_castpd_si256(nm), 52)));
+        __m256d P = _mm256_mul_pd(phi, _mm256_div_pd(p, q));
+        g[h] = _mm256_blendv_pd(P, _mm256_sub_pd(one, P), _mm256_cmp_pd(xd[h], _mm256_setzero_pd(), _CMP_GE_OQ));
+    }
+}
+#else
 /* gelu_none_g8: t = min(|x|, 8⁻) as VRANGEPS imm 0xA gives it (a quiet NaN x: 8⁻, by MINPD's
  * second operand; such lanes are redone by the scalar form), g in two halves.  Round 29: x
  * widened first and t, and the sign test that picks 1 - P, taken on the doubles (the same values:
@@ -455,6 +522,8 @@ ACL_AVX2_TARGET static inline void gelu_none_g8_avx2(const __m256d xd[2], __m256
         g[h] = _mm256_blendv_pd(P, _mm256_sub_pd(one, P), _mm256_cmp_pd(xd[h], _mm256_setzero_pd(), _CMP_GE_OQ));
     }
 }
+
+#endif
 
 /* gelu_none_far: the lanes `far` (bits) of 8 by the scalar form, out of line */
 ACL_AVX2_TARGET __attribute__((noinline, cold)) static __m256 gelu_none_far_avx2(const float *dy, const float *x, __m256 o,
