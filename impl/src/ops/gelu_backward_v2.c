@@ -296,8 +296,8 @@ ACL_AVX512_TARGET static void gelu_none_block_avx512(const void *ctx, int64_t n,
  * 17× outside the root window (its edges, |v| < 8): 2^-32, so dy·g, rounded once to f32, is within
  * 0.5 + 2^-8 ULP; in the window, gelu_near_root, as before.  Measured (2^32 / 7 f32 x outside the
  * window with a gradient of 1.37, against a long double g): max 0.500196 ULP, 425 of 313 M
- * results over 0.5 (none with the degree-5 exp); see the README's round 24.  The same
- * 2^-37 exp as Gelu none f32's (whose sweep maximum is 0.50027 scaled ULP) for one FMA less:
+ * results over 0.5 (none with the degree-5 exp); see round 24 in docs/speed-rounds.md.  The
+ * same 2^-37 exp as Gelu none f32's (whose sweep maximum is 0.50027 scaled ULP) for one FMA less:
  * L1, 1 thread, 3.04 -> 2.91 cycles per element.
  * The clamp of x to ±21 (one VRANGEPS on the f32 x, where rounds 21-23 clamped v to ±708 by a
  * max and a min of doubles; L1 3.09 -> 3.04, the same bits for every f32 x with gradients 1,

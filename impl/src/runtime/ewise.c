@@ -72,10 +72,10 @@
  * bf16 3.03-3.42 -> 2.91-3.58, none f16 3.42-3.94 -> 2.99-3.79 (three to six rounds each).
  * SoftplusBackward 16-bit does not ask: it ran 3.37-3.48 -> 3.72-3.74 (f16), 3.29-3.34 ->
  * 3.58-3.69 (bf16), and neither copying in pieces of 128 or 256 elements nor streaming from its
- * kernel's own stores mended it (README round 27). The same copy in the f32 and f64 drivers slowed
- * the compute-bound kernels it would have served (Gelu none f32 7.52-7.57 -> 8.31-8.33, tanh
- * 7.48-7.67 -> 8.10-8.17, Softplus f32 5.47-5.52 -> 5.96-6.05, f64 11.4-12.2 -> 13.2-13.9), so
- * those drivers have no such copy.
+ * kernel's own stores mended it (docs/speed-rounds.md, round 27). The same copy in the f32 and
+ * f64 drivers slowed the compute-bound kernels it would have served (Gelu none f32 7.52-7.57 ->
+ * 8.31-8.33, tanh 7.48-7.67 -> 8.10-8.17, Softplus f32 5.47-5.52 -> 5.96-6.05, f64 11.4-12.2
+ * -> 13.2-13.9), so those drivers have no such copy.
  *
  * Alignment (issue 14, round 13): the block grid is shifted so that every block but the first
  * starts on a 64-byte line of the output (of the first input when the output is not contiguous
@@ -111,13 +111,14 @@
  * Tiles (issue 14, round 16): when a view's innermost stride puts every element of a run on a
  * cache line of its own (x.t() of a row-major matrix) and another dimension p steps through it
  * more finely, flat blocks read each line once per element and the line is evicted before the
- * next row comes back to it (10-30x the contiguous time, README round 15).  Such a job (f32 and
- * f64 drivers) runs in tiles instead: up to TILE_ROWS indices of p by TILE_ELEMS / TILE_ROWS of
- * the innermost dimension, each view read or written run by run along its finer dimension of the
- * two.  Run lengths decide the speed: on this CPU a run that covers a whole 4 KiB page keeps the
- * hardware prefetchers streaming and shorter ones do not (two f32 x.t() inputs of 64 MiB read in
- * 1024 x 16 tiles, one thread: 6 ms; 512 x 32: 12 ms; 128 x 64: 15 ms), while the other side's
- * runs (the output's rows) want to be as long as the staging allows.  Measured through
+ * next row comes back to it (10-30x the contiguous time, docs/speed-rounds.md, round 15).  Such
+ * a job (f32 and f64 drivers) runs in tiles instead: up to TILE_ROWS indices of p by TILE_ELEMS /
+ * TILE_ROWS of the innermost dimension, each view read or written run by run along its finer
+ * dimension of the two.  Run lengths decide the speed: on this CPU a run that covers a whole
+ * 4 KiB page keeps the hardware prefetchers streaming and shorter ones do not (two f32 x.t()
+ * inputs of 64 MiB read in 1024 x 16 tiles, one thread: 6 ms; 512 x 32: 12 ms; 128 x 64:
+ * 15 ms), while the other side's runs (the output's rows) want to be as long as the staging
+ * allows.  Measured through
  * SoftplusBackward on [1024, 16 Mi/1024] x.t() views, 2 threads, ms f32 / f16 / f64:
  * 1024 x 64 18.6 / 14.2 / 38.5, 1024 x 128 18.2 / 13.8 / 39.4, 1024 x 32 21.3 / 20.2,
  * 512 x 32 25.6 / 16.6 / 50.1, 16 x 64 tiles of 1024 elements 46-49 / 33 / 76, flat blocks

@@ -149,10 +149,10 @@ static void bulk_store_f32(aclDataType dt, char *p, int64_t n, const float *src)
  * CPU (one thread, 4 Mi f32 read as a transposed view, best of 3: 4 KiB stride 29.5 against
  * 24.9 ms, 2 KiB 20.3 against 13.6, 1 KiB 9.5 against 7.9; 128-512 B: 7.0-7.5 against 9.1-10.9),
  * which looks like the strides' cache-set conflicts; such views now run in tiles (ewise.c).
- * Measured through the operators: README, round 15.  The loops are unrolled by 4: rolled, their
- * speed hung on where the linker put them (round 16 moved this code and LogitGrad bf16 x[::2]
- * went from 10.0 to 13.9 ms, 16 Mi, 2 threads, the same six instructions per element; unrolled:
- * back to round 15's times whatever the placement). */
+ * Measured through the operators: docs/speed-rounds.md, round 15.  The loops are unrolled by 4:
+ * rolled, their speed hung on where the linker put them (round 16 moved this code and LogitGrad
+ * bf16 x[::2] went from 10.0 to 13.9 ms, 16 Mi, 2 threads, the same six instructions per element;
+ * unrolled: back to round 15's times whatever the placement). */
 enum { STRIDED_CHUNK = 256, STRIDED_TIGHT_MAX = 1024 };
 
 static void strided_load_f32(aclDataType dt, const char *p, int64_t bstride, int64_t len, float *dst)
