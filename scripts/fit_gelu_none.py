@@ -139,8 +139,9 @@ print("acl_exp8_fast_nhalf's table, c·2^(j/16) minus j<<48 = {%s}" % ", ".join(
     for j in range(16)))
 
 # --lean (round 36): the coefficients of the frontier levels of ACLCONFORM_GELU_NONE_LEAN
-# (gelu_backward_v2.c, scripts/frontier.sh), each checked as the kernel evaluates it (Horner in
-# double) on a dense grid against the 40-digit function:
+# (gelu_backward_v2.c) and ACLCONFORM_SOFTPLUS_LEAN (softplus_backward.c; scripts/frontier.sh),
+# each checked as the kernel evaluates it (Horner in double) on a dense grid against the 40-digit
+# function:
 #   - the (5, 4) and (4, 4) rationals, in d as GN_P / GN_Q (Q monic) with their N0;
 #   - e^(-r/2) on |r| <= ln2 without a table, degrees 6, 7 and 8: c0 = 1, c1..c_deg a
 #     Lawson-weighted relative fit of e^u on |u| <= ln2/2, then c_k·(-1/2)^k (exact).
@@ -190,3 +191,5 @@ if "--lean" in sys.argv[1:]:
             worst = max(worst, abs(float(mp.mpf(p) / mp.exp(-mp.mpf(r) / 2) - 1)))
         print("/* e^(-r/2), degree %d: fit 2^%.2f, 2^%.2f in double on the grid */ GNL_E = {%s};"
               % (deg, np.log2(best[0]), np.log2(worst), hexs(cr)))
+        # the same polynomial in u = -r/2 (SoftplusBackward f32's levels, ACLCONFORM_SOFTPLUS_LEAN)
+        print("/* e^u on |u| <= ln2/2, degree %d */ SPL_E = {%s};" % (deg, hexs([1.0] + [float(c) for c in best[1]])))

@@ -859,6 +859,48 @@ ACL_AVX2_TARGET static void softplus16_lut_bf16(const void *ctx, int64_t n, cons
  * SPF2_V 1: 1.34-1.68 -> 1.17-1.52 ms (SPF2_V 2 staged: 1.34-1.62, a draw); 16 Mi, 2 threads,
  * three rounds: 10.88 / 10.99 / 13.68 -> 9.44 / 9.50 / 12.41 ms (PyTorch 9.83 / 10.07 / 11.96). */
 #define SPF2_V 1
+#if ACLCONFORM_SOFTPLUS_LEAN
+/* The speed-accuracy frontier of the AVX2 f32 kernel (round 36; scripts/frontier.sh --row
+ * softplus): experiment builds only, as ACLCONFORM_GELU_NONE_LEAN in gelu_backward_v2.c.  Level
+ * L replaces acl_expneg4x2_fast (a 16-entry table and a degree-4 polynomial, 2^-37) by
+ * e^-y = 2^k·c(u), k = round(-y/ln2), u = -y - k·ln2 in [-ln2/2, ln2/2] (one FMA: u is off by
+ * < 2^-45 for |y| ≤ 708), c without a table, of degree 8 (L 1: 2^-40.2), 7 (L 2: 2^-34.3) or 6
+ * (L 3: 2^-28.9) (scripts/fit_gelu_none.py --lean, SPL_E).  E's relative error reaches the
+ * quotient dy/(1 + E) scaled by E/(1 + E) < 1: the bound on the f32 output is 0.5 + 2^-13,
+ * 0.5 + 2^-9.3 and 0.5 + 2^-3.9 ULP.  The AVX-512 kernel is left alone. */
+#if ACLCONFORM_SOFTPLUS_LEAN == 1
+#define SPL_D 8
+static const double SPL_E[9] = {0x1.0000000000000p+0, 0x1.ffffffffdabedp-1, 0x1.0000000064ce8p-1, 0x1.5555559c58801p-3,
+                                0x1.555554307f68fp-5, 0x1.1110866235154p-7, 0x1.6c188ab604346p-10, 0x1.a1a4213e29e50p-13,
+                                0x1.9ef3497e912a0p-16};
+#elif ACLCONFORM_SOFTPLUS_LEAN == 2
+#define SPL_D 7
+static const double SPL_E[8] = {0x1.0000000000000p+0, 0x1.00000000e58c3p+0, 0x1.000000424f266p-1, 0x1.555553509f209p-3,
+                                0x1.555481a865d66p-5, 0x1.11130b2917c38p-7, 0x1.6d9569de0c340p-10, 0x1.9e8ec7765e2b0p-13};
+#elif ACLCONFORM_SOFTPLUS_LEAN == 3
+#define SPL_D 6
+static const double SPL_E[7] = {0x1.0000000000000p+0, 0x1.0000008a3c784p+0, 0x1.fffffc1c753cbp-2, 0x1.5554193f3fe4cp-3,
+                                0x1.555822926fd02p-5, 0x1.126793c6ebf6cp-7, 0x1.6ae71cb2bdf30p-10};
+#else
+#error "ACLCONFORM_SOFTPLUS_LEAN: 1, 2 or 3"
+#endif
+/* acl_expneg4x2_fast's contract (e^-y = scale·p, y in [-708, 708]) without the table */
+ACL_AVX2_TARGET static inline void softplus_lean_expneg4x2(const __m256d y[2], __m256d p[2], __m256d scale[2])
+{
+    const __m256d magic = _mm256_set1_pd(0x1.8p52);
+    for (int h = 0; h < 2; h++) {
+        __m256d nm = _mm256_fmadd_pd(y[h], _mm256_set1_pd(-0x1.71547652b82fep+0), magic); /* -y/ln2 */
+        __m256d u = _mm256_fnmsub_pd(_mm256_sub_pd(nm, magic), _mm256_set1_pd(0x1.62e42fefa39efp-1), y[h]);
+        __m256d c = _mm256_set1_pd(SPL_E[SPL_D]);
+        for (int k = SPL_D - 1; k >= 0; k--) c = _mm256_fmadd_pd(c, u, _mm256_set1_pd(SPL_E[k]));
+        p[h] = c;
+        scale[h] = _mm256_castsi256_pd(_mm256_slli_epi64(_mm256_add_epi64(_mm256_castpd_si256(nm), _mm256_set1_epi64x(1023)), 52));
+    }
+}
+#define SOFTPLUS_EXPNEG4X2 softplus_lean_expneg4x2
+#else
+#define SOFTPLUS_EXPNEG4X2 acl_expneg4x2_fast
+#endif
 /* a step between its stages: the divisors, the linear-branch lanes, the lanes for the scalar form */
 typedef struct {
     __m256d den[2 * SPF2_V];
@@ -895,7 +937,7 @@ softplus_stage_a_avx2(const softplus_ctx *c, const float *x, int64_t left, sp2_m
     for (int k = 0; k < 2 * SPF2_V; k++)
         zd[k] = _mm256_max_pd(_mm256_min_pd(_mm256_mul_pd(_mm256_set1_pd((double)c->beta32), zd[k]),
                                             _mm256_set1_pd(708.0)), _mm256_set1_pd(-708.0));
-    for (int k = 0; k < 2 * SPF2_V; k += 2) acl_expneg4x2_fast(&zd[k], &zd[k], &t[k]); /* zd: P, t: the scale */
+    for (int k = 0; k < 2 * SPF2_V; k += 2) SOFTPLUS_EXPNEG4X2(&zd[k], &zd[k], &t[k]); /* zd: P, t: the scale */
     for (int k = 0; k < 2 * SPF2_V; k++) m->den[k] = _mm256_fmadd_pd(t[k], zd[k], _mm256_set1_pd(1.0));
 }
 
