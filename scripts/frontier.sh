@@ -25,7 +25,6 @@
 # never the library.  A benchmark, not a test.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
 
 ROW=gelu LEVELS=1,2,3 ROUNDS=3 CASES=5000 BUILD=build FDIR=build-frontier TORCH=1
 while (($#)); do
@@ -56,8 +55,7 @@ if [ ! -x "$TOOL" ] || [ ! -x "$AB" ] || [ ! -f "$BASE" ]; then
   echo "frontier.sh: $BUILD lacks the tool, bench_ab or the library; building it (scripts/setup.sh $BUILD)" >&2
   scripts/setup.sh "$BUILD"
 fi
-BTYPE=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)
-CC_=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)
+. scripts/variant_build.sh
 mkdir -p "$FDIR"
 FDIR=$(cd "$FDIR" && pwd)
 BASE=$(cd "$(dirname "$BASE")" && pwd)/$(basename "$BASE")
@@ -67,11 +65,8 @@ declare -A LIB
 LIB[0]=$BASE
 for l in "${LV[@]}"; do
   d=$FDIR/$ROW-$l
-  cfg=(-S "$ROOT" -B "$d" -DACLCONFORM_WERROR=ON "-DCMAKE_C_FLAGS=-D$MACRO=$l")
-  [ -n "$BTYPE" ] && cfg+=("-DCMAKE_BUILD_TYPE=$BTYPE")
-  [ -n "$CC_" ] && cfg+=("-DCMAKE_C_COMPILER=$CC_")
   echo "frontier.sh: building $ROW level $l in $d" >&2
-  if ! { cmake "${cfg[@]}" && cmake --build "$d" --target aclnn_impl_shared -j"$(nproc)"; } >"$d.build.log" 2>&1; then
+  if ! variant_build "$BUILD" "$d" aclnn_impl_shared "$(nproc)" "$d.build.log" "-D$MACRO=$l"; then
     echo "frontier.sh: $ROW level $l failed to build; see $d.build.log" >&2
     exit 3
   fi

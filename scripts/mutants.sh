@@ -22,7 +22,6 @@
 # kernels' copy of a mutant rather than its AVX2 twin's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-ROOT=$PWD
 
 TIME=20 SEED=0x5eed ONLY="" JOBS=1 MD="" REQUIRE=0 BUILD=build MDIR=build-mutants
 LIBTARGET=aclnn_impl_shared LIBNAME=libaclnn_impl.so
@@ -52,9 +51,8 @@ TOOL=$(cd "$(dirname "$TOOL")" && pwd)/$(basename "$TOOL")
 mkdir -p "$MDIR"
 MDIR=$(cd "$MDIR" && pwd)
 
-# build type and compiler of the main tree, so a mutant differs from it only by the switch
-BTYPE=$(sed -n 's/^CMAKE_BUILD_TYPE:STRING=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)
-CC_=$(sed -n 's/^CMAKE_C_COMPILER:[A-Z]*=//p' "$BUILD/CMakeCache.txt" 2>/dev/null || true)
+# the main tree's build type and compiler, so a mutant differs from it only by the switch
+. scripts/variant_build.sh
 
 declare -A KIND DESC
 ALL=()
@@ -104,10 +102,7 @@ run_one() {
   t0=$(date +%s)
   mkdir -p "$d"
   rm -f "$d/result"
-  local cfg=(-S "$ROOT" -B "$d" -DACLCONFORM_WERROR=ON "-DCMAKE_C_FLAGS=-DACLCONFORM_MUTANT=$n")
-  [ -n "$BTYPE" ] && cfg+=("-DCMAKE_BUILD_TYPE=$BTYPE")
-  [ -n "$CC_" ] && cfg+=("-DCMAKE_C_COMPILER=$CC_")
-  if ! { nice cmake "${cfg[@]}" && nice cmake --build "$d" --target "$LIBTARGET" -j"$BUILDJ"; } >"$d/build.log" 2>&1; then
+  if ! variant_build "$BUILD" "$d" "$LIBTARGET" "$BUILDJ" "$d/build.log" "-DACLCONFORM_MUTANT=$n"; then
     printf 'ERROR\t%s\tbuild failed (%s)\n' "$(($(date +%s) - t0))" "$d/build.log" >"$d/result"
     return
   fi
