@@ -866,8 +866,9 @@ ACL_AVX2_TARGET static void softplus16_lut_bf16(const void *ctx, int64_t n, cons
  * e^-y = 2^k·c(u), k = round(-y/ln2), u = -y - k·ln2 in [-ln2/2, ln2/2] (one FMA: u is off by
  * < 2^-45 for |y| ≤ 708), c without a table, of degree 8 (L 1: 2^-40.2), 7 (L 2: 2^-34.3) or 6
  * (L 3: 2^-28.9) (scripts/fit_gelu_none.py --lean, SPL_E).  E's relative error reaches the
- * quotient dy/(1 + E) scaled by E/(1 + E) < 1: the bound on the f32 output is 0.5 + 2^-13,
- * 0.5 + 2^-9.3 and 0.5 + 2^-3.9 ULP.  The AVX-512 kernel is left alone. */
+ * quotient dy/(1 + E) scaled by E/(1 + E) < 1, and a relative error ε of the value is at most
+ * ε·2^24 ULP of f32: the bound on the f32 output is 0.5 + 2^-16, 0.5 + 2^-10.3 and 0.5 + 2^-4.9
+ * ULP (the library's: 0.5 + 2^-12).  The AVX-512 kernel is left alone. */
 #if ACLCONFORM_SOFTPLUS_LEAN == 1
 #define SPL_D 8
 static const double SPL_E[9] = {0x1.0000000000000p+0, 0x1.ffffffffdabedp-1, 0x1.0000000064ce8p-1, 0x1.5555559c58801p-3,
