@@ -97,22 +97,30 @@ print("GN_N0 = %s;" % float(t0lo * pd[0]).hex())
 # e^r ≈ 1 + r + c2 r² + ... + c_deg r^deg on |r| ≤ ln2/32, relative, Lawson-weighted: degree 4
 # (ACL_EXP16_C2..C4 of simd512.h, used by every fast exp since round 24) and degree 5 (Gelu tanh
 # f32's logistic in rounds 21-23)
-h = float(mp.log(2) / 32) * 1.0001
-xr = np.cos(np.pi * (np.arange(400) + 0.5) / 400) * h
-yr = np.array([float(mp.exp(x)) for x in xr])
-for deg in (4, 5):
-    V = np.vstack([xr ** k for k in range(2, deg + 1)]).T
+def lawson_exp(h, nodes, deg, first, iters):
+    """e^r ≈ 1 (+ r when first = 2) + c_first·r^first + ... + c_deg·r^deg on |r| ≤ h, relative,
+    Lawson-weighted: (max relative error at the nodes, [c_first .. c_deg])"""
+    xr = np.cos(np.pi * (np.arange(nodes) + 0.5) / nodes) * h
+    yr = np.array([float(mp.exp(x)) for x in xr])
+    V = np.vstack([xr ** k for k in range(first, deg + 1)]).T
+    rhs = yr - 1 - (xr if first == 2 else 0)
     lw, best = np.ones(len(xr)), None
-    for it in range(80):
+    for it in range(iters):
         sw = np.sqrt(lw) / yr
-        c, *_ = np.linalg.lstsq(V * sw[:, None], (yr - 1 - xr) * sw, rcond=None)
-        e = np.array([abs(float((1 + mp.mpf(x) + sum(c[k - 2] * mp.mpf(x) ** k for k in range(2, deg + 1)))
+        c, *_ = np.linalg.lstsq(V * sw[:, None], rhs * sw, rcond=None)
+        e = np.array([abs(float(((1 + mp.mpf(x) if first == 2 else 1)
+                                 + sum(c[k - first] * mp.mpf(x) ** k for k in range(first, deg + 1)))
                                 / mp.exp(x) - 1)) for x in xr])
         if best is None or e.max() < best[0]:
             best = (e.max(), c.copy())
         lw = lw * e ** 0.5
         lw /= lw.sum()
-    print("/* e^r, degree %d: max relative error 2^%.2f */ c2..c%d = %s" % (deg, np.log2(best[0]), deg, hexs(best[1])))
+    return best
+
+
+for deg in (4, 5):
+    err, c = lawson_exp(float(mp.log(2) / 32) * 1.0001, 400, deg, 2, 80)
+    print("/* e^r, degree %d: max relative error 2^%.2f */ c2..c%d = %s" % (deg, np.log2(err), deg, hexs(c)))
 print("2^(j/16) = {%s}" % hexs(mp.power(2, mp.mpf(j) / 16) for j in range(16)))
 
 # acl_exp8_fast_nhalf (round 23): its polynomial e^{-s/2} = 1 - s/2 + C2/4 s² - C3/8 s³ + C4/16 s⁴,
@@ -167,22 +175,9 @@ if "--lean" in sys.argv[1:]:
         print("GNL_P = {%s};" % hexs(P))
         print("GNL_Q = {%s};" % hexs(Q))
         print("GNL_N0 = %s;" % N0.hex())
-    h = float(mp.log(2) / 2) * 1.0001
-    xr = np.cos(np.pi * (np.arange(600) + 0.5) / 600) * h
-    yr = np.array([float(mp.exp(x)) for x in xr])
     for deg in (6, 7, 8):
-        V = np.vstack([xr ** k for k in range(1, deg + 1)]).T
-        lw, best = np.ones(len(xr)), None
-        for it in range(100):
-            sw = np.sqrt(lw) / yr
-            c, *_ = np.linalg.lstsq(V * sw[:, None], (yr - 1) * sw, rcond=None)
-            e = np.array([abs(float((1 + sum(mp.mpf(float(c[k - 1])) * mp.mpf(x) ** k for k in range(1, deg + 1)))
-                                    / mp.exp(x) - 1)) for x in xr])
-            if best is None or e.max() < best[0]:
-                best = (e.max(), c.copy())
-            lw = lw * e ** 0.5
-            lw /= lw.sum()
-        cr = [1.0] + [float(best[1][k - 1]) * (-0.5) ** k for k in range(1, deg + 1)]
+        err, c = lawson_exp(float(mp.log(2) / 2) * 1.0001, 600, deg, 1, 100)
+        cr = [1.0] + [float(c[k - 1]) * (-0.5) ** k for k in range(1, deg + 1)]
         worst = 0.0
         for r in np.linspace(-float(mp.log(2)), float(mp.log(2)), 40001):
             p = cr[deg]
@@ -190,6 +185,6 @@ if "--lean" in sys.argv[1:]:
                 p = p * r + cr[k]
             worst = max(worst, abs(float(mp.mpf(p) / mp.exp(-mp.mpf(r) / 2) - 1)))
         print("/* e^(-r/2), degree %d: fit 2^%.2f, 2^%.2f in double on the grid */ GNL_E = {%s};"
-              % (deg, np.log2(best[0]), np.log2(worst), hexs(cr)))
+              % (deg, np.log2(err), np.log2(worst), hexs(cr)))
         # the same polynomial in u = -r/2 (SoftplusBackward f32's levels, ACLCONFORM_SOFTPLUS_LEAN)
-        print("/* e^u on |u| <= ln2/2, degree %d */ SPL_E = {%s};" % (deg, hexs([1.0] + [float(c) for c in best[1]])))
+        print("/* e^u on |u| <= ln2/2, degree %d */ SPL_E = {%s};" % (deg, hexs([1.0] + [float(x) for x in c])))

@@ -430,11 +430,12 @@ ACL_AVX2_TARGET static inline void gelu_near_root_avx2(const gelu_root *rt, __m2
 
 #if ACLCONFORM_GELU_NONE_LEAN
 /* The speed-accuracy frontier of this kernel (round 36; scripts/frontier.sh): experiment builds
- * only, never the library's.  ACLCONFORM_GELU_NONE_LEAN = L replaces the AVX2 kernel's g by a
- * cheaper one and leaves its AVX-512 twin alone, so such a build breaks the twins' same-bits rule
- * by design.  The exp: e^(-y/2) = 2^k·c(r), k = round(-y/(2 ln2)), r = y + 2k·ln2 in [-ln2, ln2]
- * (one FMA: r is off by < 2^-47 for the y = t² < 64 here), c a minimax polynomial without a table.
- * The rational in d as GN_P/GN_Q, of lower degrees.  Relative errors (scripts/fit_gelu_none.py
+ * only, never the library's.  ACLCONFORM_GELU_NONE_LEAN = L makes the AVX2 kernel's g cheaper and
+ * leaves its AVX-512 twin alone, so such a build breaks the twins' same-bits rule by design.  Only
+ * the exp and the rational's degrees change (the rest is the library's gelu_none_g8_avx2 below):
+ * the exp e^(-y/2) = 2^k·c(r), k = round(-y/(2 ln2)), r = y + 2k·ln2 in [-ln2, ln2] (one FMA: r is
+ * off by < 2^-47 for the y = t² < 64 here), c a minimax polynomial without a table; for L 2 and 3
+ * the rational in d as GN_P/GN_Q, of lower degrees.  Relative errors (scripts/fit_gelu_none.py
  * --lean, the fits checked in double Horner on a dense grid):
  *   L  exp              rational          g (sum)    dy·g rounded to f32: bound in ULP
  *   0  table, 2^-37     (5, 5) 2^-35.6    2^-35.3    0.5 + 2^-11   (the library)
@@ -446,11 +447,6 @@ ACL_AVX2_TARGET static inline void gelu_near_root_avx2(const gelu_root *rt, __m2
 static const double GNL_E[9] = {0x1.0000000000000p+0, -0x1.ffffffffdabedp-2, 0x1.0000000064ce8p-3, -0x1.5555559c58801p-6,
                                 0x1.555554307f68fp-9, -0x1.1110866235154p-12, 0x1.6c188ab604346p-16, -0x1.a1a4213e29e50p-20,
                                 0x1.9ef3497e912a0p-24};
-#define GNL_PD 5
-#define GNL_QD 5
-#define GNL_P GN_P
-#define GNL_Q GN_Q
-#define GNL_N0 GN_N0
 #elif ACLCONFORM_GELU_NONE_LEAN == 2
 #define GNL_ED 7
 static const double GNL_E[8] = {0x1.0000000000000p+0, -0x1.00000000e58c3p-1, 0x1.000000424f266p-3, -0x1.555553509f209p-6,
@@ -474,27 +470,30 @@ static const double GNL_N0 = -0x1.13efce5d79eaap-50;
 #else
 #error "ACLCONFORM_GELU_NONE_LEAN: 1, 2 or 3"
 #endif
-ACL_AVX2_TARGET static inline void gelu_none_g8_avx2(const __m256d xd[2], __m256d g[2])
+/* acl_exp4x2_fast_nhalf's contract (e^(-y/2) of two vectors) without its table */
+ACL_AVX2_TARGET static inline void gelu_lean_exp4x2_nhalf(const __m256d y[2], __m256d e[2])
 {
-    const __m256d one = _mm256_set1_pd(1.0), magic = _mm256_set1_pd(0x1.8p52);
-    _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
-        __m256d t = _mm256_min_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), xd[h]), _mm256_set1_pd(0x1.fffffep+2));
-        __m256d d = _mm256_sub_pd(_mm256_set1_pd(0x1.80ead197f00b4p-1), t); /* T0_HI - t */
-        __m256d p = _mm256_set1_pd(GNL_P[GNL_PD]), q = _mm256_add_pd(d, _mm256_set1_pd(GNL_Q[GNL_QD - 1]));
-        for (int k = GNL_PD - 1; k >= 0; k--) p = _mm256_fmadd_pd(p, d, _mm256_set1_pd(GNL_P[k]));
-        for (int k = GNL_QD - 2; k >= 0; k--) q = _mm256_fmadd_pd(q, d, _mm256_set1_pd(GNL_Q[k]));
-        p = _mm256_fmadd_pd(p, d, _mm256_set1_pd(GNL_N0));
-        __m256d y = _mm256_mul_pd(t, t);
-        __m256d nm = _mm256_fmadd_pd(y, _mm256_set1_pd(-0x1.71547652b82fep-1), magic); /* -y/(2 ln2) */
-        __m256d r = _mm256_fmadd_pd(_mm256_sub_pd(nm, magic), _mm256_set1_pd(0x1.62e42fefa39efp+0), y);
+    const __m256d magic = _mm256_set1_pd(0x1.8p52);
+    for (int h = 0; h < 2; h++) {
+        __m256d nm = _mm256_fmadd_pd(y[h], _mm256_set1_pd(-0x1.71547652b82fep-1), magic); /* -y/(2 ln2) */
+        __m256d r = _mm256_fmadd_pd(_mm256_sub_pd(nm, magic), _mm256_set1_pd(0x1.62e42fefa39efp+0), y[h]);
         __m256d c = _mm256_set1_pd(GNL_E[GNL_ED]);
         for (int k = GNL_ED - 1; k >= 0; k--) c = _mm256_fmadd_pd(c, r, _mm256_set1_pd(GNL_E[k]));
-        __m256d phi = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(c), _mm256_slli_epi64(_mm256_castpd_si256(nm), 52)));
-        __m256d P = _mm256_mul_pd(phi, _mm256_div_pd(p, q));
-        g[h] = _mm256_blendv_pd(P, _mm256_sub_pd(one, P), _mm256_cmp_pd(xd[h], _mm256_setzero_pd(), _CMP_GE_OQ));
+        e[h] = _mm256_castsi256_pd(_mm256_add_epi64(_mm256_castpd_si256(c), _mm256_slli_epi64(_mm256_castpd_si256(nm), 52)));
     }
 }
+#define GELU_NONE_EXP4X2_NHALF gelu_lean_exp4x2_nhalf
 #else
+#define GELU_NONE_EXP4X2_NHALF acl_exp4x2_fast_nhalf
+#endif
+#ifndef GNL_PD /* the library's rational (and level 1's) */
+#define GNL_PD 5
+#define GNL_QD 5
+#define GNL_P GN_P
+#define GNL_Q GN_Q
+#define GNL_N0 GN_N0
+#endif
+
 /* gelu_none_g8: t = min(|x|, 8⁻) as VRANGEPS imm 0xA gives it (a quiet NaN x: 8⁻, by MINPD's
  * second operand; such lanes are redone by the scalar form), g in two halves.  Round 29: x
  * widened first and t, and the sign test that picks 1 - P, taken on the doubles (the same values:
@@ -509,21 +508,19 @@ ACL_AVX2_TARGET static inline void gelu_none_g8_avx2(const __m256d xd[2], __m256
         t[h] = _mm256_min_pd(_mm256_andnot_pd(_mm256_set1_pd(-0.0), xd[h]), _mm256_set1_pd(0x1.fffffep+2));
     _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
         __m256d d = _mm256_sub_pd(_mm256_set1_pd(0x1.80ead197f00b4p-1), t[h]); /* T0_HI - t */
-        __m256d p = _mm256_set1_pd(GN_P[5]), q = _mm256_add_pd(d, _mm256_set1_pd(GN_Q[4]));
-        for (int k = 4; k >= 0; k--) p = _mm256_fmadd_pd(p, d, _mm256_set1_pd(GN_P[k]));
-        for (int k = 3; k >= 0; k--) q = _mm256_fmadd_pd(q, d, _mm256_set1_pd(GN_Q[k]));
-        p = _mm256_fmadd_pd(p, d, _mm256_set1_pd(GN_N0)); /* (d + T0_LO)·P(d) */
+        __m256d p = _mm256_set1_pd(GNL_P[GNL_PD]), q = _mm256_add_pd(d, _mm256_set1_pd(GNL_Q[GNL_QD - 1]));
+        for (int k = GNL_PD - 1; k >= 0; k--) p = _mm256_fmadd_pd(p, d, _mm256_set1_pd(GNL_P[k]));
+        for (int k = GNL_QD - 2; k >= 0; k--) q = _mm256_fmadd_pd(q, d, _mm256_set1_pd(GNL_Q[k]));
+        p = _mm256_fmadd_pd(p, d, _mm256_set1_pd(GNL_N0)); /* (d + T0_LO)·P(d) */
         pq[h] = _mm256_div_pd(p, q);
         t2[h] = _mm256_mul_pd(t[h], t[h]);
     }
-    acl_exp4x2_fast_nhalf(t2, phi);
+    GELU_NONE_EXP4X2_NHALF(t2, phi);
     _Pragma("GCC unroll 2") for (int h = 0; h < 2; h++) {
         __m256d P = _mm256_mul_pd(phi[h], pq[h]);
         g[h] = _mm256_blendv_pd(P, _mm256_sub_pd(one, P), _mm256_cmp_pd(xd[h], _mm256_setzero_pd(), _CMP_GE_OQ));
     }
 }
-
-#endif
 
 /* gelu_none_far: the lanes `far` (bits) of 8 by the scalar form, out of line */
 ACL_AVX2_TARGET __attribute__((noinline, cold)) static __m256 gelu_none_far_avx2(const float *dy, const float *x, __m256 o,
