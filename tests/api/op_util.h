@@ -14,6 +14,7 @@
 #define OP_UTIL_H
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,6 +118,75 @@ static inline uint64_t tt_bits(const tt *x, int64_t i)
     uint64_t u = 0;
     memcpy(&u, tt_ptr(x, i), x->es);
     return u;
+}
+
+/* Whether the stored bits b of dtype dt are a NaN. */
+static inline bool tt_bits_nan(aclDataType dt, uint64_t b)
+{
+    switch (dt) {
+    case ACL_FLOAT16: return (b & 0x7c00u) == 0x7c00u && (b & 0x3ffu);
+    case ACL_BF16: return (b & 0x7f80u) == 0x7f80u && (b & 0x7fu);
+    case ACL_FLOAT: return (b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffffu);
+    case ACL_DOUBLE: return (b & 0x7ff0000000000000ull) == 0x7ff0000000000000ull && (b & 0xfffffffffffffull);
+    default: return false;
+    }
+}
+
+/* The comparison of two code paths' outputs (docs/hosts.md, "What is the same on every host"):
+ * the same bits, or both NaN.  numerics.md leaves a NaN's sign and payload unspecified, and the
+ * portable loops are C that the compiler may vectorise with a commutative product's operands in
+ * either order (x86 returns the first operand's NaN), differently for each target_clones clone:
+ * the payload of a portable NaN depends on the CPU the library runs on. */
+static inline bool tt_same_value(aclDataType dt, uint64_t a, uint64_t b)
+{
+    return a == b || (tt_bits_nan(dt, a) && tt_bits_nan(dt, b));
+}
+
+/* Whether the operators now run hand-written vector kernels (AVX2 or AVX-512, at the current
+ * acl_simd_set_cap level): their NaN bits are promised independent of threads, placement and
+ * layout; the portable loops' NaNs only as NaNs (docs/hosts.md). */
+static inline bool tt_vector_kernels(void)
+{
+#ifdef ACL_HAVE_AVX2_KERNELS
+    return acl_have_avx2() || acl_have_avx512();
+#else
+    return false;
+#endif
+}
+
+/* The comparison of two runs of the same kernels at the current level (threads, placement,
+ * layout): the same bits where tt_vector_kernels(), else tt_same_value. */
+static inline bool tt_same_run(aclDataType dt, uint64_t a, uint64_t b)
+{
+    return a == b || (!tt_vector_kernels() && tt_same_value(dt, a, b));
+}
+
+/* The number of the n elements of dtype dt at a and b that are not tt_same_value (of another run
+ * of the same level, tt_same_run: tt_first_differ) */
+static inline int64_t tt_count_differ(aclDataType dt, const void *a, const void *b, int64_t n)
+{
+    size_t es = acl_dtype_size(dt);
+    int64_t d = 0;
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t u = 0, v = 0;
+        memcpy(&u, (const unsigned char *)a + (size_t)i * es, es);
+        memcpy(&v, (const unsigned char *)b + (size_t)i * es, es);
+        d += !tt_same_value(dt, u, v);
+    }
+    return d;
+}
+
+/* The first of the n elements of dtype dt at got and want that are not tt_same_run, or -1 */
+static inline int64_t tt_first_differ(aclDataType dt, const void *got, const void *want, int64_t n)
+{
+    size_t es = acl_dtype_size(dt);
+    for (int64_t i = 0; i < n; i++) {
+        uint64_t u = 0, v = 0;
+        memcpy(&u, (const unsigned char *)got + (size_t)i * es, es);
+        memcpy(&v, (const unsigned char *)want + (size_t)i * es, es);
+        if (!tt_same_run(dt, u, v)) return i;
+    }
+    return -1;
 }
 
 /* Number of storage bytes outside the view that lost the sentinel. */

@@ -30,6 +30,7 @@
 #include "aclnnop/aclnn_logit_grad.h"
 #include "aclnnop/aclnn_softplus_backward.h"
 #include "runtime/conv.h"
+#include "op_util.h"
 
 void aclconformSetNumThreads(int n);
 void acl_ewise_set_staging_limit(int64_t bytes); /* runtime/ewise.h */
@@ -123,13 +124,6 @@ static const op_case OP_CASES[] = {
 #define N_OP_CASES (sizeof OP_CASES / sizeof OP_CASES[0])
 
 /* The first of n elements of es bytes where got and want differ, or -1. */
-static int64_t first_difference(const char *got, const char *want, size_t es, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++)
-        if (memcmp(got + i * (int64_t)es, want + i * (int64_t)es, es)) return i;
-    return -1;
-}
-
 /* nt: the large calls (not the chunked reference) with streaming stores on every size */
 static void check_nt(which op, aclDataType dt, size_t es, bool nt)
 {
@@ -153,7 +147,7 @@ static void check_nt(which op, aclDataType dt, size_t es, bool nt)
         aclconformSetNumThreads(t);
         memset(out, 0x5a, N * es);
         call(op, dt, N, g, x, out);
-        int64_t first = first_difference(out, ref, es, N);
+        int64_t first = tt_first_differ(dt, out, ref, N);
         if (first >= 0) print_error("op %d dtype %d threads %d%s: element %lld differs from the chunked call\n",
                                     (int)op, (int)dt, t, nt ? " (streaming stores)" : "", (long long)first);
         assert_int_equal(first, -1);
@@ -172,7 +166,7 @@ static void check_nt(which op, aclDataType dt, size_t es, bool nt)
         memcpy(x2 + dx * (int64_t)es, x, N * es);
         memset(out2, 0x5a, bytes);
         call(op, dt, N, g2 + dg * (int64_t)es, x2 + dx * (int64_t)es, out2 + d * (int64_t)es);
-        int64_t first = first_difference(out2 + d * (int64_t)es, ref, es, N);
+        int64_t first = tt_first_differ(dt, out2 + d * (int64_t)es, ref, N);
         if (first >= 0) print_error("op %d dtype %d%s: output %lld elements past a line: element %lld differs\n",
                                     (int)op, (int)dt, nt ? " (streaming stores)" : "", (long long)d, (long long)first);
         assert_int_equal(first, -1);
@@ -220,7 +214,7 @@ static void specials_do_not_depend_on_placement(void **state)
                 memcpy(ref, o, M * es);
                 continue;
             }
-            int64_t i = first_difference(o + d * (int64_t)es, ref, es, M);
+            int64_t i = tt_first_differ(OP_CASES[c].dt, o + d * (int64_t)es, ref, M);
             if (i >= 0)
                 fail_msg("op %d dtype %d: output %lld elements past a line: element %lld (gradient %g, x %g) differs",
                          (int)OP_CASES[c].op, (int)OP_CASES[c].dt, (long long)d, (long long)i, sp[i % NS], sp[i / NS % NS]);
@@ -284,7 +278,7 @@ static void softplus16_lone_redo_lanes(void **state)
             aclconformSetNumThreads(t);
             memset(out, 0x5a, N * 2);
             call(SOFTPLUS, dts[d], N, g, x, out);
-            int64_t first = first_difference((const char *)out, (const char *)ref, 2, N);
+            int64_t first = tt_first_differ(dts[d], out, ref, N);
             if (first >= 0) print_error("dtype %d threads %d: element %lld differs from the chunked call\n", (int)dts[d], t,
                                         (long long)first);
             assert_int_equal(first, -1);
@@ -398,7 +392,7 @@ static void logit_pairs_equal_contiguous(void **state)
                 aclconformSetNumThreads(t);
                 memset(outs, 0x5a, (size_t)m * 4);
                 call_tensors(LOGIT, tg, tx, to);
-                int64_t first = first_difference((const char *)outs, (const char *)out, 4, m);
+                int64_t first = tt_first_differ(ACL_FLOAT, outs, out, m);
                 if (first >= 0)
                     fail_msg("length %lld form %d threads %d nt %d: element %lld: %a strided, %a contiguous", (long long)m,
                              form, t, nt, (long long)first, (double)outs[first], (double)out[first]);
@@ -468,29 +462,6 @@ static void ptensor_free(ptensor *p)
     free(p->mem);
 }
 
-/* The same bits, or both NaN: the staged path and the in-register 16-bit path may give a NaN
- * of another sign (numerics.md: the payload is unspecified) */
-static bool same_value(aclDataType dt, const char *a, const char *b)
-{
-    if (dt == ACL_DOUBLE) {
-        double x, y;
-        memcpy(&x, a, 8);
-        memcpy(&y, b, 8);
-        return memcmp(a, b, 8) == 0 || (isnan(x) && isnan(y));
-    }
-    if (dt == ACL_FLOAT) {
-        float x, y;
-        memcpy(&x, a, 4);
-        memcpy(&y, b, 4);
-        return memcmp(a, b, 4) == 0 || (isnan(x) && isnan(y));
-    }
-    uint16_t x, y;
-    memcpy(&x, a, 2);
-    memcpy(&y, b, 2);
-    float fx = dt == ACL_FLOAT16 ? acl_f16_to_f32(x) : acl_bf16_to_f32(x), fy = dt == ACL_FLOAT16 ? acl_f16_to_f32(y) : acl_bf16_to_f32(y);
-    return x == y || (isnan(fx) && isnan(fy));
-}
-
 static void permuted_views_equal_contiguous(void **state)
 {
     (void)state;
@@ -548,14 +519,16 @@ static void permuted_views_equal_contiguous(void **state)
                 if (t == 1) memcpy(one, o.mem, (size_t)o.storage * es);
                 int64_t first = -1, written = 0;
                 for (int64_t i = 0; i < M && first < 0; i++)
-                    if (!same_value(dt, o.mem + ptensor_at(&o, i) * (int64_t)es, ref + i * (int64_t)es)) first = i;
+                    if (tt_count_differ(dt, o.mem + ptensor_at(&o, i) * (int64_t)es, ref + i * (int64_t)es, 1)) first = i;
                 for (int64_t e = 0; e < o.storage; e++)
                     for (size_t b = 0; b < es && !inside[e]; b++) written += (unsigned char)o.mem[e * (int64_t)es + (int64_t)b] != 0x5a;
-                if (first >= 0 || written || memcmp(one, o.mem, (size_t)o.storage * es))
+                /* the same bits as the 1-thread call, a NaN as any NaN on the portable loops */
+                bool same_as_one = tt_first_differ(dt, one, o.mem, o.storage) < 0;
+                if (first >= 0 || written || !same_as_one)
                     fail_msg("op %d dtype %d layout %zu threads %d%s: element %lld differs from the contiguous call, "
                              "%lld bytes outside the output view written, %s the 1-thread bits",
                              (int)OP_CASES[c].op, (int)dt, l, t < 4 ? t : 2, t < 4 ? "" : " (no staging)", (long long)first, (long long)written,
-                             memcmp(one, o.mem, (size_t)o.storage * es) ? "not" : "");
+                             same_as_one ? "" : "not");
             }
             aclconformSetNumThreads(0);
             acl_ewise_set_staging_limit(INT64_MAX);

@@ -431,17 +431,6 @@ static void vp_run(const vcmp *c, aclDataType dt, int kind, uint64_t seed, uint6
     tt_free(&og); tt_free(&in); tt_free(&w); tt_free(&ig); tt_free(&wg);
 }
 
-static bool vp_is_nan(aclDataType dt, uint64_t b)
-{
-    return dt == ACL_BF16 ? (b & 0x7f80) == 0x7f80 && (b & 0x7f) : (b & 0x7c00) == 0x7c00 && (b & 0x3ff);
-}
-
-/* the same bits, or both NaN (numerics.md: a NaN's payload and sign are unspecified) */
-static bool vp_same(aclDataType dt, uint64_t a, uint64_t b)
-{
-    return a == b || (vp_is_nan(dt, a) && vp_is_nan(dt, b));
-}
-
 static void vector_paths_give_portable_bits(void **state)
 {
     (void)state;
@@ -479,7 +468,7 @@ static void vector_paths_give_portable_bits(void **state)
                 vp_run(c, dts[di], kind, seed, got);
                 int fails = 0;
                 for (size_t i = 0; i < n; i++) {
-                    if (!vp_same(dts[di], got[i], ref[i]) && fails++ < 5)
+                    if (!tt_same_value(dts[di], got[i], ref[i]) && fails++ < 5)
                         fprintf(stderr, "nsa case %zu %s%s level %d: %s[%zu] bits %#llx, portable %#llx\n", ci,
                                 dt_name(dts[di]), kinds[di], level,
                                 i < n - (size_t)(c->sh.l * c->sh.N) ? "inputGrad" : "weightGrad", i,
@@ -527,7 +516,7 @@ static void f16_bits_under_ftz_daz(void **state)
             _mm_setcsr(csr);
             int fails = 0;
             for (size_t i = 0; i < n; i++)
-                if (!vp_same(ACL_FLOAT16, got[i], ref[i]) && fails++ < 5)
+                if (!tt_same_value(ACL_FLOAT16, got[i], ref[i]) && fails++ < 5)
                     fprintf(stderr, "nsa FTZ/DAZ case %zu level %d: [%zu] bits %#llx, without %#llx\n", ci, level, i,
                             (unsigned long long)got[i], (unsigned long long)ref[i]);
             assert_int_equal(fails, 0);

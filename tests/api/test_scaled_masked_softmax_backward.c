@@ -448,7 +448,9 @@ static void vector_paths_give_portable_bits(void **state)
                     for (int64_t i = 0; i < n; i++) {
                         uint64_t b = tt_bits(&o, i);
                         if (!have_top) top[i] = b;
-                        else if (b != top[i] && !(level == 0 && fold) && fails++ < 5)
+                        /* the twins (levels 2 and 1) bit for bit; the portable loops a NaN as any NaN */
+                        else if (!(level == 0 ? tt_same_value(dt, b, top[i]) : b == top[i]) && !(level == 0 && fold) &&
+                                 fails++ < 5)
                             fprintf(stderr, "softmax %s S2 %lld scale %g level %d: row %lld j %lld (g %a y %a) bits %#llx, "
                                             "level %d gave %#llx\n", dt_name(dt), (long long)S2, scales[c], level,
                                     (long long)(i / S2), (long long)(i % S2), tt_get(&g, i), tt_get(&y, i),
