@@ -272,12 +272,35 @@ static cf_status await_hello(const cf_target *t, wstate *w, cf_err *e)
                    WIFSIGNALED(ws) ? "signal" : "exit", WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws), tail);
 }
 
+/* ACLCONFORM_WORKER_WRAPPER: a command, words separated by blanks, that each worker runs under
+ * (the worker is then WRAPPER... EXE __worker ...): qemu-user for a tool built for another
+ * architecture (scripts/aarch64.sh: qemu-aarch64-static -L /usr/aarch64-linux-gnu; without
+ * binfmt_misc a foreign executable cannot start itself), or valgrind to watch a target library.
+ * Fills words[0..] (pointing into buf) and returns their number, 0 when the variable is unset or
+ * blank, -1 when it has more than max words. */
+static int worker_wrapper(char *buf, size_t len, char **words, int max)
+{
+    const char *v = getenv("ACLCONFORM_WORKER_WRAPPER");
+    if (!v) return 0;
+    snprintf(buf, len, "%s", v);
+    int n = 0;
+    for (char *save = NULL, *w = strtok_r(buf, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+        if (n == max) return -1;
+        words[n++] = w;
+    }
+    return n;
+}
+
 static cf_status spawn(const cf_target *t, wstate *w, cf_err *e)
 {
     char exe[4096];
     ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
     if (n <= 0) return cf_fail(e, CFE_IO, "cannot find this executable (/proc/self/exe) to start a worker");
     exe[n] = '\0';
+    enum { MAXW = 16 };
+    char wrap[1024], *argv[MAXW + 6];
+    int nw = worker_wrapper(wrap, sizeof wrap, argv, MAXW);
+    if (nw < 0) return cf_fail(e, CFE_INPUT, "ACLCONFORM_WORKER_WRAPPER: more than %d words", MAXW);
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return cf_fail(e, CFE_IO, "socketpair failed");
     int out = memfd_create("aclnn-conform-worker-output", MFD_CLOEXEC);
@@ -289,13 +312,15 @@ static cf_status spawn(const cf_target *t, wstate *w, cf_err *e)
     fcntl(out, F_SETFL, O_APPEND);
     char ppid[32], guard[2] = {t->guard_pages ? '1' : '0', '\0'};
     snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
-    char *argv[] = {"aclnn-conform", "__worker", (char *)t->name, guard, ppid, NULL};
+    char *tail[] = {nw ? exe : "aclnn-conform", "__worker", (char *)t->name, guard, ppid, NULL};
+    memcpy(argv + nw, tail, sizeof tail);
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;
     spawn_setup(&fa, &at, out, sv[1]);
     char **own = worker_env(t);
     pid_t pid;
-    int rc = posix_spawn(&pid, exe, &fa, &at, argv, own ? own : environ);
+    int rc = nw ? posix_spawnp(&pid, argv[0], &fa, &at, argv, own ? own : environ)
+                : posix_spawn(&pid, exe, &fa, &at, argv, own ? own : environ);
     free(own);
     posix_spawn_file_actions_destroy(&fa);
     posix_spawnattr_destroy(&at);
@@ -303,7 +328,7 @@ static cf_status spawn(const cf_target *t, wstate *w, cf_err *e)
     if (rc != 0) {
         close(sv[0]);
         close(out);
-        return cf_fail(e, CFE_IO, "cannot start a worker (%s): %s", exe, strerror(rc));
+        return cf_fail(e, CFE_IO, "cannot start a worker (%s): %s", nw ? argv[0] : exe, strerror(rc));
     }
     live_add(pid);
     fcntl(sv[0], F_SETFL, fcntl(sv[0], F_GETFL) | O_NONBLOCK);

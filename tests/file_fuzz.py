@@ -9,6 +9,7 @@ import json
 import os
 import random
 import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -36,7 +37,8 @@ def mutate(b, is_json):
 
 def run(tool, args):
     env = dict(os.environ, ASAN_OPTIONS="detect_leaks=1", UBSAN_OPTIONS="halt_on_error=1")
-    r = subprocess.run([tool] + args, capture_output=True, env=env, timeout=300)
+    emu = shlex.split(os.environ.get("ACLCONFORM_TEST_EMULATOR", ""))  # a cross build's qemu-user
+    r = subprocess.run(emu + [tool] + args, capture_output=True, env=env, timeout=300)
     err = r.stderr.decode(errors="replace")
     ok = r.returncode in (0, 1, 2) and "Sanitizer" not in err and "runtime error" not in err
     return ok, r.returncode, err

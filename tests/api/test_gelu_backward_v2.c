@@ -438,7 +438,7 @@ static uint32_t bits_of(float f) { uint32_t u; memcpy(&u, &f, 4); return u; }
 /* x as f32 bits for the kernels' branches: every binade (subnormals included), both root
  * windows and the edges of the tanh window, the ±8 and ±21 clamps, [-40, 12], the special values
  * (with specials = false: finite x only) */
-static uint32_t gelu_mix_x(uint64_t *s, int64_t i, bool specials)
+static inline uint32_t gelu_mix_x(uint64_t *s, int64_t i, bool specials)
 {
     static const uint32_t sp[] = {0x7fc00000u, 0xffc00000u, 0x7fc12345u, 0xffd00001u, 0x7f800001u, 0xff812345u,
                                   0x7f800000u, 0xff800000u};
@@ -475,7 +475,7 @@ static uint32_t gelu_mix_x(uint64_t *s, int64_t i, bool specials)
 }
 
 /* dy: mostly in [-4, 4]; with specials, every 13th one of ±0, ±Inf, NaN, a subnormal, ±FLT_MAX */
-static uint32_t gelu_mix_dy(uint64_t *s, int64_t i, bool specials)
+static inline uint32_t gelu_mix_dy(uint64_t *s, int64_t i, bool specials)
 {
     static const uint32_t sp[] = {0x00000000u, 0x80000000u, 0x7f800000u, 0xff800000u, 0x7fc00000u,
                                   0xffc0dead, 0x00000003u, 0x7f7fffffu, 0xff7fffffu};

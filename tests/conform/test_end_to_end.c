@@ -28,7 +28,10 @@
 #include "casefile.h"
 #include "commands.h"
 
-#define TOOL ACLCONFORM_BINARY_DIR "/conform/aclnn-conform"
+/* The tool as a shell command.  In a cross build (cmake/aarch64-linux-gnu.cmake) ctest sets
+ * ACLCONFORM_TEST_EMULATOR (qemu-user) for the commands a test starts itself; unset, it is empty. */
+#define EMU "$ACLCONFORM_TEST_EMULATOR "
+#define TOOL EMU ACLCONFORM_BINARY_DIR "/conform/aclnn-conform"
 static char tmp[512];
 
 static int setup(void **state)
@@ -850,9 +853,9 @@ static void installed_tool_and_library_work_from_the_prefix(void **state)
     int rc = run(NULL,
                  "cmake --install " ACLCONFORM_BINARY_DIR " --prefix %s/prefix > /dev/null && "
                  "printf '#include <aclnnop/aclnn_logit_grad.h>\\nint main(void){int64_t v[2] = {1, 2}; aclIntArray *a = aclCreateIntArray(v, 2); if (!a) return 1; return aclDestroyIntArray(a) != 0;}\\n' > %s/use.c && "
-                 "PKG_CONFIG_PATH=%s/prefix/lib/pkgconfig cc " ACLCONFORM_TEST_CC_FLAGS " %s/use.c $(PKG_CONFIG_PATH=%s/prefix/lib/pkgconfig pkg-config --cflags --libs aclnn_impl) -o %s/use && "
-                 "LD_LIBRARY_PATH=%s/prefix/lib %s/use && "
-                 "cd / && %s/prefix/bin/aclnn-conform sweep --target %s/prefix/lib/libaclnn_impl.so --op logit_grad --cases 2 --quiet --no-store --output %s/inst.json",
+                 "PKG_CONFIG_PATH=%s/prefix/lib/pkgconfig " ACLCONFORM_TEST_CC " " ACLCONFORM_TEST_CC_FLAGS " %s/use.c $(PKG_CONFIG_PATH=%s/prefix/lib/pkgconfig pkg-config --cflags --libs aclnn_impl) -o %s/use && "
+                 "LD_LIBRARY_PATH=%s/prefix/lib " EMU "%s/use && "
+                 "cd / && " EMU "%s/prefix/bin/aclnn-conform sweep --target %s/prefix/lib/libaclnn_impl.so --op logit_grad --cases 2 --quiet --no-store --output %s/inst.json",
                  tmp, tmp, tmp, tmp, tmp, tmp, tmp, tmp, tmp, tmp, tmp);
     if (rc) {
         static char msg[4096];

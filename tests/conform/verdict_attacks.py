@@ -5,9 +5,11 @@ file written outside its directory, a hang or a crash.
 
 usage: verdict_attacks.py AClNN_CONFORM DATA_DIR [GROUP...]   (groups: case merge report score)
 Each attack prints one line; the exit status is the number of attacks that misbehaved."""
-import copy, json, os, shutil, subprocess, sys, tempfile
+import copy, json, os, shlex, shutil, subprocess, sys, tempfile
 
 B, DATA = sys.argv[1], sys.argv[2]
+# a cross build's tool runs under the emulator ctest names (tests/CMakeLists.txt)
+EMU = shlex.split(os.environ.get("ACLCONFORM_TEST_EMULATOR", ""))
 GROUPS = sys.argv[3:] or ["case", "merge", "report", "score"]
 LOGIT = os.path.join(DATA, "examples/logit_grad/8872fe16f3f6a2fe")
 SOFTPLUS = os.path.join(DATA, "examples/softplus_backward/5fe457886ceada4b")
@@ -29,7 +31,7 @@ def limit_memory():
 
 def run(args, timeout=60):
     try:
-        p = subprocess.run([B] + args, capture_output=True, text=True, timeout=timeout,
+        p = subprocess.run(EMU + [B] + args, capture_output=True, text=True, timeout=timeout,
                            preexec_fn=limit_memory)
         return p.returncode, p.stdout + p.stderr
     except subprocess.TimeoutExpired:
