@@ -353,6 +353,9 @@ static float *guarded_floats(int64_t n, void **map, size_t *len)
 static void logit_pairs_equal_contiguous(void **state)
 {
     (void)state;
+    if (tt_vector_kernels() && tt_qemu_deviates("qemu 7.2 faults on the masked-out lanes of VMASKMOVPS at a page end "
+                                               "(hardware does not: SDM, and this test on every CPU it ran on)"))
+        skip();
     static const int64_t lens[] = {1, 15, 16, 17, 31, 32, 33, 1000, 1024 + 37, (1 << 16) + 21};
     for (int nt = 0; nt < 2; nt++) /* 1: streaming stores on every size */
     for (size_t li = 0; li < sizeof lens / sizeof lens[0]; li++)

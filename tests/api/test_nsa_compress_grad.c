@@ -389,7 +389,7 @@ static tt vp_fill(aclDataType dt, int nd, const int64_t *dims, int lay, uint64_t
 }
 
 /* runs the case, returns the bits of inputGrad then weightGrad in bits[] */
-static void vp_run(const vcmp *c, aclDataType dt, int kind, uint64_t seed, uint64_t *bits)
+static inline void vp_run(const vcmp *c, aclDataType dt, int kind, uint64_t seed, uint64_t *bits)
 {
     const vshape *sh = &c->sh;
     int64_t B = sh->nseq > 0 ? sh->nseq : 1, C = 0, prev = 0;
@@ -498,6 +498,9 @@ static void f16_bits_under_ftz_daz(void **state)
 #ifndef ACL_HAVE_AVX2_KERNELS
     skip();
 #else
+    if (__builtin_cpu_supports("f16c") &&
+        tt_qemu_deviates("qemu 7.2 flushes a subnormal VCVTPS2PH result under MXCSR.FTZ (hardware does not)"))
+        skip();
     static const vcmp cases[] = {
         {{200, 1, 16, 32, 16, 3, {70, 130, 200}}, TT_CONTIG, 1, 0},  /* l/d = 2: one or two windows */
         {{101, 2, 32, 48, 32, 0, {0}}, TT_CONTIG, 1, 0},             /* l/d = 1.5 */
