@@ -777,6 +777,28 @@ static void sigint_finishes_the_batch_and_marks_the_report(void **state)
     free(out);
 }
 
+/* ACLCONFORM_WORKER_WRAPPER: every worker runs under that command (qemu-user in the aarch64 tests,
+ * where the whole suite depends on it; valgrind for a user).  A wrapper that cannot start is an
+ * error naming it, never a sweep that quietly runs the target some other way. */
+static void workers_run_under_the_wrapper(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    int rc = run(&out, "ACLCONFORM_WORKER_WRAPPER='/nonexistent/wrapper -x' " TOOL " sweep --target " IMPL_SO
+                       " --op logit_grad --cases 1 --invalid-cases 0 --no-store --output %s/wr.json", tmp);
+    free(out);
+    assert_int_equal(rc, 3);
+    assert_stderr_has("cannot start a worker (/nonexistent/wrapper)");
+    if (getenv("ACLCONFORM_WORKER_WRAPPER")) return; /* a cross build: its wrapper is the emulator */
+    /* a wrapper that records that it ran, then runs the worker */
+    rc = run(NULL, "printf '#!/bin/sh\\necho x >> %s/wrapped\\nexec \"$@\"\\n' > %s/wrap.sh && chmod +x %s/wrap.sh && "
+                   "ACLCONFORM_WORKER_WRAPPER='%s/wrap.sh' " TOOL " sweep --target " IMPL_SO
+                   " --op logit_grad --cases 2 --invalid-cases 0 --jobs 2 --no-store --quiet --output %s/wr.json && "
+                   "test $(wc -l < %s/wrapped) -ge 1",
+             tmp, tmp, tmp, tmp, tmp, tmp);
+    assert_int_equal(rc, 0);
+}
+
 static void a_corpus_symlink_is_not_followed(void **state)
 {
     (void)state;
@@ -886,6 +908,7 @@ int main(void)
         cmocka_unit_test(per_command_help_and_names),
         cmocka_unit_test(invalid_dtype_rules_meet_every_acl_data_type),
         cmocka_unit_test(a_corpus_symlink_is_not_followed),
+        cmocka_unit_test(workers_run_under_the_wrapper),
         cmocka_unit_test(installed_tool_and_library_work_from_the_prefix),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
