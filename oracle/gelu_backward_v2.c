@@ -15,7 +15,9 @@
  * or g = (1 + 2·x·u')·E ("tanh"), evaluated as dy·coef·e^{arg} with gsl_sf_exp_mult_e so that an
  * underflowing factor never turns gradOutput = ±Inf into Inf·0 (numerics.md §5a): the sign is
  * known analytically (g < 0 below the root ≈ −0.75179 / −0.75246).
- * Limits: x = +Inf -> dy·1; x = −Inf -> dy·0 (NaN for dy = ±Inf); NaN x or dy -> NaN. */
+ * Limits: x = +Inf -> dy·1; x = −Inf -> dy·0 (NaN for dy = ±Inf); NaN x or dy -> NaN.
+ * Near the roots the two terms of g cancel and err grows to a visible share of an f32 ULP: such
+ * elements are recomputed in MPFR (gelu_mpfr, refine.c). */
 #include <float.h>
 #include <math.h>
 #include <string.h>
@@ -146,12 +148,101 @@ static gelu_val gelu_tanh(double x, double dy)
     return v;
 }
 
+/* The refinement (refine.c): g in MPFR at P bits, δ = 2^−P, every step rounded to nearest, and
+ * its bound E from first-order error propagation, doubled for the second-order terms.
+ *   none:  t = −x/√2 (rel 3δ); Φ = erfc(t)/2, whose relative error is δ plus |erfc'(t)/erfc(t)|·
+ *          |Δt| ≤ 2|t|(|t| + 1)·3δ (erfc(t) ≥ e^{−t²}/(√π(t + 1)) for t ≥ 0; ≤ (2/√π)|t|·3δ for
+ *          t < 0): rel_Φ ≤ (6t² + 6|t| + 2)δ; φ = e^{−x²/2}/√(2π) (x² exact; rel 4δ); xφ (rel 5δ);
+ *          g = Φ + xφ (the terms cancel at the root: the bound is on the terms, not on g).
+ *   tanh:  u = k(x + c·x³), k = √(2/π) (rel 3δ), c = 0.044715 exactly (rel δ), x³ exact: rel_u ≤ 7δ;
+ *          u' = k(1 + 3c·x²) (rel 7δ); E = e^{−2|u|} (rel_E ≤ (14|u| + 1)δ); σ(2u) = 1/(1+E) or
+ *          E/(1+E) (rel 2·rel_E + 3δ); T = 2x·u'·E/(1+E)² (rel 3·rel_E + 13δ); g = σ + T.
+ *   R = dy·g: E = |dy|·E_g + |R|·δ.
+ * |x| beyond 10^5 is left to the double path (its tails are not cancelling, and e^{−x²/2} or
+ * e^{−2|u|} would leave even MPFR's exponent range). */
+typedef struct {
+    double x, dy;
+    int tanh_mode;
+} gelu_ctx;
+
+static int gelu_mpfr(const void *ctx, mpfr_prec_t P, mpfr_ptr R, mpfr_ptr E)
+{
+    const gelu_ctx *c = ctx;
+    if (!(fabs(c->x) <= 1e5) || !isfinite(c->dy)) return ORC_EINVAL;
+    mpfr_t a, b, g, t2, k;
+    mpfr_inits2(P, a, b, g, k, (mpfr_ptr)0);
+    mpfr_init2(t2, P < 192 ? 192 : P); /* x² and x³ exact for any double x */
+    mpfr_set_zero(E, 1);
+    double ax = fabs(c->x);
+    if (!c->tanh_mode) {
+        mpfr_sqrt_ui(k, 2, MPFR_RNDN);
+        mpfr_d_div(a, -c->x, k, MPFR_RNDN);      /* t */
+        double t = ax / 1.4142135623730951 * (1 + 1e-15);
+        mpfr_erfc(a, a, MPFR_RNDN);
+        mpfr_div_2ui(a, a, 1, MPFR_RNDN);        /* Φ, exact halving */
+        orc_err_add(E, a, 6.0 * t * t + 6.0 * t + 2.0, P);
+        mpfr_set_d(t2, c->x, MPFR_RNDN);
+        mpfr_sqr(t2, t2, MPFR_RNDN);             /* x², exact */
+        mpfr_div_2ui(t2, t2, 1, MPFR_RNDN);
+        mpfr_neg(t2, t2, MPFR_RNDN);
+        mpfr_exp(b, t2, MPFR_RNDN);
+        mpfr_const_pi(k, MPFR_RNDN);
+        mpfr_mul_2ui(k, k, 1, MPFR_RNDN);
+        mpfr_sqrt(k, k, MPFR_RNDN);
+        mpfr_div(b, b, k, MPFR_RNDN);            /* φ */
+        mpfr_mul_d(b, b, c->x, MPFR_RNDN);       /* xφ */
+        orc_err_add(E, b, 5.0, P);
+        mpfr_add(g, a, b, MPFR_RNDN);
+    } else {
+        mpfr_t cc, w, up;
+        mpfr_inits2(P, cc, up, (mpfr_ptr)0);
+        mpfr_init2(w, P < 192 ? 192 : P);
+        mpfr_const_pi(k, MPFR_RNDN);
+        mpfr_ui_div(k, 2, k, MPFR_RNDN);
+        mpfr_sqrt(k, k, MPFR_RNDN);              /* √(2/π) */
+        mpfr_set_str(cc, "0.044715", 10, MPFR_RNDN);
+        mpfr_set_d(w, c->x, MPFR_RNDN);
+        mpfr_sqr(t2, w, MPFR_RNDN);              /* x², exact */
+        mpfr_mul(w, t2, w, MPFR_RNDN);           /* x³, exact */
+        mpfr_mul(w, w, cc, MPFR_RNDN);
+        mpfr_add_d(w, w, c->x, MPFR_RNDN);
+        mpfr_mul(w, w, k, MPFR_RNDN);            /* u */
+        mpfr_mul_ui(up, cc, 3, MPFR_RNDN);
+        mpfr_mul(up, up, t2, MPFR_RNDN);
+        mpfr_add_ui(up, up, 1, MPFR_RNDN);
+        mpfr_mul(up, up, k, MPFR_RNDN);          /* u' */
+        double au = fabs(mpfr_get_d(w, MPFR_RNDA)), relE = 14.0 * au + 1.0;
+        mpfr_abs(a, w, MPFR_RNDN);
+        mpfr_mul_2ui(a, a, 1, MPFR_RNDN);
+        mpfr_neg(a, a, MPFR_RNDN);
+        mpfr_exp(a, a, MPFR_RNDN);               /* E */
+        mpfr_add_ui(b, a, 1, MPFR_RNDN);         /* 1 + E */
+        if (mpfr_sgn(w) >= 0) mpfr_ui_div(g, 1, b, MPFR_RNDN);
+        else mpfr_div(g, a, b, MPFR_RNDN);       /* σ(2u) */
+        orc_err_add(E, g, 2.0 * relE + 3.0, P);
+        mpfr_sqr(b, b, MPFR_RNDN);
+        mpfr_div(a, a, b, MPFR_RNDN);            /* E/(1+E)² */
+        mpfr_mul(a, a, up, MPFR_RNDN);
+        mpfr_mul_d(a, a, c->x, MPFR_RNDN);
+        mpfr_mul_2ui(a, a, 1, MPFR_RNDN);        /* T */
+        orc_err_add(E, a, 3.0 * relE + 13.0, P);
+        mpfr_add(g, g, a, MPFR_RNDN);
+        mpfr_clears(cc, w, up, (mpfr_ptr)0);
+    }
+    orc_err_add(E, g, 1.0, P);                   /* the sum's rounding */
+    mpfr_mul_2ui(E, E, 1, MPFR_RNDU);            /* second order */
+    mpfr_mul_d(E, E, fabs(c->dy), MPFR_RNDU);
+    mpfr_mul_d(R, g, c->dy, MPFR_RNDN);
+    orc_err_add(E, R, 1.0, P);
+    mpfr_clears(a, b, g, t2, k, (mpfr_ptr)0);
+    return ORC_OK;
+}
+
 int orc_gelu_backward_v2(const orc_tensor *gradOutput, const orc_tensor *self,
                          const char *approximate, cf_dtype out_dtype, orc_profile profile,
                          orc_out *out)
 {
     orc_init();
-    (void)out_dtype;
     (void)profile; /* cann-kernel only loosens the f32 tolerance: same exact values */
     if (!gradOutput || !self || !approximate || !out || !out->r) return ORC_EINVAL;
     int tanh_mode;
@@ -181,6 +272,8 @@ int orc_gelu_backward_v2(const orc_tensor *gradOutput, const orc_tensor *self,
             gelu_val v = tanh_mode ? gelu_tanh(x, dy) : gelu_none(x, dy);
             if (v.status != ORC_OK) return v.status;
             orc_put(out, i, v.r, v.m, v.err);
+            gelu_ctx c = {x, dy, tanh_mode};
+            orc_refine_put(out, i, out_dtype, gelu_mpfr, &c);
         }
     }
     return ORC_OK;

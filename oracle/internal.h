@@ -17,6 +17,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <mpfr.h>
+
 #include "oracle.h"
 
 #define ORC_MAX_RANK 32 /* aclCreateTensor's limit; the cann-kernel Gelu accepts rank > 8 */
@@ -100,6 +102,24 @@ int orc_gsl_status(int gsl_status);
  * for x ≪ 0 and yields a *negative* err (found by test_oracle_mpfr_cert).  Other statuses ->
  * ORC_ENUMERIC. */
 int orc_exp_mult(double x, double y, double *val, double *err);
+
+/* ---- refinement with MPFR (refine.c) ----------------------------------------------------------
+ * An evaluator computes one element's exact value at precision P into R (R's precision is P) and
+ * a rigorous bound E ≥ |R − exact| (E: 64 bits, rounded up); it returns ORC_OK, or another status
+ * when it cannot (the double value then stays).  It runs with MPFR's widest exponent range. */
+typedef int (*orc_refine_eval)(const void *ctx, mpfr_prec_t P, mpfr_ptr R, mpfr_ptr E);
+
+/* Whether an element of output dtype T (f16, bf16, f32; f64 outputs have their own MPFR path)
+ * with value r and bound err must be refined: err > 2^−16 ulp_T(r), or a rounding boundary of T
+ * within r ± err.  Never for a non-finite r or an overflow the interval decides. */
+bool orc_refine_wanted(cf_dtype T, double r, double err);
+/* E += |v|·k·2^−P, rounded up (an evaluator's bound: k roundings of relative 2^−P on a value of
+ * the size of v; computed in MPFR, where |v|·2^−P need not be a normal double) */
+void orc_err_add(mpfr_ptr E, mpfr_srcptr v, double k, mpfr_prec_t P);
+/* The refined r (RN_T(r) = RN_T(exact)) and its bound; ORC_OK, or the evaluator's status. */
+int orc_refine(cf_dtype T, orc_refine_eval eval, const void *ctx, double *r, double *err);
+/* orc_refine_wanted on element i of out, then orc_refine into it (alt follows r where it was r). */
+void orc_refine_put(orc_out *out, int64_t i, cf_dtype T, orc_refine_eval eval, const void *ctx);
 
 /* f32 rounding of a double (round to nearest even, overflow to Inf; done by the C conversion in
  * the default rounding mode). */

@@ -12,6 +12,7 @@
  * differs from the exact one, alt holds the other branch's value.
  * Value: x, dy are f16/bf16/f32 values, so in double x·(1−x) and the quotient lose at most three
  * roundings, never under/overflow (|r| in [2^-151, 2^278]): err = 4u·|r|.  m = |r| (ops.md).
+ * Refined with MPFR (refine.c) where r ± err holds a rounding boundary of the output dtype.
  * Profile cann-kernel: x NaN with eps32 >= 0 -> 0; eps NaN behaves like eps < 0. */
 #include <math.h>
 
@@ -28,6 +29,30 @@ static int in_range_exact(double x, double lo)
 
 static double inside_value(double x, double dy) { return dy / (x * (1.0 - x)); }
 
+/* dy / (x·(1 − x)) in MPFR (refine.c): x·(1 − x) exact at 256 bits (x and dy are f16/bf16/f32:
+ * 1 − x holds ≤ 151 bits, the product ≤ 175), then one division rounded at P: E = 2^−P·|R|. */
+typedef struct {
+    double x, dy;
+} logit_ctx;
+
+static int logit_mpfr(const void *ctx, mpfr_prec_t P, mpfr_ptr R, mpfr_ptr E)
+{
+    const logit_ctx *c = ctx;
+    mpfr_t q, w;
+    mpfr_inits2(256, q, w, (mpfr_ptr)0);
+    mpfr_set_d(q, c->x, MPFR_RNDN);
+    mpfr_ui_sub(w, 1, q, MPFR_RNDN);
+    mpfr_mul(q, q, w, MPFR_RNDN);
+    if (mpfr_d_div(R, c->dy, q, MPFR_RNDN) != 0) {
+        mpfr_abs(E, R, MPFR_RNDU);
+        mpfr_mul_2si(E, E, 1 - (long)P, MPFR_RNDU);
+    } else {
+        mpfr_set_zero(E, 1);
+    }
+    mpfr_clears(q, w, (mpfr_ptr)0);
+    return ORC_OK;
+}
+
 int orc_logit_grad(const orc_tensor *x, const orc_tensor *dy, double eps, cf_dtype out_dtype,
                    orc_profile profile, orc_out *out)
 {
@@ -36,7 +61,6 @@ int orc_logit_grad(const orc_tensor *x, const orc_tensor *dy, double eps, cf_dty
     const orc_tensor *ts[2] = {x, dy};
     orc_iter it;
     if (orc_iter_init(&it, x->ndim, x->shape, 2, ts) != ORC_OK) return ORC_EINVAL;
-    (void)out_dtype;
 
     double e = orc_round_f32(eps);
     bool eps_nan = isnan(e);
@@ -69,6 +93,10 @@ int orc_logit_grad(const orc_tensor *x, const orc_tensor *dy, double eps, cf_dty
         } else {
             double alt = in32 ? inside_value(xv, dv) : outside;
             orc_put_alt(out, i, r, fabs(r), err, alt);
+        }
+        if (in) {
+            logit_ctx c = {xv, dv};
+            orc_refine_put(out, i, out_dtype, logit_mpfr, &c);
         }
     }
     return ORC_OK;

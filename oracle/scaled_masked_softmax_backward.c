@@ -15,7 +15,9 @@
  * except a row with finite products and scale32 = ±Inf: there the sign of y·(g − s) decides
  * (±Inf, NaN where it is exactly 0) and is taken from an exact MPFR sum, since g − ŝ in double
  * can round to 0 (NaN) or flip where the exact value is non-zero.
- * Masked positions are exactly +0 whatever the row holds. */
+ * Masked positions are exactly +0 whatever the row holds.
+ * Where g − ŝ cancels enough that err is a visible share of the output's ULP, the element is
+ * recomputed from the exact row sum (smx_mpfr, refine.c). */
 #include <math.h>
 
 #include <mpfr.h>
@@ -38,6 +40,25 @@ static double inf_scale_value(double sc, double g, double yv, mpfr_srcptr S)
     return pos == (sc > 0) ? INFINITY : -INFINITY;
 }
 
+/* The refinement (refine.c) of an element of a finite row: R = scale·y·(g − S) with S the row's
+ * exact sum (SMX_EXACT_PREC bits, summed once per row when an element first needs it): g − S,
+ * ·y and ·scale each rounded to nearest at P, E = 2·3·2^−P·|R| (0 when no step rounded). */
+typedef struct {
+    double sc, g, y;
+    mpfr_srcptr S;
+} smx_ctx;
+
+static int smx_mpfr(const void *ctx, mpfr_prec_t P, mpfr_ptr R, mpfr_ptr E)
+{
+    const smx_ctx *c = ctx;
+    int inexact = mpfr_d_sub(R, c->g, c->S, MPFR_RNDN) != 0;
+    inexact |= mpfr_mul_d(R, R, c->y, MPFR_RNDN) != 0;
+    inexact |= mpfr_mul_d(R, R, c->sc, MPFR_RNDN) != 0;
+    mpfr_set_zero(E, 1);
+    if (inexact) orc_err_add(E, R, 6.0, P);
+    return ORC_OK;
+}
+
 static int64_t off4(const orc_tensor *t, int64_t b, int64_t n, int64_t i, int64_t j)
 {
     int64_t bb = t->shape[0] == 1 ? 0 : b, nn = t->shape[1] == 1 ? 0 : n;
@@ -49,12 +70,27 @@ static double load(const orc_tensor *t, int64_t off)
     return orc_widen(t->dtype, (const unsigned char *)t->data + off * orc_dtype_size(t->dtype));
 }
 
+/* The exact row sum S = Σ g_j·y_j into S (initialised here, SMX_EXACT_PREC bits). */
+static void exact_row_sum(mpfr_ptr S, const orc_tensor *gradOutput, const orc_tensor *y, int64_t b, int64_t n,
+                          int64_t i, int64_t S2)
+{
+    mpfr_t P;
+    mpfr_init2(S, SMX_EXACT_PREC);
+    mpfr_init2(P, 128);
+    mpfr_set_zero(S, 1);
+    for (int64_t j = 0; j < S2; j++) {
+        mpfr_set_d(P, load(gradOutput, off4(gradOutput, b, n, i, j)), MPFR_RNDN);
+        mpfr_mul_d(P, P, load(y, off4(y, b, n, i, j)), MPFR_RNDN); /* exact: 106 bits */
+        mpfr_add(S, S, P, MPFR_RNDN);                                  /* exact */
+    }
+    mpfr_clear(P);
+}
+
 int orc_scaled_masked_softmax_backward(const orc_tensor *gradOutput, const orc_tensor *y,
                                        const orc_tensor *mask, double scale, cf_dtype out_dtype,
                                        orc_profile profile, orc_out *out)
 {
     orc_init();
-    (void)out_dtype;
     (void)profile; /* cann-kernel changes only the accepted out dtype, not the values */
     if (!gradOutput || !y || !mask || !out || !out->r) return ORC_EINVAL;
     if (orc_check_tensor(gradOutput) || orc_check_tensor(y) || orc_check_tensor(mask)) return ORC_EINVAL;
@@ -79,17 +115,9 @@ int orc_scaled_masked_softmax_backward(const orc_tensor *gradOutput, const orc_t
                 double s = orc_sum_result(&acc, &es, &A);
                 bool finite_row = isfinite(s) && isfinite(sc) && !acc.nonfinite;
                 bool exact_sign = !acc.nonfinite && isinf(sc) && S2 > 0;
-                mpfr_t S, P;
-                if (exact_sign) {
-                    mpfr_init2(S, SMX_EXACT_PREC);
-                    mpfr_init2(P, 128);
-                    mpfr_set_zero(S, 1);
-                    for (int64_t j = 0; j < S2; j++) {
-                        mpfr_set_d(P, load(gradOutput, off4(gradOutput, b, n, i, j)), MPFR_RNDN);
-                        mpfr_mul_d(P, P, load(y, off4(y, b, n, i, j)), MPFR_RNDN); /* exact: 106 bits */
-                        mpfr_add(S, S, P, MPFR_RNDN);                                  /* exact */
-                    }
-                }
+                mpfr_t S;
+                bool have_S = exact_sign;
+                if (exact_sign) exact_row_sum(S, gradOutput, y, b, n, i, S2);
                 for (int64_t j = 0; j < S2; j++) {
                     int64_t e = o + j;
                     if (load(mask, off4(mask, b, n, i, j)) != 0.0) {
@@ -112,11 +140,13 @@ int orc_scaled_masked_softmax_backward(const orc_tensor *gradOutput, const orc_t
                                      (1.0 + 4.0 * ORC_U) + ORC_TINY;
                     double m = fabs(sc) * (fabs(g * yv) + fabs(yv) * A);
                     orc_put(out, e, r, m, err);
+                    if (orc_refine_wanted(out_dtype, r, err)) {
+                        if (!have_S) exact_row_sum(S, gradOutput, y, b, n, i, S2), have_S = true;
+                        smx_ctx c = {sc, g, yv, S};
+                        orc_refine_put(out, e, out_dtype, smx_mpfr, &c);
+                    }
                 }
-                if (exact_sign) {
-                    mpfr_clear(S);
-                    mpfr_clear(P);
-                }
+                if (have_S) mpfr_clear(S);
             }
     return ORC_OK;
 }

@@ -21,9 +21,11 @@
  * evaluates the σ branch with MPFR at 128 bits (the product beta·self, ≤ 53 + 64 bits, is exact)
  * and returns r (high part, rounded to nearest) and r_lo (the rounded remainder), with
  * err = |R − r − r_lo| + |R|·2^−122, R the 128-bit value (three correctly rounded MPFR steps:
- * ≤ 3·2^−128 relative; margin 2^4).  The f64 grid ends at 2^−1074: where that bound is below half
- * of it, r + r_lo is provably the exact value rounded to the grid and err = 0, so subnormal and
- * underflowing results are scored (a bound ≥ 2^−1074 exceeds ulp_f64(m)/64 there; issue 16).
+ * ≤ 3·2^−128 relative; margin 2^4).  The f64 grid ends at 2^−1074: below 2^−1021, where f64 numbers
+ * are 2^−1074 apart and that bound is below half of it, r + r_lo is provably the exact value
+ * rounded to the grid and err = 0, so subnormal and underflowing results are scored (a bound
+ * ≥ 2^−1074 exceeds ulp_f64(m)/64 there; issue 16).  Above 2^−1021 the bound is kept (issue 58:
+ * r + r_lo could sit on a midpoint of the coarser grid).
  * Measured (test_oracle_mpfr_cert): |r + r_lo − exact| ≤ 2.8e−17 ulp_f64.
  * Cost ≈ 4 µs per element (128 bits; 160 bits took 7 µs).
  * Other outputs: double with GSL (gsl_sf_exp_e / gsl_sf_exp_mult_e); z = fl(beta·self) has
@@ -171,8 +173,9 @@ static bool sig_eval(mpfr_ptr R, mpfr_ptr s, mpfr_srcptr z, double dy)
  * double's, so nothing underflows before this rounding), and their error bound.  R has P bits
  * with |R − exact| ≤ |R|·2^−rel when `inexact` (three correctly rounded steps: ≤ 3·2^−P relative,
  * rel = P − 6 leaves a margin 2^4), exactly R otherwise.  q = R − r − r_lo is exact in q's
- * P + 128 bits (r and r_lo cut R from the top).  Where |q| + |R|·2^−rel < 2^−1075, r + r_lo is
- * provably the exact value rounded to the f64 grid (2^−1074 apart): err = 0 (oracle.h).  An exact
+ * P + 128 bits (r and r_lo cut R from the top).  Where |R| < 2^−1021 (the f64 grid there is
+ * 2^−1074 apart) and |q| + |R|·2^−rel < 2^−1075, r + r_lo is provably the exact value rounded to
+ * the f64 grid: err = 0 (oracle.h).  An exact
  * R (z = 0: dy/2) may sit on a midpoint, |q| = 2^−1075: r + r_lo is then its round-to-nearest-
  * even, which is the rounding to the grid, so err = 0 as well.  R = 0 from an overflowed e^{−z}
  * (|z| > 2^30·ln 2) is exact ±0 on that grid too.  Otherwise err is that sum, rounded up. */
@@ -189,7 +192,11 @@ static double sig_split(mpfr_srcptr R, bool inexact, int rel, mpfr_ptr q, mpfr_p
         mpfr_add(q, q, t, MPFR_RNDU);
     }
     int c = mpfr_cmp_ui_2exp(q, 1, -1075);
-    return c < 0 || (c == 0 && !inexact) ? 0.0 : mpfr_get_d(q, MPFR_RNDU);
+    /* the grid is 2^−1074 apart only below 2^−1021 (ulp_f64 of the first normal binade is
+     * 2^−1074 too); above, f64 numbers lie 2^−1073 or more apart and r + r_lo, on the finer
+     * 2^−1074 grid, can sit on their midpoint while R does not (issue 58): the bound stays */
+    bool grid = mpfr_zero_p(R) || mpfr_get_exp(R) <= -1021; /* |R| < 2^−1021 */
+    return grid && (c < 0 || (c == 0 && !inexact)) ? 0.0 : mpfr_get_d(q, MPFR_RNDU);
 }
 
 /* ulp of an f64 value as numerics.md §3 defines it (emin −1022, p 53). */
@@ -236,6 +243,34 @@ static sp_val sigmoid_mpfr(double dy, double beta, const sp_self *x, mpfr_t *w)
     double zs = isinf(zd) ? 0.0 : fabs(zd) * one_minus;
     v.m = fabs(v.r) * (1.0 + zs);
     return v;
+}
+
+/* The refinement (refine.c) of the σ branch for 16/32-bit outputs: z = beta·self exact (128
+ * bits), R = dy/(1 + e^{−z}) at P (three roundings, sig_eval): E = 2·4·2^−P·|R|.  An e^{−z}
+ * beyond even MPFR's widest range is left to the double path. */
+typedef struct {
+    double dy, beta;
+    const sp_self *x;
+} sp_ctx;
+
+static int sp_mpfr(const void *ctx, mpfr_prec_t P, mpfr_ptr R, mpfr_ptr E)
+{
+    const sp_ctx *c = ctx;
+    mpfr_t z, s;
+    mpfr_init2(z, 128);
+    mpfr_init2(s, P);
+    if (c->x->is_int) mpfr_set_sj(z, c->x->iv, MPFR_RNDN);
+    else mpfr_set_d(z, c->x->v, MPFR_RNDN);
+    mpfr_mul_d(z, z, c->beta, MPFR_RNDN); /* exact */
+    int st = ORC_EINVAL;
+    if (mpfr_number_p(z) && isfinite(c->dy)) {
+        bool inexact = sig_eval(R, s, z, c->dy);
+        mpfr_set_zero(E, 1);
+        if (inexact) orc_err_add(E, R, 8.0, P);
+        st = mpfr_number_p(s) && !mpfr_zero_p(s) ? ORC_OK : ORC_EINVAL; /* 1 + e^{−z} in range */
+    }
+    mpfr_clears(z, s, (mpfr_ptr)0);
+    return st;
 }
 
 int orc_softplus_backward(const orc_tensor *gradOutput, const orc_tensor *self, orc_scalar beta,
@@ -310,6 +345,10 @@ int orc_softplus_backward(const orc_tensor *gradOutput, const orc_tensor *self, 
         }
         orc_put_alt(out, i, r, m, err, alt);
         if (out->r_lo) out->r_lo[i] = isfinite(r) ? r_lo : 0.0;
+        if (!above && !hp) {
+            sp_ctx c = {dy, b, &x};
+            orc_refine_put(out, i, out_dtype, sp_mpfr, &c);
+        }
     }
     if (hp) {
         for (int k = 0; k < 4; k++) mpfr_clear(w[k]);

@@ -168,9 +168,29 @@ static void spec_example_matches(void **state)
     free(dy), free(x), free(ex), free(mg);
 }
 
+/* Issue 58, as bits: the published Gelu none f32 maximum (0.6937 ULP) was at x = 0xbf407569,
+ * dy = 0xbf35ca23, next to the root, where the double evaluation was 0.198 ULP from the exact
+ * value 3.71199593191979003434e-9 (within its err of 1.7 ULP): the oracle now refines it, so its r
+ * is the exact value to far better than 2^-16 of an f32 ULP and rounds to the same f32. */
+static void root_window_value_is_refined(void **state)
+{
+    (void)state;
+    uint32_t xb = 0xbf407569u, db = 0xbf35ca23u;
+    float x, dy;
+    memcpy(&x, &xb, 4);
+    memcpy(&dy, &db, 4);
+    gv a = one("none", x, dy);
+    const double exact = 3.71199593191979003434e-9, ulp = 0x1p-52; /* ulp_f32 in [2^-29, 2^-28) */
+    assert_true(a.r >= 0x1p-29 && a.r < 0x1p-28);
+    assert_true(fabs(a.r - exact) <= a.err + 1e-21 * exact); /* the decimal: 21 digits */
+    assert_true(a.err <= 0x1p-16 * ulp);
+    assert_true((float)a.r == (float)exact);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(root_window_value_is_refined),
         cmocka_unit_test(none_mode_hand_values),
         cmocka_unit_test(none_mode_root_is_judged_against_x_gprime),
         cmocka_unit_test(tanh_mode_hand_values),

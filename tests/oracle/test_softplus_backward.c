@@ -7,6 +7,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <mpfr.h>
 
 #include "oracle_test_util.h"
 
@@ -257,11 +258,13 @@ static void f64_subnormal_and_underflowing_results_are_scored(void **state)
     uint64_t dy3 = 0xbff0000000000000u;
     sv c = one_t(CF_F64, &dy3, CF_F64, &x2, one_s, thr, CF_F64);
     assert_true(c.r == 0.0 && signbit(c.r) && scored64(c));
-    /* dy = 2^-1018, z = 30 (threshold 40): r normal (2^-1018·(1 - 9.4e-14)), remainder below the subnormal grid */
+    /* dy = 2^-1018, z = 30 (threshold 40): r normal (2^-1018·(1 - 9.4e-14)), remainder below the
+     * subnormal grid: f64 numbers are 2^-1071 apart there, r + r_lo only 2^-1074, so err is the
+     * true bound (issue 58), not 0: at most half the finer grid */
     uint64_t dy4 = 0x0050000000000000u, x4 = 0x403e000000000000u;
     sv d = one_t(CF_F64, &dy4, CF_F64, &x4, one_s, (orc_scalar){CF_F64, 0x4044000000000000u} /* 40 */, CF_F64);
     assert_true(d.r > 0x1p-1019 && d.r < 0x1p-1018);
-    assert_true(scored64(d));
+    assert_true(d.err > 0 && d.err <= 0x1.0001p-1075);
     /* dy = 1, z = -744: σ = e^-744 ≈ 9.88e-324 -> 2·2^-1074 */
     uint64_t x5 = 0xc087400000000000u;
     sv e = one_t(CF_F64, &dy2, CF_F64, &x5, one_s, thr, CF_F64);
@@ -281,6 +284,32 @@ static void f64_subnormal_and_underflowing_results_are_scored(void **state)
     assert_true(bits_of(k.r) == 1 && k.r_lo == 0.0 && scored64(k));
 }
 
+/* Issue 58, item 3, as bits: gradOutput 0x3095a2cf122bec88, self 0xc080ca57eb913e70, beta 1,
+ * threshold 20: r + r_lo sits on a midpoint of the f64 grid (normal, tiny) and the oracle used to
+ * claim err = 0.  The bound must hold against the exact value (MPFR at 2400 bits here) and be
+ * non-zero. */
+static void f64_tiny_normal_results_carry_a_true_bound(void **state)
+{
+    (void)state;
+    uint64_t dy = 0x3095a2cf122bec88u, x = 0xc080ca57eb913e70u;
+    orc_scalar one_s = {CF_F64, 0x3ff0000000000000u}, thr = {CF_F64, 0x4034000000000000u};
+    sv a = one_t(CF_F64, &dy, CF_F64, &x, one_s, thr, CF_F64);
+    assert_true(a.r > 0 && a.r >= 0x1p-1021);
+    mpfr_t z, e;
+    mpfr_inits2(2400, z, e, (mpfr_ptr)0);
+    mpfr_set_d(z, d_of(x), MPFR_RNDN);
+    mpfr_neg(z, z, MPFR_RNDN);
+    mpfr_exp(e, z, MPFR_RNDN);
+    mpfr_add_ui(e, e, 1, MPFR_RNDN);
+    mpfr_d_div(e, d_of(dy), e, MPFR_RNDN); /* dy·σ(x) */
+    mpfr_sub_d(e, e, a.r, MPFR_RNDN);
+    mpfr_sub_d(e, e, a.r_lo, MPFR_RNDN);
+    double dist = fabs(mpfr_get_d(e, MPFR_RNDA));
+    mpfr_clears(z, e, (mpfr_ptr)0);
+    assert_true(a.err > 0);
+    assert_true(dist <= a.err);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -293,6 +322,7 @@ int main(void)
         cmocka_unit_test(integer_self_is_converted_before_the_product),
         cmocka_unit_test(m_is_finite_when_the_product_overflows_double),
         cmocka_unit_test(f64_subnormal_and_underflowing_results_are_scored),
+        cmocka_unit_test(f64_tiny_normal_results_carry_a_true_bound),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
