@@ -718,6 +718,23 @@ static void summary_verdict(doc *d, const cf_row **rows, int n, const srow_t *sr
     para_close(d);
 }
 
+/* Output elements that got no verdict (numerics.md §2: oracle-uncertain after refinement and
+ * after every rule the interval decides): a warning with the count, never silence. */
+static void summary_unscored(doc *d, const cf_row **rows, int n)
+{
+    int64_t unc = 0;
+    int nrows = 0;
+    for (int i = 0; i < n; i++) unc += rows[i]->uncertain, nrows += rows[i]->uncertain > 0;
+    if (!unc) return;
+    char b[200], x[32];
+    para_open(d, "fail");
+    strong(d, "UNSCORED:");
+    snprintf(b, sizeof b, " %s output elements in %d rows got no verdict (the oracle's bound too large even after refinement; the elements column counts them per row).",
+             count(x, sizeof x, unc), nrows);
+    text(d, b);
+    para_close(d);
+}
+
 /* Run facts that limit what the counts mean: missing shards, a stopped run. */
 static void summary_caveats(doc *d, const cJSON *root)
 {
@@ -804,6 +821,7 @@ static void summary_failing_rules(doc *d, const srow_t *sr, int ns)
 static void summary(doc *d, const cJSON *root, const cf_row **rows, int n, const srow_t *sr, int ns)
 {
     summary_verdict(d, rows, n, sr, ns);
+    summary_unscored(d, rows, n);
     summary_caveats(d, root);
     run_words(d, root);
     summary_rows(d, rows, n);

@@ -1056,6 +1056,12 @@ static void print_summary(const sweep_run *R, const char *path, bool written)
                (long long)R->failures, R->ngroups, written ? path : "NOT WRITTEN", (unsigned long long)o->seed);
         if (R->failures && !o->no_store) printf("failing cases stored under %s/\n", o->corpus);
     }
+    int64_t unc = 0; /* numerics.md §2: a warning, never silence (--quiet too) */
+    int unc_rows = 0;
+    for (int i = 0; i < R->nstreams; i++) unc += R->rows[i].uncertain, unc_rows += R->rows[i].uncertain > 0;
+    if (unc)
+        printf("warning: %lld output elements in %d rows got no verdict (oracle-uncertain; the report counts them per "
+               "row)\n", (long long)unc, unc_rows);
     if (R->sig)
         printf("sweep: INTERRUPTED by signal %d after %lld cases (%lld passed, %lld failed); report marked interrupted\n", R->sig,
                n, n - bad, bad);

@@ -100,6 +100,47 @@ static cf_elem_score score_one(const cf_fmt *f, double got, double v, double v_l
     return s;
 }
 
+/* The element the oracle's interval r ± err leaves undecided at the 1/64-ULP resolution of the
+ * pass rule (numerics.md §2): decide what the interval does decide, else no verdict.  (The oracle
+ * refines where its bound is a visible share of an ULP, so what reaches this is an overflow, an
+ * f64 result in [2^−1021, 2^−1015) whose low part cannot go below 2^−1074, or a refinement that
+ * could not run.)
+ *   - the whole interval at or beyond T's overflow threshold: the exact result rounds to ±Inf,
+ *     and the special-value rule scores it (an expected ±Inf that the target returns as 0 fails);
+ *   - the whole interval below the threshold: a NaN or an infinity from the target is a
+ *     mismatch (unexpected_nan / unexpected_inf), whatever the exact finite value is;
+ *   - straddling the threshold: a NaN is wrong either way;
+ *   - a finite got farther from every point of the interval than both tolerances allow (the
+ *     smallest possible error over the largest possible ULP) fails over_tolerance, and one within
+ *     a tolerance from every point of it (the largest error over the smallest ULP) passes, its
+ *     statistics taken at r (off by at most err).
+ * Anything else gets no verdict (uncertain).  The alt branch (§5), exact where it exists, is
+ * tried before a failure is returned, as in the certain case. */
+static cf_elem_score score_uncertain(const cf_fmt *f, double got, const cf_expect *x, const cf_tol *tol)
+{
+    cf_elem_score none = {CF_EL_UNCERTAIN, CF_MM_COUNT, false, false, 0, 0, 0};
+    double mag = fabs(x->r + x->r_lo), lo = mag - x->err, hi = mag + x->err;
+    cf_elem_score s;
+    if (lo >= f->ovf) {
+        s = score_one(f, got, copysign(INFINITY, x->r), 0.0, x, tol); /* pass or fail: decided */
+    } else if ((hi < f->ovf && (isnan(got) || isinf(got))) || isnan(got)) {
+        s = score_one(f, got, x->r, x->r_lo, x, tol); /* a failure whatever the exact value */
+    } else if (hi < f->ovf) {
+        double d = fabs((got - x->r) - x->r_lo), dmin = d - x->err, dmax = d + x->err;
+        bool fails = dmin > 0 && !(dmin / cf_ulp(f, hi) <= tol->max_ulp) && !(dmin / cf_ulp(f, x->m) <= tol->max_scaled_ulp);
+        bool passes = dmax / cf_ulp(f, lo > 0 ? lo : 0) <= tol->max_ulp || dmax / cf_ulp(f, x->m) <= tol->max_scaled_ulp;
+        if (!fails && !passes) return none;
+        s = score_one(f, got, x->r, x->r_lo, x, tol); /* fails (passes) at r too: d ≥ dmin (≤ dmax) */
+    } else {
+        return none;
+    }
+    if (s.verdict == CF_EL_FAIL && memcmp(&x->alt, &x->r, sizeof(double)) != 0) {
+        cf_elem_score a = score_one(f, got, x->alt, 0.0, x, tol);
+        if (a.verdict == CF_EL_PASS) return a;
+    }
+    return s;
+}
+
 cf_elem_score cf_score_element(const cf_fmt *f, double got, uint64_t got_bits, const cf_expect *x,
                                const cf_tol *tol)
 {
@@ -108,11 +149,9 @@ cf_elem_score cf_score_element(const cf_fmt *f, double got, uint64_t got_bits, c
         if (got_bits != 0) s.verdict = CF_EL_FAIL, s.kind = CF_MM_mask_not_zero, s.ulp = s.scaled = INFINITY;
         return s;
     }
-    /* Oracle-uncertain: its own error exceeds ulp_T(m)/64 (finite results only). */
-    if (x->err > 0 && isfinite(x->r) && x->err > cf_ulp(f, x->m) / 64) {
-        cf_elem_score s = {CF_EL_UNCERTAIN, CF_MM_COUNT, false, false, 0, 0, 0};
-        return s;
-    }
+    /* Oracle-uncertain: its own error exceeds ulp_T(m)/64 (finite results only); the rules its
+     * interval decides still apply (score_uncertain) */
+    if (x->err > 0 && isfinite(x->r) && x->err > cf_ulp(f, x->m) / 64) return score_uncertain(f, got, x, tol);
     cf_elem_score s = score_one(f, got, x->r, x->r_lo, x, tol);
     if (s.verdict == CF_EL_FAIL && memcmp(&x->alt, &x->r, sizeof(double)) != 0) {
         cf_elem_score a = score_one(f, got, x->alt, 0.0, x, tol);

@@ -799,6 +799,45 @@ static void workers_run_under_the_wrapper(void **state)
     assert_int_equal(rc, 0);
 }
 
+/* numerics.md §2 (issue 58): output elements without a verdict are a visible warning in the
+ * published report, never silence; a report without any has no such line */
+static void unscored_elements_are_a_warning_in_the_report(void **state)
+{
+    (void)state;
+    assert_int_equal(run(NULL, TOOL " sweep --op logit_grad --cases 3 --invalid-cases 0 --seed 3 --no-store --quiet --output %s/u0.json", tmp), 0);
+    char path[600];
+    snprintf(path, sizeof path, "%s/u0.json", tmp);
+    cJSON *j = load_json(path);
+    cJSON *row = cJSON_GetArrayItem(field(j, "results"), 1);
+    assert_int_equal((int64_t)field(row, "uncertain")->valuedouble, 0);
+    char *t = cJSON_Print(j);
+    snprintf(path, sizeof path, "%s/u0.md", tmp);
+    assert_int_equal(run(NULL, TOOL " report %s/u0.json --format md -o %s", tmp, path), 0);
+    char *md;
+    size_t len;
+    cf_err e = {{0}};
+    if (cf_read_file(path, &md, &len, &e)) fail_msg("%s", e.msg);
+    assert_null(strstr(md, "UNSCORED"));
+    free(md);
+    /* the same report with 7 elements of one row unscored (scored 7 fewer) */
+    cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "uncertain"), 7);
+    cJSON_SetNumberValue(cJSON_GetObjectItemCaseSensitive(row, "scored"), field(row, "scored")->valuedouble - 7);
+    free(t);
+    t = cJSON_Print(j);
+    snprintf(path, sizeof path, "%s/u1.json", tmp);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(t, f);
+    fclose(f);
+    free(t);
+    cJSON_Delete(j);
+    snprintf(path, sizeof path, "%s/u1.md", tmp);
+    assert_int_equal(run(NULL, TOOL " report %s/u1.json --format md -o %s", tmp, path), 0);
+    if (cf_read_file(path, &md, &len, &e)) fail_msg("%s", e.msg);
+    if (!strstr(md, "**UNSCORED:** 7 output elements in 1 rows")) fail_msg("no UNSCORED warning in: %.400s", md);
+    free(md);
+}
+
 static void a_corpus_symlink_is_not_followed(void **state)
 {
     (void)state;
@@ -909,6 +948,7 @@ int main(void)
         cmocka_unit_test(invalid_dtype_rules_meet_every_acl_data_type),
         cmocka_unit_test(a_corpus_symlink_is_not_followed),
         cmocka_unit_test(workers_run_under_the_wrapper),
+        cmocka_unit_test(unscored_elements_are_a_warning_in_the_report),
         cmocka_unit_test(installed_tool_and_library_work_from_the_prefix),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -108,13 +108,44 @@ static void pass_rule_takes_either_bound_and_alt(void **state)
     assert_true(cf_score_element(&F64, 1.0, 0, &d, &TOL).ulp == 0x1p-8);
 }
 
+/* numerics.md §2: an element whose err exceeds ulp_T(m)/64 gets no verdict, but only after every
+ * rule the interval r ± err decides has been applied (issue 58) */
 static void uncertain_oracle_gets_no_verdict(void **state)
 {
     (void)state;
-    cf_expect x = {1.0, 0, 1.0, 0x1p-23 / 32, 1.0, false}; /* err > ulp(m)/64 */
-    assert_int_equal(cf_score_element(&F32, 7.0, 0, &x, &TOL).verdict, CF_EL_UNCERTAIN);
+    /* TOL: max_ulp 4; err = 2^-23 (one f32 ULP of 1.0), m = 1: 8 ULP from r is at least 7 from
+     * exact (fails), 1 ULP at most 2 (passes), 4.5 ULP undecided */
+    cf_expect x = {1.0, 0, 1.0, 0x1p-23, 1.0, false};
+    assert_int_equal(cf_score_element(&F32, 1.0 + 8 * 0x1p-23, 0, &x, &TOL).verdict, CF_EL_FAIL);
+    assert_int_equal(cf_score_element(&F32, 1.0 + 8 * 0x1p-23, 0, &x, &TOL).kind, CF_MM_over_tolerance);
+    assert_int_equal(cf_score_element(&F32, 1.0 + 0x1p-23, 0, &x, &TOL).verdict, CF_EL_PASS);
+    assert_int_equal(cf_score_element(&F32, 1.0 + 4.5 * 0x1p-23, 0, &x, &TOL).verdict, CF_EL_UNCERTAIN);
+    /* a NaN or an infinity where the whole interval is finite is a mismatch */
+    assert_int_equal(cf_score_element(&F32, NAN, 0, &x, &TOL).kind, CF_MM_unexpected_nan);
+    assert_int_equal(cf_score_element(&F32, -INFINITY, 0, &x, &TOL).kind, CF_MM_unexpected_inf);
+    /* with err below ulp(m)/64, the plain rule */
     x.err = 0x1p-23 / 128;
     assert_int_equal(cf_score_element(&F32, 7.0, 0, &x, &TOL).verdict, CF_EL_FAIL);
+    assert_int_equal(cf_score_element(&F32, 1.0 + 4.5 * 0x1p-23, 0, &x, &TOL).verdict, CF_EL_FAIL);
+}
+
+/* The sweep's LogitGrad f32 element of issue 58, as bits: x = 0x00800000 (2^-126), dy =
+ * 0x71800000 (2^100), eps = 0 give r = m = 2^226 with err = 2^175, and ulp_f32(m) is capped at
+ * ulp(FLT_MAX) = 2^104, so err > ulp/64.  The whole interval lies beyond f32's overflow threshold:
+ * the exact result is +Inf, and a target that returns 0, NaN or any finite value fails. */
+static void an_overflow_the_interval_decides_is_scored(void **state)
+{
+    (void)state;
+    cf_expect x = {0x1p226, 0, 0x1p226, 0x1p175, 0x1p226, false};
+    assert_int_equal(cf_score_element(&F32, INFINITY, 0x7f800000u, &x, &TOL).verdict, CF_EL_PASS);
+    assert_int_equal(cf_score_element(&F32, 0.0, 0, &x, &TOL).kind, CF_MM_inf_expected);
+    assert_int_equal(cf_score_element(&F32, 0x1.fffffep127, 0x7f7fffffu, &x, &TOL).kind, CF_MM_inf_expected);
+    assert_int_equal(cf_score_element(&F32, NAN, 0x7fc00000u, &x, &TOL).kind, CF_MM_unexpected_nan);
+    assert_int_equal(cf_score_element(&F32, -INFINITY, 0xff800000u, &x, &TOL).kind, CF_MM_inf_expected);
+    /* an interval that straddles the threshold decides only against a NaN */
+    cf_expect y = {0x1.fffffep127, 0, 0x1.fffffep127, 0x1p110, 0x1.fffffep127, false};
+    assert_int_equal(cf_score_element(&F32, NAN, 0x7fc00000u, &y, &TOL).kind, CF_MM_unexpected_nan);
+    assert_int_equal(cf_score_element(&F32, INFINITY, 0x7f800000u, &y, &TOL).verdict, CF_EL_UNCERTAIN);
 }
 
 static void masked_positions_must_be_positive_zero_bits(void **state)
@@ -150,6 +181,7 @@ int main(void)
         cmocka_unit_test(subnormal_results_are_measured_in_subnormal_ulps),
         cmocka_unit_test(pass_rule_takes_either_bound_and_alt),
         cmocka_unit_test(uncertain_oracle_gets_no_verdict),
+        cmocka_unit_test(an_overflow_the_interval_decides_is_scored),
         cmocka_unit_test(masked_positions_must_be_positive_zero_bits),
         cmocka_unit_test(decode_reads_stored_bits),
     };
