@@ -139,9 +139,28 @@ static void spec_example_matches(void **state)
     free(x), free(dy), free(ex), free(mg), free(al);
 }
 
+/* Issue 58, as bits: x = 0x00800000 (2^-126), dy = 0x71800000 (2^100), eps = 0 give r = m =
+ * 2^226/(1 − 2^-126) — beyond f32's range, with a bound that is tiny relative to r but far above
+ * ulp(FLT_MAX)/64: the harness decides it by its interval (an overflow, ±Inf expected; conform's
+ * test_ulp and test_rogue_rows score it).  The oracle does not refine an overflow. */
+static void an_f32_overflow_keeps_a_true_relative_bound(void **state)
+{
+    (void)state;
+    uint32_t xb = 0x00800000u, db = 0x71800000u;
+    float x, dy;
+    memcpy(&x, &xb, 4);
+    memcpy(&dy, &db, 4);
+    lg_res a = one(x, dy, 0.0, ORC_PROFILE_SPEC);
+    assert_true(a.r >= 0x1p226 && a.r < 0x1.0000000000001p226);
+    assert_true(a.m == fabs(a.r));
+    assert_true(a.err > 0x1p104 / 64 && a.err <= 0x1p-50 * a.r);
+    assert_true(a.r - a.err > 0x1.fffffep127); /* the whole interval overflows f32 */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(an_f32_overflow_keeps_a_true_relative_bound),
         cmocka_unit_test(values_inside_range_follow_the_formula),
         cmocka_unit_test(zero_and_one_give_signed_infinities),
         cmocka_unit_test(outside_range_is_zero_or_nan_by_sign_of_eps),
