@@ -44,8 +44,8 @@ bad:
 }
 
 /* The run fields every shard of one run shares: merging reports of different runs would add up
- * results that were never one experiment. */
-static const char *const SAME_RUN[] = {"seed", "target", "profile", "budget", NULL};
+ * results that were never one experiment (target_sha256: the same library, wherever its path). */
+static const char *const SAME_RUN[] = {"seed", "target", "target_sha256", "profile", "budget", NULL};
 
 /* A merge: the rows and status rows added up so far, the first report's run, and which report
  * holds each shard. */
@@ -54,6 +54,9 @@ typedef struct {
     int nall;
     cJSON *status, *failures, *first;
     const char *first_path;
+    char *first_tool;         /* tool.version of the first report */
+    char **ids;               /* run.id of each report read: a copy is not a second shard */
+    int nids;
     double seconds, cases, unsupported;
     bool any_partial, any_interrupted, any_unsupported;
     int nshards, *owner, *ks, nk;
@@ -74,6 +77,77 @@ static cf_status check_same_run(const merge_run *M, const cJSON *run, const char
         free(ta);
         free(tb);
         if (st) return st;
+    }
+    return CFE_OK;
+}
+
+/* The report as a whole: made by the same tool version as the first, by a sweep (or a merge of
+ * sweeps), not interrupted unless --partial, with result rows, each key once, and a run.id no
+ * other input has (issue 57: each of these merged silently). */
+static cf_status check_report(merge_run *M, const cJSON *root, const cJSON *run, const cf_row *rows, int n, const cf_opts *o,
+                              int i, cf_err *e)
+{
+    const char *path = o->pos[i];
+    const cJSON *tool = cJSON_GetObjectItemCaseSensitive(root, "tool");
+    const cJSON *ver = cJSON_GetObjectItemCaseSensitive(tool, "version");
+    const char *v = cJSON_IsString(ver) ? ver->valuestring : "(absent)";
+    if (M->first_tool && strcmp(v, M->first_tool))
+        return cf_fail(e, CFE_INPUT, "%s: field 'tool.version': %.40s, but %s has %.40s (reports of different tool versions are not merged)",
+                       path, v, M->first_path, M->first_tool);
+    const cJSON *cmd = cJSON_GetObjectItemCaseSensitive(run, "command");
+    if (!cJSON_IsString(cmd) || (strcmp(cmd->valuestring, "sweep") && strcmp(cmd->valuestring, "merge")))
+        return cf_fail(e, CFE_INPUT, "%s: field 'run.command': %.40s (only sweep reports and their merges are shards)", path,
+                       cJSON_IsString(cmd) ? cmd->valuestring : "(absent)");
+    bool interrupted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "interrupted")) ||
+                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run, "interrupted"));
+    if (interrupted && !o->partial)
+        return cf_fail(e, CFE_INPUT, "%s: field 'run.interrupted': this shard did not finish (merge with --partial to combine what it "
+                                     "has; the report is then marked interrupted and partial)", path);
+    if (n == 0) return cf_fail(e, CFE_INPUT, "%s: field 'results': no result rows (a shard that ran no case has nothing to merge)", path);
+    for (int a = 0; a < n; a++)
+        for (int b = a + 1; b < n; b++)
+            if (!strcmp(rows[a].op, rows[b].op) && rows[a].dtype == rows[b].dtype && !strcmp(rows[a].variant, rows[b].variant))
+                return cf_fail(e, CFE_INPUT, "%s: field 'results[%d]': the row %s %s %s again (results[%d]): its counts would add twice",
+                               path, b, rows[b].op, cf_dtype_name(rows[b].dtype), rows[b].variant, a);
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(run, "id");
+    if (cJSON_IsString(id) && id->valuestring[0]) {
+        for (int k = 0; k < M->nids; k++)
+            if (!strcmp(M->ids[k], id->valuestring))
+                return cf_fail(e, CFE_INPUT, "%s: field 'run.id': %.120s again (a copy of another input, whatever its run.shard says)",
+                               path, id->valuestring);
+        char **ni = realloc(M->ids, sizeof(char *) * (size_t)(M->nids + 1));
+        if (!ni || !(ni[M->nids] = strdup(id->valuestring))) {
+            if (ni) M->ids = ni;
+            return cf_fail(e, CFE_IO, "out of memory");
+        }
+        M->ids = ni;
+        M->nids++;
+    }
+    if (!M->first_tool && !(M->first_tool = strdup(v))) return cf_fail(e, CFE_IO, "out of memory");
+    return CFE_OK;
+}
+
+/* Every case a row cites (its worst elements, its examples) must belong to the shards the report
+ * claims: case k of a stream runs in shard k % n.  A shard relabelled as another fails here. */
+static cf_status check_case_indices(const merge_run *M, const cf_row *rows, int n, const char *path, cf_err *e)
+{
+    for (int r = 0; r < n; r++) {
+        int64_t idx[2 + 2 * CF_EX_KINDS];
+        int ni = 0;
+        if (rows[r].worst.has) idx[ni++] = rows[r].worst.case_index;
+        if (rows[r].worst_finite.has) idx[ni++] = rows[r].worst_finite.case_index;
+        for (int k = 0; rows[r].examples && k < CF_EX_KINDS; k++)
+            for (int w = 0; w < 2; w++)
+                if (rows[r].examples[k][w].used) idx[ni++] = rows[r].examples[k][w].case_index;
+        for (int q = 0; q < ni; q++) {
+            if (idx[q] < 0) continue;
+            int s = (int)(idx[q] % M->nshards);
+            bool claimed = false;
+            for (int k = 0; k < M->nk; k++) claimed |= M->ks[k] == s;
+            if (!claimed)
+                return cf_fail(e, CFE_INPUT, "%s: field 'results[%d]': cites case %lld, which shard %d/%d runs, not this report's "
+                                             "shards (a shard relabelled?)", path, r, (long long)idx[q], s, M->nshards);
+        }
     }
     return CFE_OK;
 }
@@ -160,7 +234,8 @@ static void add_report(merge_run *M, const cJSON *root, const cJSON *run)
      * tracked exactly); one partial for another reason stays partial */
     M->any_partial |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "partial")) &&
                       !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(root, "missing_shards"));
-    M->any_interrupted |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "interrupted"));
+    M->any_interrupted |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "interrupted")) ||
+                          cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run, "interrupted"));
     const cJSON *un = cJSON_GetObjectItemCaseSensitive(root, "unsupported"), *it;
     if (un) M->any_unsupported = true, M->unsupported += un->valuedouble;
     add_status_checks(M, root);
@@ -179,6 +254,8 @@ static cf_status merge_one(merge_run *M, const cf_opts *o, int i, cf_err *e)
     const cJSON *run = cJSON_GetObjectItemCaseSensitive(root, "run");
     st = check_same_run(M, run, o->pos[i], e);
     if (!st) st = claim_shards(M, run, o, i, e);
+    if (!st) st = check_report(M, root, run, rows, n, o, i, e);
+    if (!st) st = check_case_indices(M, rows, n, o->pos[i], e);
     cf_row *na = st ? NULL : realloc(M->all, sizeof(cf_row) * (size_t)(M->nall + n + 1));
     if (!st && !na) st = cf_fail(e, CFE_IO, "out of memory");
     if (st) {
@@ -229,9 +306,10 @@ static cJSON *merged_report(merge_run *M, bool *fail)
     set_field(M->first, "shard", cJSON_CreateString(M->shards));
     set_field(M->first, "seconds", cJSON_CreateNumber(M->seconds));
     set_field(M->first, "cases", cJSON_CreateNumber(M->cases));
+    set_field(M->first, "interrupted", cJSON_CreateBool(M->any_interrupted));
     cJSON_AddItemToObject(rep, "run", M->first);
     M->first = NULL;
-    cJSON_AddBoolToObject(rep, "partial", M->nmissing > 0 || M->any_partial);
+    cJSON_AddBoolToObject(rep, "partial", M->nmissing > 0 || M->any_partial || M->any_interrupted);
     if (M->nmissing) cJSON_AddStringToObject(rep, "missing_shards", M->missing);
     if (M->any_interrupted) cJSON_AddBoolToObject(rep, "interrupted", true);
     if (M->any_unsupported) cJSON_AddNumberToObject(rep, "unsupported", M->unsupported);
@@ -259,6 +337,9 @@ static void merge_free(merge_run *M)
     free(M->ks);
     free(M->shards);
     free(M->missing);
+    free(M->first_tool);
+    for (int k = 0; k < M->nids; k++) free(M->ids[k]);
+    free(M->ids);
 }
 
 int cmd_merge(const cf_opts *o)
@@ -274,7 +355,7 @@ int cmd_merge(const cf_opts *o)
     if (!st) st = shard_lists(&M, o, &e);
     int rc = st;
     if (!st) {
-        bool fail, partial = M.nmissing > 0 || M.any_partial;
+        bool fail, partial = M.nmissing > 0 || M.any_partial || M.any_interrupted;
         cJSON *rep = merged_report(&M, &fail);
         st = cf_write_report(o->output, rep, &e);
         cJSON_Delete(rep);
@@ -282,7 +363,8 @@ int cmd_merge(const cf_opts *o)
             if (!o->quiet) cf_print_summary(stdout, M.all, M.nall);
             if (partial)
                 fprintf(stderr, "aclnn-conform merge: PARTIAL: %s%.300s; the report is marked \"partial\": true\n",
-                        M.nmissing ? "missing shards " : "an input report is partial", M.nmissing ? M.missing : "");
+                        M.nmissing ? "missing shards " : M.any_interrupted ? "an input run was interrupted" : "an input report is partial",
+                        M.nmissing ? M.missing : "");
             printf("merged %d reports (%d of %d shards) into %s%s\n", o->npos, M.nshards - M.nmissing, M.nshards, o->output,
                    partial ? " (partial)" : "");
         }

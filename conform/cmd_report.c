@@ -703,14 +703,25 @@ static int rules_failing(const srow_t *sr, int ns)
 }
 
 /* The verdict line: the one sentence a reader acts on, with the counts behind it. */
-static void summary_verdict(doc *d, const cf_row **rows, int n, const srow_t *sr, int ns)
+static void summary_verdict(doc *d, const cJSON *root, const cf_row **rows, int n, const srow_t *sr, int ns)
 {
     int nfail = 0, nnodata = 0, rfail = rules_failing(sr, ns);
     for (int i = 0; i < n; i++) nfail += row_fails(rows[i]), nnodata += rows[i]->cases == 0;
     bool fail = nfail || rfail;
+    /* no conformance without computed outputs, nor from a run that did not finish (issue 57: a
+     * program that answered only the invalid cases, an interrupted shard merged in) */
+    const cJSON *run = cJSON_GetObjectItemCaseSensitive(root, "run");
+    bool interrupted = cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "interrupted")) ||
+                       cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(run, "interrupted"));
+    bool conforms = !fail && n > 0 && !interrupted;
+    const char *v = fail             ? "Verdict: does not conform."
+                    : n == 0 && ns == 0 ? "Verdict: nothing was checked."
+                    : n == 0         ? "Verdict: not established: no output was computed (invalid-input statuses only)."
+                    : interrupted    ? "Verdict: not established: the run was interrupted."
+                                     : "Verdict: conforms.";
     char b[400], x[32], y[32], z[32], w[32];
-    para_open(d, fail ? "verdict fail" : "verdict pass");
-    strong(d, fail ? "Verdict: does not conform." : n == 0 && ns == 0 ? "Verdict: nothing was checked." : "Verdict: conforms.");
+    para_open(d, conforms ? "verdict pass" : "verdict fail");
+    strong(d, v);
     snprintf(b, sizeof b, " %s of %s result rows fail, %s of %s invalid-input and protocol rules fail%s.", count(x, sizeof x, nfail),
              count(y, sizeof y, n), count(z, sizeof z, rfail), count(w, sizeof w, ns), nnodata ? " (some rows have no data)" : "");
     text(d, " ");
@@ -820,7 +831,7 @@ static void summary_failing_rules(doc *d, const srow_t *sr, int ns)
 /* The report's first screen, in reading order: verdict, caveats, the run, rows, broken rules. */
 static void summary(doc *d, const cJSON *root, const cf_row **rows, int n, const srow_t *sr, int ns)
 {
-    summary_verdict(d, rows, n, sr, ns);
+    summary_verdict(d, root, rows, n, sr, ns);
     summary_unscored(d, rows, n);
     summary_caveats(d, root);
     run_words(d, root);

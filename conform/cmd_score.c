@@ -68,6 +68,7 @@ typedef struct {
     cf_row *rows; /* grow as keys appear (each ~2 KB, and its lazily allocated plot, ids and examples) */
     int nrows, rcap;
     int64_t unsupported, failed, status_cases, status_mm, scored, unscorable;
+    int64_t computed; /* valid cases whose outputs were scored: the numeric part of the verdict */
     cJSON *failures;
     cf_status st; /* the worst status of a case that could not be scored */
 } score_run;
@@ -146,6 +147,7 @@ static void score_one(score_run *S, const cf_opts *o, int i)
             cf_case_verdict v;
             cf_score_case(&c, &x, &r, &tol, i, dir, row, &v, NULL, NULL, 0);
             S->scored++;
+            S->computed++;
             if (!v.pass) {
                 cf_row_add_example(row, v.kind, i, v.elements, v.max_ulp, dir, v.first_failure);
                 add_failure(S, dir);
@@ -173,6 +175,8 @@ static cJSON *score_report(score_run *S, const cf_opts *o, const char *started)
         if (cJSON_IsString(pf)) snprintf(ro.profile, sizeof ro.profile, "%s", pf->valuestring);
         cJSON_Delete(x);
     }
+    /* the outputs are an external program's, not the built-in implementation's */
+    snprintf(ro.target, sizeof ro.target, "external program (score %.900s)", o->pos[0]);
     cJSON *rep = cf_report_new("score", &ro, 0, S->n, started);
     cJSON *results = cJSON_AddArrayToObject(rep, "results");
     for (int i = 0; i < S->nrows; i++) cJSON_AddItemToArray(results, cf_row_to_json(&S->rows[i]));
@@ -225,11 +229,14 @@ int cmd_score(const cf_opts *o)
     for (int i = 0; i < S.n; i++) score_one(&S, o, i);
     if (S.unscorable > 10)
         fprintf(stderr, "aclnn-conform score: ... and %lld more cases that cannot be scored\n", (long long)S.unscorable - 10);
-    if (S.scored == 0) {
-        /* nothing scorable (no result.json written, every case unsupported or unreadable): that is
-         * not a pass, and no report that could be read as one is written */
-        fprintf(stderr, "aclnn-conform score: nothing to score in %s: %d cases, %lld without a readable result, %lld unsupported%s\n",
-                o->pos[0], S.n, (long long)S.unscorable, (long long)S.unsupported,
+    if (S.computed == 0) {
+        /* no valid case computed (no result.json written, every valid case unsupported or
+         * unreadable; invalid-input statuses alone): that is not a pass (issue 57: a program that
+         * answered only the invalid cases scored "13 passed, 0 failed"), and no report that could
+         * be read as one is written */
+        fprintf(stderr, "aclnn-conform score: no output was computed in %s: %d cases, %lld invalid-input cases scored, "
+                        "%lld without a readable result, %lld unsupported%s\n",
+                o->pos[0], S.n, (long long)S.status_cases, (long long)S.unscorable, (long long)S.unsupported,
                 S.unscorable ? " (did the target write result.json beside each case.json?)" : "");
         rc = CFE_INPUT;
         goto out;

@@ -141,16 +141,30 @@ const cf_target *cf_target_cache_for(cf_target_cache *tc, const cf_opts *o, cons
         cf_fail(e, CFE_INPUT, "more than 16 different targets recorded in these cases: pass --target");
         return NULL;
     }
-    if (spec == c->target_path && strcmp(spec, "builtin") && !cf_is_file(spec)) {
-        cf_fail(e, CFE_INPUT, "the case records target %s, which does not exist here: pass --target LIB.so", spec);
-        return NULL;
+    /* A library that a case file names and the user did not is loaded only when it is the very
+     * file the case was stored from: loading runs its constructors, so a case from elsewhere must
+     * not choose what code runs here (issue 57).  The hash is checked before any worker starts. */
+    if (spec == c->target_path && strcmp(spec, "builtin")) {
+        char sha[65] = "";
+        if (!cf_is_file(spec)) {
+            cf_fail(e, CFE_INPUT, "the case records target %s, which does not exist here: pass --target LIB.so", spec);
+            return NULL;
+        }
+        if (!c->target_sha256[0]) {
+            cf_fail(e, CFE_INPUT, "the case records target %s without its SHA-256: not loaded (pass --target LIB.so to run "
+                                  "it on a library you name)", spec);
+            return NULL;
+        }
+        if (!cf_file_sha256(spec, sha) || strcmp(sha, c->target_sha256)) {
+            cf_fail(e, CFE_INPUT, "%s is not the library the case was stored from (SHA-256 %.16s... recorded, %.16s... on disk): "
+                                  "not loaded (pass --target LIB.so to run the case on a library you name)",
+                    spec, c->target_sha256, sha[0] ? sha : "unreadable");
+            return NULL;
+        }
     }
     cf_target *t = &tc->t[tc->n];
     if (cf_target_open(spec, t, e)) return NULL;
     t->guard_pages = o->guard_pages;
-    if (spec == c->target_path && c->target_sha256[0] && t->sha256[0] && strcmp(c->target_sha256, t->sha256))
-        fprintf(stderr, "aclnn-conform: note: %s changed since the case was stored (sha256 %.12s... then, %.12s... now)\n", spec,
-                c->target_sha256, t->sha256);
     snprintf(tc->spec[tc->n], sizeof tc->spec[0], "%s", spec);
     return &tc->t[tc->n++];
 }

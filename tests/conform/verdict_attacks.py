@@ -38,6 +38,21 @@ def run(args, timeout=60):
         return "timeout", ""
 
 
+def npy_f8_to_f4(src, dst):
+    """the expected values of a case (an f8 .npy) written as the f4 .npy an f32 output is read from"""
+    import ast
+    import struct
+    with open(src, "rb") as f:
+        b = f.read()
+    hl = struct.unpack("<H", b[8:10])[0]
+    hdr = ast.literal_eval(b[10:10 + hl].decode("latin1"))
+    vals = struct.unpack("<%dd" % (len(b[10 + hl:]) // 8), b[10 + hl:])
+    h = "{'descr': '<f4', 'fortran_order': False, 'shape': %r, }" % (tuple(hdr["shape"]),)
+    h += " " * ((64 - (10 + len(h) + 1) % 64) % 64) + "\n"
+    with open(dst, "wb") as f:
+        f.write(b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode("latin1") + struct.pack("<%df" % len(vals), *vals))
+
+
 def check(name, rc, out, want_rc, want=()):
     global bad
     ok = rc == want_rc and all(w in out for w in want)
@@ -146,6 +161,30 @@ if "case" in GROUPS:
     case_attack("origin.target well formed", LOGIT, setp(["origin", "target"], {"path": "/x.so", "sha256": "ab" * 32}), 0, [],
                 extra=["--target", "builtin"])
     case_attack("origin.target null", LOGIT, setp(["origin", "target"], None), 0, [])
+    # 3. a case names code to load (issue 57): a library the user did not name is loaded only when
+    #    it is the file the case was stored from (its SHA-256); the mark shows whether it was loaded
+    CTOR = os.environ.get("ACLCONFORM_CTOR_TARGET")
+    if not CTOR or not os.path.isfile(CTOR):
+        check("origin.target: the constructor library is built", "missing", CTOR or "", 0)
+    else:
+        import hashlib
+        mark = os.path.join(tmp, "ctor_mark")
+        os.environ["ACLCONFORM_TEST_CTOR_MARK"] = mark
+        with open(CTOR, "rb") as f:
+            sha = hashlib.sha256(f.read()).hexdigest()
+        other = ("0" if sha[0] != "0" else "1") + sha[1:]
+        d = case_attack("origin.target a library of another SHA-256", LOGIT,
+                        setp(["origin", "target"], {"path": CTOR, "sha256": other}), 2,
+                        ["not the library the case was stored from", "--target"])
+        check("replay: ... and its constructor did not run", "loaded" if os.path.exists(mark) else 2, "", 2)
+        rc, out = run(["shrink", d, "--corpus", os.path.join(tmp, "shrunk_ctor")])
+        check("shrink: origin.target a library of another SHA-256", rc, out, 2, ["not the library the case was stored from"])
+        check("shrink: ... and its constructor did not run", "loaded" if os.path.exists(mark) else 2, "", 2)
+        # the file it was stored from is loaded (it is no aclnn library: a missing symbol, exit 2)
+        case_attack("origin.target the library it was stored from", LOGIT,
+                    setp(["origin", "target"], {"path": CTOR, "sha256": sha}), 2, ["aclCreateTensor"])
+        check("replay: ... which is loaded", 2 if os.path.exists(mark) else "not loaded", "", 2)
+        del os.environ["ACLCONFORM_TEST_CTOR_MARK"]
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(DATA)))
 BASE_REPORT = os.path.join(ROOT, "reports", "builtin-spec.json")
@@ -158,10 +197,21 @@ def write_json(name, j):
     return path
 
 
+def real_shard(k, n):
+    """shard k/n of one small sweep (the merge attacks start from real shards: a report relabelled
+    as another shard is itself an attack merge refuses)"""
+    p = os.path.join(tmp, "real_s%d_%d.json" % (k, n))
+    if not os.path.exists(p):
+        rc, o = run(["sweep", "--op", "logit_grad,softplus_backward", "--cases", "9", "--invalid-cases", "1", "--seed", "0x5eed",
+                     "--shard", "%d/%d" % (k, n), "--no-store", "--quiet", "--output", p], timeout=600)
+        if rc != 0:
+            sys.exit("verdict_attacks: the shard sweep %d/%d failed (%s): %s" % (k, n, rc, o[-300:]))
+    return p
+
+
 def shard_report(name, k, n, mutate=None):
-    with open(BASE_REPORT) as f:
+    with open(real_shard(k, n)) as f:
         j = json.load(f)
-    j["run"]["shard"] = "%d/%d" % (k, n)
     if mutate:
         j = mutate(j) or j
     return write_json(name, j)
@@ -187,8 +237,8 @@ if "merge" in GROUPS:
     check("  ... nothing written", "written" if os.path.exists(out) else 2, "", 2)
     rc, o = run(["merge", s0, s2, "-o", out, "--partial"])
     j = load(out) if os.path.exists(out) else {}
-    base = load(BASE_REPORT)
-    ok = j.get("partial") is True and j.get("missing_shards") == "1/3" and j["run"]["cases"] == 2 * base["run"]["cases"]
+    r0, r1, r2 = load(s0), load(s1), load(s2)
+    ok = j.get("partial") is True and j.get("missing_shards") == "1/3" and j["run"]["cases"] == r0["run"]["cases"] + r2["run"]["cases"]
     check("merge s0 s2 --partial: marked partial", rc if ok else "unmarked", o, rc, ["PARTIAL"])
     # the partial merge completed by its missing shard is whole again
     part = os.path.join(tmp, "part.json")
@@ -196,11 +246,12 @@ if "merge" in GROUPS:
     os.remove(out)
     rc, o = run(["merge", part, s1, "-o", out])
     j = load(out) if os.path.exists(out) else {}
-    ok = j.get("partial") is False and j["run"]["shard"] == "0/3,1/3,2/3" and j["run"]["cases"] == 3 * base["run"]["cases"]
+    ncases = r0["run"]["cases"] + r1["run"]["cases"] + r2["run"]["cases"]
+    ok = j.get("partial") is False and j["run"]["shard"] == "0/3,1/3,2/3" and j["run"]["cases"] == ncases
     check("merge partial + its missing shard: complete", rc if ok else "wrong", o, rc, [])
     rc2, o = run(["merge", s0, s1, s2, "-o", out])
     j = load(out) if os.path.exists(out) else {}
-    ok = j.get("partial") is False and j["results"][0]["cases"] == 3 * base["results"][0]["cases"]
+    ok = j.get("partial") is False and j["results"][0]["cases"] == sum(r["results"][0]["cases"] for r in (r0, r1, r2))
     check("merge s0 s1 s2: exact sums, not partial", rc2 if ok else "wrong", o, rc, [])
     # shards of different runs
     other = shard_report("seed.json", 1, 3, lambda j: j["run"].update(seed="0x1234"))
@@ -223,6 +274,37 @@ if "merge" in GROUPS:
     bad_r = shard_report("sc.json", 1, 3, lambda j: j["status_checks"][0].update(mismatches=1e300))
     rc, o = run(["merge", s0, bad_r, s2, "-o", out])
     check("merge status_checks mismatches 1e300", rc, o, 2, ["status_checks[0].mismatches"])
+    # issue 57: what merge used to add up silently
+    def interrupt(j):
+        j["run"]["interrupted"] = True
+    bad_r = shard_report("intr.json", 1, 3, interrupt)
+    rc, o = run(["merge", s0, bad_r, s2, "-o", out])
+    check("merge an interrupted shard", rc, o, 2, ["run.interrupted", "--partial"])
+    rc, o = run(["merge", s0, bad_r, s2, "-o", out, "--partial"])
+    j = load(out) if os.path.exists(out) else {}
+    ok = j.get("run", {}).get("interrupted") is True and j.get("partial") is True
+    check("  ... with --partial: carried (run.interrupted, partial)", rc if ok else "dropped", o, rc, ["PARTIAL"])
+    rc, o = run(["report", out, "--format", "md"])
+    check("  ... and its report does not say it conforms", rc if "Verdict: conforms" not in o else "conforms", o, rc,
+          ["not established: the run was interrupted"])
+    os.remove(out)
+    for what, mutate, field in [
+            ("another target_sha256", lambda j: j["run"].update(target_sha256="ab" * 32), "run.target_sha256"),
+            ("another tool version", lambda j: j["tool"].update(version="9.9.9"), "tool.version"),
+            ("a score report", lambda j: j["run"].update(command="score"), "run.command"),
+            ("a row twice", lambda j: j["results"].append(copy.deepcopy(j["results"][0])), "again"),
+            ("no result rows", lambda j: j.update(results=[]), "'results'")]:
+        bad_r = shard_report("x.json", 1, 3, mutate)
+        rc, o = run(["merge", s0, bad_r, s2, "-o", out])
+        check("merge a shard with %s" % what, rc, o, 2, [field])
+        check("  ... nothing written", "written" if os.path.exists(out) else 2, "", 2)
+    # a copy of shard 0 relabelled 1/3: the same run.id; and with a new run.id, its cases
+    copy0 = shard_report("copy0.json", 0, 3, lambda j: j["run"].update(shard="1/3"))
+    rc, o = run(["merge", s0, copy0, s2, "-o", out])
+    check("merge a copy of shard 0 relabelled 1/3", rc, o, 2, ["run.id"])
+    copy0 = shard_report("copy0b.json", 0, 3, lambda j: j["run"].update(shard="1/3", id=j["run"]["id"] + "-b"))
+    rc, o = run(["merge", s0, copy0, s2, "-o", out])
+    check("merge ... with a new run.id too", rc, o, 2, ["which shard 0/3 runs"])
     for sh in ["0/99999999999", "3/3", "-1/3", "1/0", "x", "0/3,"]:
         bad_r = shard_report("shard.json", 0, 3, lambda j: j["run"].update(shard=sh))
         rc, o = run(["merge", bad_r, "-o", out])
@@ -277,30 +359,48 @@ if "score" in GROUPS:
     shutil.copytree(SOFTPLUS, os.path.join(d, "softplus_backward", "b"))
     rc, o = run(["score", d, "--out", d])
     check("score: no result.json anywhere", rc, o if "passed" not in o else o + " [printed 'passed']",
-          2 if "passed" not in o else "passed", ["nothing to score"])
+          2 if "passed" not in o else "passed", ["no output was computed"])
     # every case unsupported: still nothing scored
     for sub in ["logit_grad/a", "softplus_backward/b"]:
         with open(os.path.join(d, sub, "result.json"), "w") as f:
             f.write('{"status": null, "error": "unsupported: test"}')
     rc, o = run(["score", d, "--out", d])
-    check("score: every case unsupported", rc, o, 2, ["nothing to score", "2 unsupported"])
+    check("score: every case unsupported", rc, o, 2, ["no output was computed", "2 unsupported"])
     # a status that is not an int32
     with open(os.path.join(d, "logit_grad/a", "result.json"), "w") as f:
         f.write('{"status": 4294967296, "error": null}')
     rc, o = run(["score", d, "--out", d])
     check("score: result.json status 2^32", rc, o, 2, ["'status'"])
-    # positive control: an invalid-input case whose status the target reproduced is scored
+    # issue 57: a program that answers only the invalid-input cases (every valid one null) computed
+    # nothing: exit 2, no report, never "passed"
     d2 = os.path.join(tmp, "score_one")
     inv = os.path.join(DATA, "examples/scaled_masked_softmax_backward/f527a19e06f1f2c4")
     shutil.copytree(inv, os.path.join(d2, "x"))
     with open(os.path.join(d2, "x", "result.json"), "w") as f:
         f.write('{"status": 161001, "error": null}')
+    shutil.copytree(LOGIT, os.path.join(d2, "v"))
+    for null in ['{"status": null, "error": null}', '{"status": null, "error": "unsupported: all of it"}']:
+        with open(os.path.join(d2, "v", "result.json"), "w") as f:
+            f.write(null)
+        rc, o = run(["score", d2, "--out", d2])
+        check("score: only the invalid case answered (%s)" % null[20:40], rc, o, 2,
+              ["no output was computed", "1 invalid-input cases scored"])
+    reps = [f for f in os.listdir(d2) if f.startswith("score-") and f.endswith(".json")]
+    check("  ... and no report was written", 2 if not reps else "reports %s" % reps, "", 2)
+    # positive control: the valid case computed (its exact outputs) is scored beside the invalid one
+    with open(os.path.join(d2, "v", "result.json"), "w") as f:
+        f.write('{"status": 0, "error": null}')
+    npy_f8_to_f4(os.path.join(d2, "v", "expected.out.npy"), os.path.join(d2, "v", "got.out.npy"))
     rc, o = run(["score", d2, "--out", d2])
-    check("score: one scorable case passes", rc, o, 0, ["1 passed, 0 failed"])
+    check("score: a computed valid case and the invalid one pass", rc, o, 0, ["2 passed, 0 failed"])
+    reps = [f for f in os.listdir(d2) if f.startswith("score-") and f.endswith(".json")]
+    tg = [load(os.path.join(d2, f)).get("run", {}).get("target", "") for f in reps]
+    check("  ... the report names an external program", rc if tg and all(t.startswith("external program") for t in tg)
+          else "targets %s" % tg, o, 0, [])
     # one scorable and one without result: exit 2, the unscorable one is not counted as passed
     shutil.copytree(LOGIT, os.path.join(d2, "y"))
     rc, o = run(["score", d2, "--out", d2])
-    check("score: one scored + one without result", rc, o, 2, ["1 passed, 0 failed, 1 could not be scored"])
+    check("score: scored + one without result", rc, o, 2, ["2 passed, 0 failed, 1 could not be scored"])
     reps = [f for f in os.listdir(d2) if f.startswith("score-") and f.endswith(".json")]
     unsc = [load(os.path.join(d2, f)).get("unscorable") for f in reps]
     check("  ... the report says 1 unscorable", rc if 1 in unsc else "unscorable %s" % unsc, o, 2, [])
