@@ -533,6 +533,14 @@ static cf_status case_params(const char *file, const cJSON *root, const cz_const
             if (!strcmp(c->params[k].name, c->params[c->nparams - 1].name))
                 return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': given twice", file, c->params[k].name);
     }
+    /* every parameter of the operator given (a NULL one as {"null": true}): a missing one used to
+     * take a default (eps = -1), and a case then blamed the implementation for the file's gap */
+    for (int k = 0; cz && k < cz->nparams; k++) {
+        bool given = false;
+        for (int i = 0; i < c->nparams && !given; i++) given = !strcmp(c->params[i].name, cz->params[k].name);
+        if (!given) return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': missing (every parameter of %s is given)", file,
+                                   cz->params[k].name, cf_op_name(cz->op));
+    }
     return CFE_OK;
 }
 

@@ -864,6 +864,9 @@ static void invalid_dtype_rules_meet_every_acl_data_type(void **state)
                      tmp, tmp), 0);
     assert_string_equal(out, "");
     free(out);
+    /* an export carries no golden values (score computes them): replay its invalid cases only */
+    assert_int_equal(run(NULL, "for f in %s/dt/logit_grad/*/case.json; do grep -Eq '\"status\":[[:space:]]*0[[:space:]]*(,|$)' $f && "
+                               "rm -r $(dirname $f); done; true", tmp), 0);
     assert_int_equal(run(&out, TOOL " replay %s/dt --target builtin", tmp), 0);
     assert_non_null(strstr(out, " 0 failed"));
     free(out);

@@ -38,15 +38,19 @@ def run(args, timeout=60):
         return "timeout", ""
 
 
-def npy_f8_to_f4(src, dst):
-    """the expected values of a case (an f8 .npy) written as the f4 .npy an f32 output is read from"""
+def npy_f8_to_f4(src, dst, scale=1.0, dst_f8=None):
+    """the expected values of a case (an f8 .npy) written as the f4 .npy an f32 output is read from
+    (times scale; dst_f8: the same values as an f8 .npy too)"""
     import ast
     import struct
     with open(src, "rb") as f:
         b = f.read()
     hl = struct.unpack("<H", b[8:10])[0]
     hdr = ast.literal_eval(b[10:10 + hl].decode("latin1"))
-    vals = struct.unpack("<%dd" % (len(b[10 + hl:]) // 8), b[10 + hl:])
+    vals = [v * scale for v in struct.unpack("<%dd" % (len(b[10 + hl:]) // 8), b[10 + hl:])]
+    if dst_f8:
+        with open(dst_f8, "wb") as f:
+            f.write(b[:10 + hl] + struct.pack("<%dd" % len(vals), *vals))
     h = "{'descr': '<f4', 'fortran_order': False, 'shape': %r, }" % (tuple(hdr["shape"]),)
     h += " " * ((64 - (10 + len(h) + 1) % 64) % 64) + "\n"
     with open(dst, "wb") as f:
@@ -152,6 +156,15 @@ if "case" in GROUPS:
     case_attack("unknown top-level field", LOGIT, setp(["bogus"], 1), 2, ["'bogus'"])
     case_attack("unknown tensor field", LOGIT, setp(["tensors", "x", "stride"], [1]), 2, ["tensors.x.stride"])
     case_attack("unknown param", LOGIT, setp(["params", "epsilon"], 0.1), 2, ["params.epsilon"])
+    # issue 57: a missing parameter took a default (eps became -1) and blamed the implementation
+    for opdir in sorted(os.listdir(os.path.join(DATA, "examples"))):
+        for cid in sorted(os.listdir(os.path.join(DATA, "examples", opdir))):
+            src = os.path.join(DATA, "examples", opdir, cid)
+            with open(os.path.join(src, "case.json")) as f:
+                names = list(json.load(f)["params"])
+            for pname in names:
+                case_attack("%s without params.%s" % (opdir, pname), src, delp(["params", pname]), 2,
+                            ["params.%s" % pname, "missing"])
     case_attack("unknown tensor", LOGIT, lambda j: j["tensors"].update(z=copy.deepcopy(j["tensors"]["out"])), 2, ["tensors.z"])
     case_attack("note is a number", LOGIT, setp(["note"], 5), 2, ["'note'"])
     case_attack("origin.kind is a number", LOGIT, setp(["origin", "kind"], 3), 2, ["origin.kind"])
@@ -355,19 +368,21 @@ if "report" in GROUPS:
 if "score" in GROUPS:
     # a directory of cases but no result.json: nothing scorable is exit 2, never "N passed"
     d = os.path.join(tmp, "score_none")
-    shutil.copytree(LOGIT, os.path.join(d, "logit_grad", "a"))
-    shutil.copytree(SOFTPLUS, os.path.join(d, "softplus_backward", "b"))
+    # (score takes case directories named by their case id, as export writes them)
+    LA, SB = "logit_grad/" + os.path.basename(LOGIT), "softplus_backward/" + os.path.basename(SOFTPLUS)
+    shutil.copytree(LOGIT, os.path.join(d, LA))
+    shutil.copytree(SOFTPLUS, os.path.join(d, SB))
     rc, o = run(["score", d, "--out", d])
     check("score: no result.json anywhere", rc, o if "passed" not in o else o + " [printed 'passed']",
           2 if "passed" not in o else "passed", ["no output was computed"])
     # every case unsupported: still nothing scored
-    for sub in ["logit_grad/a", "softplus_backward/b"]:
+    for sub in [LA, SB]:
         with open(os.path.join(d, sub, "result.json"), "w") as f:
             f.write('{"status": null, "error": "unsupported: test"}')
     rc, o = run(["score", d, "--out", d])
     check("score: every case unsupported", rc, o, 2, ["no output was computed", "2 unsupported"])
     # a status that is not an int32
-    with open(os.path.join(d, "logit_grad/a", "result.json"), "w") as f:
+    with open(os.path.join(d, LA, "result.json"), "w") as f:
         f.write('{"status": 4294967296, "error": null}')
     rc, o = run(["score", d, "--out", d])
     check("score: result.json status 2^32", rc, o, 2, ["'status'"])
@@ -375,12 +390,13 @@ if "score" in GROUPS:
     # nothing: exit 2, no report, never "passed"
     d2 = os.path.join(tmp, "score_one")
     inv = os.path.join(DATA, "examples/scaled_masked_softmax_backward/f527a19e06f1f2c4")
-    shutil.copytree(inv, os.path.join(d2, "x"))
-    with open(os.path.join(d2, "x", "result.json"), "w") as f:
+    X = "scaled_masked_softmax_backward/" + os.path.basename(inv)
+    shutil.copytree(inv, os.path.join(d2, X))
+    with open(os.path.join(d2, X, "result.json"), "w") as f:
         f.write('{"status": 161001, "error": null}')
-    shutil.copytree(LOGIT, os.path.join(d2, "v"))
+    shutil.copytree(LOGIT, os.path.join(d2, LA))
     for null in ['{"status": null, "error": null}', '{"status": null, "error": "unsupported: all of it"}']:
-        with open(os.path.join(d2, "v", "result.json"), "w") as f:
+        with open(os.path.join(d2, LA, "result.json"), "w") as f:
             f.write(null)
         rc, o = run(["score", d2, "--out", d2])
         check("score: only the invalid case answered (%s)" % null[20:40], rc, o, 2,
@@ -388,22 +404,51 @@ if "score" in GROUPS:
     reps = [f for f in os.listdir(d2) if f.startswith("score-") and f.endswith(".json")]
     check("  ... and no report was written", 2 if not reps else "reports %s" % reps, "", 2)
     # positive control: the valid case computed (its exact outputs) is scored beside the invalid one
-    with open(os.path.join(d2, "v", "result.json"), "w") as f:
+    with open(os.path.join(d2, LA, "result.json"), "w") as f:
         f.write('{"status": 0, "error": null}')
-    npy_f8_to_f4(os.path.join(d2, "v", "expected.out.npy"), os.path.join(d2, "v", "got.out.npy"))
+    npy_f8_to_f4(os.path.join(d2, LA, "expected.out.npy"), os.path.join(d2, LA, "got.out.npy"))
     rc, o = run(["score", d2, "--out", d2])
     check("score: a computed valid case and the invalid one pass", rc, o, 0, ["2 passed, 0 failed"])
     reps = [f for f in os.listdir(d2) if f.startswith("score-") and f.endswith(".json")]
     tg = [load(os.path.join(d2, f)).get("run", {}).get("target", "") for f in reps]
     check("  ... the report names an external program", rc if tg and all(t.startswith("external program") for t in tg)
           else "targets %s" % tg, o, 0, [])
+    # the expected values score uses are the oracle's, not a file beside the case
+    shutil.copy(os.path.join(d2, LA, "got.out.npy"), os.path.join(tmp, "got_ok.npy"))
+    npy_f8_to_f4(os.path.join(d2, LA, "expected.out.npy"), os.path.join(d2, LA, "got.out.npy"), 2.0,
+                 os.path.join(d2, LA, "expected.out.npy"))
+    rc, o = run(["score", d2, "--out", d2])
+    check("score: an expected.out.npy rewritten to match a wrong got", rc, o, 1, ["1 passed, 1 failed"])
+    shutil.copy(os.path.join(tmp, "got_ok.npy"), os.path.join(d2, LA, "got.out.npy"))
     # one scorable and one without result: exit 2, the unscorable one is not counted as passed
-    shutil.copytree(LOGIT, os.path.join(d2, "y"))
+    shutil.copytree(SOFTPLUS, os.path.join(d2, SB))
     rc, o = run(["score", d2, "--out", d2])
     check("score: scored + one without result", rc, o, 2, ["2 passed, 0 failed, 1 could not be scored"])
     reps = [f for f in os.listdir(d2) if f.startswith("score-") and f.endswith(".json")]
     unsc = [load(os.path.join(d2, f)).get("unscorable") for f in reps]
     check("  ... the report says 1 unscorable", rc if 1 in unsc else "unscorable %s" % unsc, o, 2, [])
+    # export writes no answer key beside the inputs (issue 57: copying expected.*.npy to got.*.npy
+    # passed 19/19)
+    ex = os.path.join(tmp, "export")
+    rc, o = run(["export", "--op", "logit_grad,gelu_backward_v2", "--cases", "2", "--invalid-cases", "1", "--out", ex])
+    keys = [f for _, _, fs in os.walk(ex) for f in fs if f.split(".")[0] in ("expected", "magnitude", "alt", "expected_lo")]
+    check("export: no expected values beside the inputs", rc if not keys else "files %s" % keys[:3], o, 0, ["exported"])
+    # an exported input changed before scoring: that case is not scored
+    valid = [r for r, _, fs in os.walk(os.path.join(ex, "logit_grad")) if "x.npy" in fs and
+             load(os.path.join(r, "case.json"))["expect"]["status"] == 0][0]
+    for r, _, fs in os.walk(ex):
+        if "case.json" in fs:
+            with open(os.path.join(r, "result.json"), "w") as f:
+                f.write('{"status": null, "error": "unsupported"}')
+    with open(os.path.join(valid, "result.json"), "w") as f:
+        f.write('{"status": 0, "error": null}')
+    with open(os.path.join(valid, "x.npy"), "r+b") as f:
+        f.seek(-1, 2)
+        last = f.read(1)
+        f.seek(-1, 2)
+        f.write(bytes([last[0] ^ 1]))
+    rc, o = run(["score", ex, "--out", ex])
+    check("score: an exported case whose input changed", rc, o, 2, ["not those exported"])
 
 shutil.rmtree(tmp, ignore_errors=True)
 print("%d attack(s) misbehaved" % bad)
