@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <time.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/stat.h>
@@ -533,8 +534,14 @@ static cf_status case_params(const char *file, const cJSON *root, const cz_const
             if (!strcmp(c->params[k].name, c->params[c->nparams - 1].name))
                 return cf_fail(e, CFE_INPUT, "%s: field 'params.%s': given twice", file, c->params[k].name);
     }
-    /* every parameter of the operator given (a NULL one as {"null": true}): a missing one used to
-     * take a default (eps = -1), and a case then blamed the implementation for the file's gap */
+    return CFE_OK;
+}
+
+/* Every parameter of the operator given (a NULL one as {"null": true}): a missing one used to take
+ * a default (eps = -1), and a case then blamed the implementation for the file's gap.  Checked
+ * after the rest of the manifest, so that a broken file names its first broken field. */
+static cf_status case_params_complete(const char *file, const cz_constraints *cz, const cf_case *c, cf_err *e)
+{
     for (int k = 0; cz && k < cz->nparams; k++) {
         bool given = false;
         for (int i = 0; i < c->nparams && !given; i++) given = !strcmp(c->params[i].name, cz->params[k].name);
@@ -687,6 +694,7 @@ cf_status cf_case_parse(const char *file, const char *text, size_t len, const cf
     if (!st) st = case_expect(file, root, c, e);
     if (!st) st = case_origin(file, root, c, e);
     if (!st) st = case_note(file, root, c, e);
+    if (!st) st = case_params_complete(file, cz, c, e);
     cJSON_Delete(root);
     /* golden values only where there are files to read them from and outputs to compare */
     if (!st && x && ld && c->expect_status == 0) st = case_outputs(file, ld, c, x, e);
@@ -933,6 +941,24 @@ cf_status cf_case_write_dir(const char *dir, const cf_case *c, const cf_expected
     return st;
 }
 
+/* Temporary case directories (.tmp-*) left by a writer that was killed (kill -9 while storing)
+ * are removed once they are an hour old: a live writer finishes its directory in well under that. */
+static void remove_stale_tmp(const char *opdir)
+{
+    DIR *d = opendir(opdir);
+    if (!d) return;
+    time_t now = time(NULL);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (strncmp(de->d_name, ".tmp-", 5)) continue;
+        char p[4200];
+        struct stat sb;
+        snprintf(p, sizeof p, "%s/%s", opdir, de->d_name);
+        if (lstat(p, &sb) == 0 && S_ISDIR(sb.st_mode) && now - sb.st_mtime > 3600) cf_rmtree(p);
+    }
+    closedir(d);
+}
+
 cf_status cf_case_write(const char *corpus, const cf_case *c, const cf_expected *x, const char *tool,
                         char *path_out, size_t path_len, cf_err *e)
 {
@@ -954,7 +980,10 @@ cf_status cf_case_write(const char *corpus, const cf_case *c, const cf_expected 
             return cf_fail(e, CFE_INPUT, "%s: resolves outside the corpus %s (a symlink?)", final, corpus);
         return CFE_OK;
     }
-    snprintf(tmp, sizeof tmp, "%s/%s/.tmp-%s-%ld", corpus, cf_op_name(c->op), id, (long)getpid());
+    char tag[32];
+    cf_unique_tag(tag, sizeof tag);
+    snprintf(tmp, sizeof tmp, "%s/%s/.tmp-%s-%s", corpus, cf_op_name(c->op), id, tag);
+    remove_stale_tmp(opdir);
     st = cf_case_write_dir(tmp, c, x, tool, e);
     if (!st && rename(tmp, final) != 0 && !cf_is_dir(final))
         st = cf_fail(e, CFE_IO, "%s: cannot rename into place", final);

@@ -259,9 +259,11 @@ int cmd_score(const cf_opts *o)
     }
     cJSON *rep = score_report(&S, o, started);
     char path[2048];
+    char tag[32];
+    cf_unique_tag(tag, sizeof tag);
     if (o->output) snprintf(path, sizeof path, "%s", o->output);
-    else snprintf(path, sizeof path, "%s/score-%s-%ld.json", o->out_dir, stamp, (long)getpid()); /* two runs never share a name */
-    cf_status ws = cf_write_report(path, rep, &e);
+    else snprintf(path, sizeof path, "%s/score-%s-%s.json", o->out_dir, stamp, tag); /* two runs never share a name */
+    cf_status ws = o->output ? cf_write_report(path, rep, &e) : cf_write_report_new(path, rep, &e);
     cJSON_Delete(rep);
     cf_print_summary(stdout, S.rows, S.nrows);
     printf("score: %d cases, %lld unsupported, status checks %lld/%lld mismatching; report %s\n", S.n,

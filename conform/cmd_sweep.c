@@ -713,8 +713,10 @@ static cf_status begin_run(sweep_run *R, cf_err *e)
     strftime(R->started, sizeof R->started, "%Y-%m-%dT%H:%M:%SZ", gmtime(&wall));
     strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", gmtime(&wall));
     /* unique per run: two shards, two targets or two runs in the same second never collide */
-    snprintf(R->run_id, sizeof R->run_id, "sweep-%llx-%s-%dof%d-%s-%ld", (unsigned long long)o->seed, R->tname, o->shard_k,
-             o->shard_n, stamp, (long)getpid());
+    char tag[32];
+    cf_unique_tag(tag, sizeof tag); /* pid and random bits: two containers with one pid never collide */
+    snprintf(R->run_id, sizeof R->run_id, "sweep-%llx-%s-%dof%d-%s-%s", (unsigned long long)o->seed, R->tname, o->shard_k,
+             o->shard_n, stamp, tag);
     R->quiet = o->quiet;
     R->lines = o->json ? stderr : stdout; /* --json keeps stdout for the JSON */
     R->github = getenv("GITHUB_ACTIONS") && !strcmp(getenv("GITHUB_ACTIONS"), "true");
@@ -1079,7 +1081,7 @@ static cf_status finish_run(sweep_run *R)
     if (o->output) snprintf(path, sizeof path, "%s", o->output);
     else snprintf(path, sizeof path, "%s/%s.json", o->out_dir, R->run_id);
     cf_err e = {{0}}, je = {{0}};
-    cf_status st = cf_write_report(path, rep, &e);
+    cf_status st = o->output ? cf_write_report(path, rep, &e) : cf_write_report_new(path, rep, &e);
     cf_status jst = o->junit ? write_junit(o->junit, R->jc, R->nstreams + R->nsrows, R->seconds, R->sig != 0, &je) : CFE_OK;
     if (o->json) {
         char *txt = cJSON_PrintUnformatted(rep);

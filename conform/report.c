@@ -210,7 +210,7 @@ cf_status cf_report_read(const char *path, cJSON **root, cf_row **rows, int *nro
 
 /* ---- writing reports ---- */
 
-cf_status cf_write_report(const char *path, cJSON *report, cf_err *e)
+static cf_status write_report(const char *path, cJSON *report, bool replace, cf_err *e)
 {
     char *text = cJSON_Print(report);
     if (!text) return cf_fail(e, CFE_IO, "%s: out of memory", path);
@@ -222,10 +222,14 @@ cf_status cf_write_report(const char *path, cJSON *report, cf_err *e)
         *slash = '\0';
         st = cf_mkdirs(dir, e);
     }
-    if (!st) st = cf_write_atomic(path, text, strlen(text), e);
+    if (!st) st = replace ? cf_write_atomic(path, text, strlen(text), e) : cf_write_atomic_new(path, text, strlen(text), e);
     free(text);
     return st;
 }
+
+cf_status cf_write_report(const char *path, cJSON *report, cf_err *e) { return write_report(path, report, true, e); }
+
+cf_status cf_write_report_new(const char *path, cJSON *report, cf_err *e) { return write_report(path, report, false, e); }
 
 /* The machine a run ran on, for the report's words: CPU model, cores, OS and architecture. */
 static cJSON *host_json(void)

@@ -19,6 +19,8 @@ cf_status cf_report_parse(const char *path, const char *text, size_t len, cJSON 
 
 /* Write the report atomically. */
 cf_status cf_write_report(const char *path, cJSON *report, cf_err *e);
+/* The same to a generated name (no --output): never replaces an existing file (cf_write_atomic_new). */
+cf_status cf_write_report_new(const char *path, cJSON *report, cf_err *e);
 cJSON *cf_report_new(const char *command, const cf_opts *o, double seconds, int64_t cases,
                      const char *started);
 void cf_print_summary(FILE *f, const cf_row *rows, int nrows);

@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -29,10 +30,22 @@ cf_status cf_fail(cf_err *e, cf_status code, const char *fmt, ...)
     return code;
 }
 
-cf_status cf_write_atomic(const char *path, const void *data, size_t len, cf_err *e)
+void cf_unique_tag(char *buf, size_t n)
 {
-    char tmp[4096];
-    if (snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid()) >= (int)sizeof tmp)
+    uint32_t r = 0;
+    if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        r = (uint32_t)ts.tv_nsec ^ (uint32_t)((uintptr_t)&ts >> 4) ^ (uint32_t)getpid() * 2654435761u;
+    }
+    snprintf(buf, n, "%ld-%08x", (long)getpid(), (unsigned)r);
+}
+
+static cf_status write_atomic(const char *path, const void *data, size_t len, bool replace, cf_err *e)
+{
+    char tmp[4096], tag[32];
+    cf_unique_tag(tag, sizeof tag);
+    if (snprintf(tmp, sizeof tmp, "%s.tmp.%s", path, tag) >= (int)sizeof tmp)
         return cf_fail(e, CFE_IO, "%s: path too long", path);
     /* a fresh file: never through a symlink planted at the temporary name (a stale one of ours
      * is unlinked first; unlink removes a link, not its target) */
@@ -47,12 +60,33 @@ cf_status cf_write_atomic(const char *path, const void *data, size_t len, cf_err
     size_t w = len ? fwrite(data, 1, len, f) : 0;
     int ok = w == len && fflush(f) == 0;
     ok = (fclose(f) == 0) && ok;
-    if (!ok || rename(tmp, path) != 0) {
+    if (!ok) {
         int err = errno;
         remove(tmp);
         return cf_fail(e, CFE_IO, "%s: write failed: %s", path, strerror(err));
     }
+    int rc = replace ? rename(tmp, path) : renameat2(AT_FDCWD, tmp, AT_FDCWD, path, RENAME_NOREPLACE);
+    if (rc != 0 && !replace && errno == EINVAL) { /* a file system without RENAME_NOREPLACE: link fails on an existing name */
+        rc = link(tmp, path);
+        if (rc == 0) unlink(tmp);
+    }
+    if (rc != 0) {
+        int err = errno;
+        remove(tmp);
+        if (err == EEXIST) return cf_fail(e, CFE_IO, "%s: exists already (another run wrote it): not replaced", path);
+        return cf_fail(e, CFE_IO, "%s: write failed: %s", path, strerror(err));
+    }
     return CFE_OK;
+}
+
+cf_status cf_write_atomic(const char *path, const void *data, size_t len, cf_err *e)
+{
+    return write_atomic(path, data, len, true, e);
+}
+
+cf_status cf_write_atomic_new(const char *path, const void *data, size_t len, cf_err *e)
+{
+    return write_atomic(path, data, len, false, e);
 }
 
 cf_status cf_read_file(const char *path, char **data, size_t *len, cf_err *e)

@@ -23,8 +23,15 @@ typedef struct {
 cf_status cf_fail(cf_err *e, cf_status code, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-/* Write `len` bytes to path atomically: a temporary file in the same directory, then rename. */
+/* Write `len` bytes to path atomically: a temporary file in the same directory (a random name),
+ * then rename. */
 cf_status cf_write_atomic(const char *path, const void *data, size_t len, cf_err *e);
+/* The same for a name that must be new: the rename never replaces a file (RENAME_NOREPLACE);
+ * an existing path is CFE_IO naming it.  For generated names, which two runs must never share. */
+cf_status cf_write_atomic_new(const char *path, const void *data, size_t len, cf_err *e);
+/* "<pid>-<8 random hex digits>": a tag two processes never share, even in two PID namespaces
+ * (containers) where both have the same pid in the same second. */
+void cf_unique_tag(char *buf, size_t n);
 /* Read a whole file (NUL-terminated copy; *len excludes the NUL).  Caller frees. */
 cf_status cf_read_file(const char *path, char **data, size_t *len, cf_err *e);
 /* Read and parse a JSON file; errors name the file ("not valid JSON").  Caller cJSON_Delete()s. */

@@ -490,9 +490,9 @@ static void atomic_write_leaves_no_temporary(void **state)
     snprintf(path, sizeof path, "%s/atomic.txt", tmpdir);
     cf_err e = {{0}};
     assert_int_equal(cf_write_atomic(path, "hello", 5, &e), CFE_OK);
-    char tmp[600];
-    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
-    assert_false(cf_is_file(tmp));
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls '%s' | grep -F atomic.txt.tmp)\"", tmpdir); /* no temporary left */
+    assert_int_equal(system(cmd), 0);
     char *d;
     size_t n;
     assert_int_equal(cf_read_file(path, &d, &n, &e), CFE_OK);
@@ -501,6 +501,32 @@ static void atomic_write_leaves_no_temporary(void **state)
     /* into a directory that does not exist: an error, not a crash */
     snprintf(path, sizeof path, "%s/no/such/dir/x", tmpdir);
     assert_int_equal(cf_write_atomic(path, "x", 1, &e), CFE_IO);
+}
+
+/* Issue 57: two runs in two PID namespaces (containers) with the same pid in the same second
+ * wrote one report and both printed success.  Generated names carry random bits, and a generated
+ * name is never replaced: the second writer is told. */
+static void generated_names_never_collide_nor_replace(void **state)
+{
+    (void)state;
+    char a[32], b[32];
+    cf_unique_tag(a, sizeof a);
+    cf_unique_tag(b, sizeof b);
+    assert_string_not_equal(a, b); /* the same pid, the same second */
+    char path[512];
+    snprintf(path, sizeof path, "%s/report-%s.json", tmpdir, a);
+    cf_err e = {{0}}, e2 = {{0}};
+    assert_int_equal(cf_write_atomic_new(path, "first", 5, &e), CFE_OK);
+    assert_int_equal(cf_write_atomic_new(path, "second", 6, &e2), CFE_IO);
+    assert_non_null(strstr(e2.msg, "exists already"));
+    char *d;
+    size_t n;
+    assert_int_equal(cf_read_file(path, &d, &n, &e), CFE_OK);
+    assert_memory_equal(d, "first", 5);
+    free(d);
+    char cmd[700];
+    snprintf(cmd, sizeof cmd, "test -z \"$(ls '%s' | grep -F .tmp.)\"", tmpdir);
+    assert_int_equal(system(cmd), 0);
 }
 
 int main(void)
@@ -515,6 +541,7 @@ int main(void)
         cmocka_unit_test(origin_target_round_trips),
         cmocka_unit_test(sha256_matches_known_vectors),
         cmocka_unit_test(atomic_write_leaves_no_temporary),
+        cmocka_unit_test(generated_names_never_collide_nor_replace),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
