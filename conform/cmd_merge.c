@@ -57,7 +57,7 @@ typedef struct {
     char *first_tool;         /* tool.version of the first report */
     char **ids;               /* run.id of each report read: a copy is not a second shard */
     int nids;
-    double seconds, cases, unsupported;
+    double seconds, cases, unsupported, over_max_bytes;
     bool any_partial, any_interrupted, any_unsupported;
     int nshards, *owner, *ks, nk;
     char *shards, *missing; /* "k/n,..." lists, once every report is in */
@@ -230,6 +230,8 @@ static void add_report(merge_run *M, const cJSON *root, const cJSON *run)
     const cJSON *sec = cJSON_GetObjectItemCaseSensitive(run, "seconds");
     M->seconds += cJSON_IsNumber(sec) ? sec->valuedouble : 0;
     M->cases += cJSON_GetObjectItemCaseSensitive(run, "cases")->valuedouble;
+    const cJSON *ob = cJSON_GetObjectItemCaseSensitive(run, "over_max_bytes");
+    if (cJSON_IsNumber(ob) && ob->valuedouble > 0 && ob->valuedouble <= 0x1p53) M->over_max_bytes += ob->valuedouble;
     /* an input that lacked shards is complete again once they are merged in (the shard set is
      * tracked exactly); one partial for another reason stays partial */
     M->any_partial |= cJSON_IsTrue(cJSON_GetObjectItemCaseSensitive(root, "partial")) &&
@@ -307,6 +309,7 @@ static cJSON *merged_report(merge_run *M, bool *fail)
     set_field(M->first, "seconds", cJSON_CreateNumber(M->seconds));
     set_field(M->first, "cases", cJSON_CreateNumber(M->cases));
     set_field(M->first, "interrupted", cJSON_CreateBool(M->any_interrupted));
+    if (M->over_max_bytes > 0) set_field(M->first, "over_max_bytes", cJSON_CreateNumber(M->over_max_bytes));
     cJSON_AddItemToObject(rep, "run", M->first);
     M->first = NULL;
     cJSON_AddBoolToObject(rep, "partial", M->nmissing > 0 || M->any_partial || M->any_interrupted);

@@ -38,6 +38,7 @@ typedef struct {
 
 typedef struct {
     bool skipped; /* not run: interrupted or past the deadline */
+    bool over_budget; /* not run: its storages exceed --max-bytes (counted, never a NULL tensor) */
     bool not_applicable; /* a protocol check that did not apply to its case */
     cf_row row;
     cf_case_verdict v; /* of the stored case when one was stored, else of the generated one */
@@ -238,6 +239,19 @@ static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
         return;
     }
     snprintf(c.profile, sizeof c.profile, "%s", o->profile);
+    /* a case the harness cannot allocate within --max-bytes is not run: run.c would hand the
+     * target a NULL tensor, and a correct 161001 would read as a failure (issue 57) */
+    uint64_t bytes = 0;
+    for (int t = 0; t < c.ntensors; t++) {
+        const cf_tensor *ct = &c.tensors[t];
+        int64_t sn = ct->present && !ct->null_data ? cf_tensor_storage_numel(ct) : 0;
+        if (sn > 0) bytes += (uint64_t)sn * cf_dtype_size(ct->dtype);
+    }
+    if (bytes > cf_max_bytes()) {
+        res->over_budget = true;
+        cf_case_free(&c);
+        return;
+    }
     if (s && S->bins[op]) {
         pthread_mutex_lock(&S->cov_mu);
         fz_bins_add(S->bins[op], &c);
@@ -574,7 +588,7 @@ typedef struct {
     junit_case *jc;
     group_t *groups;
     int ngroups, gcap;
-    int64_t total_cases, failures, internal, skipped, thread_checked, planned;
+    int64_t total_cases, failures, internal, skipped, thread_checked, planned, over_budget;
     cJSON *failures_json;
     /* time and names */
     char started[32], run_id[256];
@@ -843,6 +857,10 @@ static void merge_batch(sweep_run *R, int nj)
             R->skipped++;
             continue;
         }
+        if (r->over_budget) {
+            R->over_budget++;
+            continue;
+        }
         if (j->kind == JOB_THREADS) { /* a check of a case counted already */
             R->thread_checked++;
             cf_row_merge(&R->rows[j->stream], &r->row);
@@ -982,6 +1000,7 @@ static cJSON *build_report(sweep_run *R)
     cJSON_AddStringToObject(runj, "corpus", o->no_store ? "" : o->corpus);
     cJSON_AddBoolToObject(runj, "interrupted", R->sig != 0);
     if (R->skipped) cJSON_AddNumberToObject(runj, "skipped", (double)R->skipped);
+    if (R->over_budget) cJSON_AddNumberToObject(runj, "over_max_bytes", (double)R->over_budget);
     cJSON_AddNumberToObject(runj, "thread_checks", (double)R->thread_checked);
     cJSON *results = cJSON_AddArrayToObject(rep, "results");
     for (int s = 0; s < R->nstreams; s++) {
@@ -1058,6 +1077,9 @@ static void print_summary(const sweep_run *R, const char *path, bool written)
                (long long)R->failures, R->ngroups, written ? path : "NOT WRITTEN", (unsigned long long)o->seed);
         if (R->failures && !o->no_store) printf("failing cases stored under %s/\n", o->corpus);
     }
+    if (R->over_budget)
+        printf("warning: %lld cases larger than --max-bytes %llu were not run (run.over_max_bytes)\n", (long long)R->over_budget,
+               (unsigned long long)cf_max_bytes());
     int64_t unc = 0; /* numerics.md §2: a warning, never silence (--quiet too) */
     int unc_rows = 0;
     for (int i = 0; i < R->nstreams; i++) unc += R->rows[i].uncertain, unc_rows += R->rows[i].uncertain > 0;

@@ -105,7 +105,8 @@ bool cf_worker_has_threads(void) { return tl_has_threads; }
 
 int cf_worker_main(int argc, char **argv)
 {
-    if (argc != 5) return CFE_INPUT;
+    if (argc != 6) return CFE_INPUT;
+    cf_set_max_bytes(strtoull(argv[5], NULL, 10)); /* the tool's --max-bytes (0: the default) */
     pid_t parent = (pid_t)strtol(argv[4], NULL, 10);
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent) _exit(CFE_IO); /* the parent died before the line above */
@@ -298,7 +299,7 @@ static cf_status spawn(const cf_target *t, wstate *w, cf_err *e)
     if (n <= 0) return cf_fail(e, CFE_IO, "cannot find this executable (/proc/self/exe) to start a worker");
     exe[n] = '\0';
     enum { MAXW = 16 };
-    char wrap[1024], *argv[MAXW + 6];
+    char wrap[1024], *argv[MAXW + 7];
     int nw = worker_wrapper(wrap, sizeof wrap, argv, MAXW);
     if (nw < 0) return cf_fail(e, CFE_INPUT, "ACLCONFORM_WORKER_WRAPPER: more than %d words", MAXW);
     int sv[2];
@@ -312,7 +313,9 @@ static cf_status spawn(const cf_target *t, wstate *w, cf_err *e)
     fcntl(out, F_SETFL, O_APPEND);
     char ppid[32], guard[2] = {t->guard_pages ? '1' : '0', '\0'};
     snprintf(ppid, sizeof ppid, "%ld", (long)getpid());
-    char *tail[] = {nw ? exe : "aclnn-conform", "__worker", (char *)t->name, guard, ppid, NULL};
+    char maxb[32];
+    snprintf(maxb, sizeof maxb, "%llu", (unsigned long long)cf_max_bytes());
+    char *tail[] = {nw ? exe : "aclnn-conform", "__worker", (char *)t->name, guard, ppid, maxb, NULL};
     memcpy(argv + nw, tail, sizeof tail);
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t at;

@@ -838,6 +838,27 @@ static void unscored_elements_are_a_warning_in_the_report(void **state)
     free(md);
 }
 
+/* Issue 57: with --max-bytes below a generated case's size the case went to the target with a
+ * NULL tensor, and the built-in's correct 161001 failed as "expected 0"; a foreign worker ignored
+ * the flag.  Such a case is not run: counted in run.over_max_bytes, warned about, exit 0. */
+static void cases_over_max_bytes_are_counted_not_run(void **state)
+{
+    (void)state;
+    for (int foreign = 0; foreign < 2; foreign++) {
+        char *out = NULL;
+        int rc = run(&out, TOOL " sweep --op logit_grad,gelu_backward_v2 --cases 30 --invalid-cases 2 --max-bytes 65536 "
+                           "--no-store --quiet %s --output %s/mb%d.json", foreign ? "--target " IMPL_SO : "", tmp, foreign);
+        if (rc != 0) fail_msg("sweep with --max-bytes 65536 (%s) exit %d: %s", foreign ? "foreign" : "builtin", rc, out);
+        assert_non_null(strstr(out, "larger than --max-bytes 65536 were not run"));
+        free(out);
+        char path[600];
+        snprintf(path, sizeof path, "%s/mb%d.json", tmp, foreign);
+        cJSON *j = load_json(path);
+        assert_true(field(field(j, "run"), "over_max_bytes")->valuedouble > 0);
+        cJSON_Delete(j);
+    }
+}
+
 static void a_corpus_symlink_is_not_followed(void **state)
 {
     (void)state;
@@ -952,6 +973,7 @@ int main(void)
         cmocka_unit_test(a_corpus_symlink_is_not_followed),
         cmocka_unit_test(workers_run_under_the_wrapper),
         cmocka_unit_test(unscored_elements_are_a_warning_in_the_report),
+        cmocka_unit_test(cases_over_max_bytes_are_counted_not_run),
         cmocka_unit_test(installed_tool_and_library_work_from_the_prefix),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
