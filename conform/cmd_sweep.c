@@ -73,12 +73,20 @@ typedef struct {
 } sweep_ctx;
 
 static volatile sig_atomic_t g_signal; /* SIGINT / SIGTERM received: finish the batch, report */
+static volatile sig_atomic_t g_hard;   /* a second one: drop the batch in flight, report now */
 
+/* The first signal finishes the batch; a second one (a user's second ^C, or two signals
+ * milliseconds apart from a process group or a target that signals its parent) kills the
+ * workers and drops the batch in flight -- its cases count as not run, never as the target's
+ * crashes -- and the report is still written (issue 57: it exited 143 with none); a third one
+ * leaves at once (a built-in case that does not return). */
 static void on_signal(int sig)
 {
-    if (g_signal) { /* the second one: stop now */
+    if (g_hard) _exit(128 + sig);
+    if (g_signal) {
+        g_hard = sig;
         cf_worker_kill_all();
-        _exit(128 + sig);
+        return;
     }
     g_signal = sig;
 }
@@ -285,7 +293,7 @@ static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
         char key[160];
         cf_case_key(&c, key, sizeof key);
         snprintf(res->group, sizeof res->group, "%s %s", key, res->v.kind);
-        if (!o->no_store) store_failure(S, j, &c, &x, res, s ? s->variant : "", ref);
+        if (!o->no_store && !g_hard) store_failure(S, j, &c, &x, res, s ? s->variant : "", ref); /* never a case our kill failed */
         /* the row links the stored case, or nothing */
         if (s) {
             res->row.nfailed_ids = 0;
@@ -667,7 +675,7 @@ static cf_status open_target(sweep_run *R, cf_err *e)
     cf_status st = cf_target_open(o->target, &R->target, e);
     if (st) return st;
     R->target_open = true;
-    R->target.guard_pages = o->guard_pages;
+    R->target.guard_pages = o->guard_pages && R->target.isolate; /* the built-in one runs in this process */
     R->target.one_thread = R->foreign && o->jobs > 1; /* workers run one OpenMP thread each */
     if (!R->foreign && o->jobs > 1) { /* parallel over cases instead */
         aclconformSetNumThreads(1);
@@ -773,6 +781,7 @@ static cf_status begin_run(sweep_run *R, cf_err *e)
     sa.sa_handler = on_signal;
     sigemptyset(&sa.sa_mask);
     g_signal = 0;
+    g_hard = 0;
     sigaction(SIGINT, &sa, &R->old_int);
     sigaction(SIGTERM, &sa, &R->old_term);
     R->signals_set = true;
@@ -853,7 +862,7 @@ static void merge_batch(sweep_run *R, int nj)
     for (int i = 0; i < nj; i++) {
         const result_t *r = &R->S.res[i];
         const job_t *j = &R->S.jobs[i];
-        if (r->skipped) {
+        if (r->skipped || g_hard) {
             R->skipped++;
             continue;
         }

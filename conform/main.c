@@ -59,6 +59,7 @@ int main(int argc, char **argv)
             cf_opts_free(&o);
             return st;
         }
+        cf_worker_set_load_timeout(o.timeout_s); /* a library that hangs while loading: --timeout, not minutes */
         int rc = COMMANDS[i].fn(&o);
         cf_opts_free(&o);
         cf_worker_thread_release();

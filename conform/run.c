@@ -12,7 +12,8 @@
 #include "adapters.h"
 #include "worker.h"
 
-#define SENTINEL 0xA5
+#include <stdatomic.h>
+#include <sys/random.h>
 
 static const struct { const char *name; aclFormat f; } FMT[] = {
     {"ND", ACL_FORMAT_ND},         {"NCHW", ACL_FORMAT_NCHW},         {"NHWC", ACL_FORMAT_NHWC},
@@ -71,7 +72,48 @@ typedef struct {
     size_t total;    /* mmap length (0: malloc) */
     uint8_t *data;   /* the storage handed to the target */
     size_t bytes;    /* storage bytes */
+    uint64_t key;    /* the buffer's guard pattern */
 } guarded;
+
+/* The guard pattern: byte p (counted from the start of the leading zone) of a buffer with key k.
+ * A fixed sentinel let a target tell the byte after its output (issue 57: outputs zeroed unless
+ * that byte was the sentinel passed 612 of 612 cases); each buffer now gets its own random key. */
+static uint64_t mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+static inline uint8_t pat(uint64_t k, uint64_t p) { return (uint8_t)(mix64(k ^ (p >> 3)) >> ((p & 7) * 8)); }
+
+static uint64_t new_key(void)
+{
+    static _Atomic uint64_t base, count;
+    uint64_t b = atomic_load(&base);
+    if (!b) {
+        uint64_t r = 0;
+        if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            r = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid() << 32;
+        }
+        uint64_t z = 0;
+        atomic_compare_exchange_strong(&base, &z, r | 1);
+        b = atomic_load(&base);
+    }
+    return mix64(b + atomic_fetch_add(&count, 1));
+}
+
+/* bytes [from, from + n) of the pattern, counted from the leading zone's start, at dst */
+static void pat_fill(uint8_t *dst, uint64_t from, size_t n, uint64_t k)
+{
+    for (size_t i = 0; i < n; i++) dst[i] = pat(k, from + i);
+}
+
+/* the pattern byte expected at data[i] (i may be negative: the leading zone) */
+static inline uint8_t pat_at(const guarded *g, ptrdiff_t i) { return pat(g->key, (uint64_t)(i + (ptrdiff_t)CF_GUARD_BYTES)); }
 
 static size_t page_size(void)
 {
@@ -100,13 +142,15 @@ static bool guarded_alloc(guarded *g, size_t bytes, bool pages)
         /* the storage ends as close to the trailing PROT_NONE region as 64-byte alignment allows */
         size_t start = inner - CF_GUARD_BYTES - ((bytes + 63) & ~(size_t)63);
         g->data = g->base + GUARD_PAGES_BYTES + start;
-        memset(g->base + GUARD_PAGES_BYTES, SENTINEL, inner);
     } else {
         g->base = malloc(inner);
         if (!g->base) return false;
         g->data = g->base + CF_GUARD_BYTES;
-        memset(g->base, SENTINEL, inner);
     }
+    g->key = new_key();
+    /* zones and storage alike (outputs keep it outside their view; inputs are copied over it) */
+    uint8_t *zone0 = g->data - CF_GUARD_BYTES;
+    pat_fill(zone0, 0, CF_GUARD_BYTES + g->bytes + CF_GUARD_BYTES, g->key);
     return true;
 }
 
@@ -123,12 +167,12 @@ static void guarded_free(guarded *g)
 static bool guard_broken(const guarded *g, char *where, size_t wlen)
 {
     for (size_t i = CF_GUARD_BYTES; i-- > 0;)
-        if (g->data[-(ptrdiff_t)CF_GUARD_BYTES + (ptrdiff_t)i] != SENTINEL) {
+        if (g->data[-(ptrdiff_t)CF_GUARD_BYTES + (ptrdiff_t)i] != pat_at(g, -(ptrdiff_t)CF_GUARD_BYTES + (ptrdiff_t)i)) {
             snprintf(where, wlen, "%zu bytes before the start of its storage", CF_GUARD_BYTES - i);
             return true;
         }
     for (size_t i = 0; i < CF_GUARD_BYTES; i++)
-        if (g->data[g->bytes + i] != SENTINEL) {
+        if (g->data[g->bytes + i] != pat_at(g, (ptrdiff_t)(g->bytes + i))) {
             snprintf(where, wlen, "%zu bytes after the end of its storage", i + 1);
             return true;
         }
@@ -154,7 +198,7 @@ static cf_status read_output(const cf_tensor *ct, const guarded *g, cf_run_out *
         touched[off] = 1;
     }
     for (size_t b = 0; b < g->bytes && !o->wrote_outside; b++)
-        if (!touched[b / es] && g->data[b] != SENTINEL) {
+        if (!touched[b / es] && g->data[b] != pat_at(g, (ptrdiff_t)b)) {
             o->wrote_outside = true;
             snprintf(o->outside, sizeof o->outside, "storage element %zu (outside the view)", b / es);
         }
@@ -190,7 +234,8 @@ typedef struct {
     guarded buf[CF_MAX_TENSORS];
     size_t total[CF_MAX_TENSORS]; /* device copies: the whole guarded span */
     void *dev[CF_MAX_TENSORS];    /* device copies when the target has device hooks */
-    void *ws_buf;
+    void *ws_buf;     /* on the device (device hooks) */
+    guarded ws;       /* on the host: between guard zones like a storage */
     bool on_dev;
 } run_state;
 
@@ -252,11 +297,16 @@ static run_step probe_workspace(const cf_target *t, const cf_case *c, cf_protoco
     }
     if (ws > cf_max_bytes()) return STEP_ON; /* the execute step reports it */
     bool shorten = proto == CF_PROTO_SHORT_WORKSPACE;
-    void *shorter = shorten && !s->on_dev ? malloc(ws) : NULL;
+    /* the short workspace is ws - 1 bytes between guard zones: a target that uses the planned
+     * size anyway writes into the zone (before, into the heap: random aborts in later cases) */
+    guarded gs = {0};
+    void *shorter = NULL;
+    if (shorten && !s->on_dev && guarded_alloc(&gs, (size_t)ws - 1, t->guard_pages)) shorter = gs.data;
     if (s->on_dev && shorten && t->dev_alloc(&shorter, ws) != 0) shorter = NULL;
     int32_t first = shorten && !shorter ? -1 : t->exec[c->op](shorter, shorten ? ws - 1 : ws, ex, NULL);
     if (s->on_dev && shorter) t->dev_free(shorter);
-    else free(shorter);
+    if (gs.base && guard_broken(&gs, r->ws_where, sizeof r->ws_where)) r->ws_overrun = true;
+    guarded_free(&gs);
     if (first == -1) {
         snprintf(r->error, sizeof r->error, "out of memory for a workspace of %llu bytes", (unsigned long long)ws);
         if (t->destroy_executor) t->destroy_executor(ex);
@@ -288,13 +338,21 @@ static run_step execute(const cf_target *t, const cf_case *c, uint64_t ws, aclOp
         if (t->destroy_executor) t->destroy_executor(ex);
         return STEP_DONE;
     }
+    void *wsp = NULL;
     if (ws && s->on_dev) {
         if (t->dev_alloc(&s->ws_buf, ws) != 0) s->ws_buf = NULL;
-    } else {
-        s->ws_buf = ws ? malloc(ws) : NULL;
+        wsp = s->ws_buf;
+    } else if (ws) {
+        if (!guarded_alloc(&s->ws, (size_t)ws, t->guard_pages)) {
+            snprintf(r->error, sizeof r->error, "out of memory for a workspace of %llu bytes", (unsigned long long)ws);
+            if (t->destroy_executor) t->destroy_executor(ex);
+            return STEP_DONE;
+        }
+        wsp = s->ws.data;
     }
-    r->status = t->exec[c->op](s->ws_buf, ws, ex, NULL);
+    r->status = t->exec[c->op](wsp, ws, ex, NULL);
     r->phase = 1;
+    if (s->ws.base && !r->ws_overrun && guard_broken(&s->ws, r->ws_where, sizeof r->ws_where)) r->ws_overrun = true;
     if (s->on_dev) {
         if (t->dev_sync(NULL) != 0) snprintf(r->error, sizeof r->error, "device sync failed");
         for (int i = 0; i < c->ntensors; i++)
@@ -355,7 +413,7 @@ static cf_status collect_outputs(const cf_case *c, const run_state *s, cf_run_re
 static void run_state_free(const cf_target *t, const cf_case *c, run_state *s)
 {
     if (s->on_dev && s->ws_buf) t->dev_free(s->ws_buf);
-    else free(s->ws_buf);
+    guarded_free(&s->ws);
     for (int i = 0; i < c->nparams; i++) {
         if (!s->params[i]) continue;
         if (c->params[i].kind == CF_PARAM_SCALAR) t->destroy_scalar(s->params[i]);

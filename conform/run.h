@@ -1,9 +1,10 @@
 /* Run one case on a target: create its objects through the target's own meta functions, call
  * GetWorkspaceSize, allocate the workspace, execute, read back each output view (row-major).
  *
- * Guarded buffers: every storage handed to the target (inputs and outputs) sits between two
- * guard zones of CF_GUARD_BYTES filled with a sentinel; an output's storage outside its view is
- * sentinel too.  After the call, a changed guard byte or a write into an output's storage outside
+ * Guarded buffers: every storage handed to the target (inputs and outputs), and its workspace,
+ * sits between two guard zones of CF_GUARD_BYTES filled with a pattern of random bytes (a new one
+ * for every buffer, so a target cannot recognise it); an output's storage outside its view holds
+ * the pattern too.  After the call, a changed guard byte or a write into an output's storage outside
  * its view is `wrote_outside`; any changed byte of an input's storage (or its guards) is
  * `modified_input`.  With t->guard_pages (foreign targets), each storage additionally sits between
  * PROT_NONE regions of 1 MiB, so a write further away faults and the case fails as a crash.
@@ -36,6 +37,8 @@ typedef struct {
     int32_t protocol_status; /* a protocol check's rejected call (then status is that status) */
     bool modified_input; /* the target changed an input's storage or its guard zones */
     char modified[96];   /* which input, for the failure line */
+    bool ws_overrun;     /* the target wrote into the guard zones of its workspace */
+    char ws_where[96];   /* where, for the failure line */
     int nout;
     cf_run_out out[2];
 } cf_run_result;

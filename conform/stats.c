@@ -884,6 +884,10 @@ static void score_guards(case_scorer *s, const cf_run_result *r)
         snprintf(line, sizeof line, "%s: modified_input: the target changed %s", s->head, r->modified);
         guard_failure(s, CF_MM_modified_input, line);
     }
+    if (r->ws_overrun) {
+        snprintf(line, sizeof line, "%s: wrote_outside: its workspace: %s", s->head, r->ws_where);
+        guard_failure(s, CF_MM_wrote_outside, line);
+    }
     for (int oi = 0; oi < r->nout; oi++)
         if (r->out[oi].wrote_outside) {
             snprintf(line, sizeof line, "%s: wrote_outside: output %s: %s", s->head, r->out[oi].name, r->out[oi].outside);

@@ -164,7 +164,7 @@ const cf_target *cf_target_cache_for(cf_target_cache *tc, const cf_opts *o, cons
     }
     cf_target *t = &tc->t[tc->n];
     if (cf_target_open(spec, t, e)) return NULL;
-    t->guard_pages = o->guard_pages;
+    t->guard_pages = o->guard_pages && t->isolate;
     snprintf(tc->spec[tc->n], sizeof tc->spec[0], "%s", spec);
     return &tc->t[tc->n++];
 }

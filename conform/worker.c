@@ -253,10 +253,14 @@ static char **worker_env(const cf_target *t)
 
 /* The worker's hello (the library loaded, or why not); a worker that says nothing is reaped and
  * its last output quoted. */
+static double g_load_timeout = 60;
+
+void cf_worker_set_load_timeout(double seconds) { g_load_timeout = seconds > 0 ? seconds : 60; }
+
 static cf_status await_hello(const cf_target *t, wstate *w, cf_err *e)
 {
     hello_t h;
-    int io = io_all(w->sock, &h, sizeof h, cf_now_s() + 60, false);
+    int io = io_all(w->sock, &h, sizeof h, cf_now_s() + g_load_timeout, false);
     if (io == 0 && h.status == 0) {
         tl_has_threads = h.has_threads != 0;
         return CFE_OK;
@@ -269,6 +273,9 @@ static cf_status await_hello(const cf_target *t, wstate *w, cf_err *e)
         h.msg[sizeof h.msg - 1] = '\0';
         return cf_fail(e, (cf_status)h.status, "%s", h.msg);
     }
+    if (io == 1) /* reap killed it: a constructor that never returns, not a crash */
+        return cf_fail(e, CFE_INPUT, "--target %s: the library did not finish loading within %g s (a constructor that hangs?); "
+                                     "the worker was killed%s", t->name, g_load_timeout, tail);
     return cf_fail(e, CFE_INPUT, "--target %s: the worker died while loading the library (%s %d)%s", t->name,
                    WIFSIGNALED(ws) ? "signal" : "exit", WIFSIGNALED(ws) ? WTERMSIG(ws) : WEXITSTATUS(ws), tail);
 }
@@ -404,6 +411,7 @@ static bool recv_result(int fd, const cf_case *c, double deadline, cf_run_result
     }
     r->error[sizeof r->error - 1] = '\0';
     r->modified[sizeof r->modified - 1] = '\0';
+    r->ws_where[sizeof r->ws_where - 1] = '\0';
     return true;
 }
 
@@ -411,8 +419,13 @@ cf_status cf_worker_run(const cf_target *t, const cf_case *c, double timeout_s, 
 {
     memset(r, 0, sizeof *r);
     if (!current(t)) {
-        cf_status st = cf_worker_probe(t, e);
-        if (st) return st;
+        /* a restart (after a crash or a timeout): a library that now hangs or fails in its
+         * constructor fails this case, within the load timeout, instead of stopping the tool */
+        cf_err le = {{0}};
+        if (cf_worker_probe(t, &le)) {
+            snprintf(r->error, sizeof r->error, "the worker did not start again: %s", le.msg);
+            return CFE_OK;
+        }
     }
     if (lseek(tl.out, 0, SEEK_END) > (1 << 20)) ftruncate(tl.out, 0); /* a chatty target */
     double deadline = cf_now_s() + timeout_s;

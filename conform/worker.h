@@ -23,6 +23,8 @@ cf_status cf_worker_run(const cf_target *t, const cf_case *c, double timeout_s, 
 /* Start a worker for t and wait for it to load the library: a load error or a missing symbol
  * comes back as CFE_INPUT naming it.  The worker stays as this thread's worker. */
 cf_status cf_worker_probe(const cf_target *t, cf_err *e);
+/* How long a worker may take to load its library (default 60 s; the commands set --timeout). */
+void cf_worker_set_load_timeout(double seconds);
 
 /* Whether the library of this thread's worker exports aclconformSetNumThreads (after a probe). */
 bool cf_worker_has_threads(void);

@@ -775,6 +775,20 @@ static void sigint_finishes_the_batch_and_marks_the_report(void **state)
     assert_int_equal(run(&out, "sleep 0.5; pgrep -f '[_]_worker %s/term_target.so' | wc -l", tmp), 0);
     assert_int_equal(atoi(out), 0);
     free(out);
+    /* issue 57: two signals milliseconds apart still end with a report (143, interrupted), and the
+     * batch the second one cut is not run, never failed: no failure, nothing stored */
+    rc = run(&out, "(" TOOL " sweep --time 60 --target %s/term_target.so --corpus %s/term2 --output %s/term2.json > /dev/null & "
+                   "pid=$!; sleep 2; kill -TERM $pid; sleep 0.005; kill -TERM $pid; wait $pid; echo $?)", tmp, tmp, tmp);
+    assert_int_equal(rc, 0);
+    assert_int_equal(atoi(out), 143);
+    free(out);
+    snprintf(p, sizeof p, "%s/term2.json", tmp);
+    r = load_json(p);
+    assert_true(cJSON_IsTrue(field(field(r, "run"), "interrupted")));
+    assert_int_equal(cJSON_GetArraySize(field(r, "failures")), 0);
+    cJSON_Delete(r);
+    snprintf(p, sizeof p, "%s/term2", tmp);
+    assert_false(cf_is_dir(p));
 }
 
 /* ACLCONFORM_WORKER_WRAPPER: every worker runs under that command (qemu-user in the aarch64 tests,
@@ -856,6 +870,69 @@ static void cases_over_max_bytes_are_counted_not_run(void **state)
         cJSON *j = load_json(path);
         assert_true(field(field(j, "run"), "over_max_bytes")->valuedouble > 0);
         cJSON_Delete(j);
+    }
+}
+
+/* Issue 57: a library whose constructor never returns held the first load for 60 s and was then
+ * reported as "died (signal 9)"; one that hangs only when a worker restarts stalled the sweep past
+ * --time and --timeout.  Both now take --timeout and say what happened. */
+static void a_library_that_hangs_while_loading_takes_the_timeout(void **state)
+{
+    (void)state;
+    char *out = NULL;
+    int rc = run(&out, "(t0=$(date +%%s); ACLCONFORM_TEST_CTOR_HANG=1 " TOOL " sweep --target " CTOR_TARGET
+                       " --timeout 2 --cases 1 --no-store --quiet --output %s/hang0.json; echo rc=$? dt=$(( $(date +%%s) - t0 )))", tmp);
+    assert_int_equal(rc, 0);
+    int code = -1, dt = 999;
+    const char *p = strstr(out, "rc=");
+    if (p) sscanf(p, "rc=%d dt=%d", &code, &dt);
+    free(out);
+    assert_int_equal(code, 2);
+    assert_true(dt <= 10);
+    assert_stderr_has("did not finish loading within 2 s");
+    /* a crash restarts the worker, whose constructor then hangs: each such case fails within
+     * --timeout, and the sweep ends near --time */
+    rc = run(&out, "(t0=$(date +%%s); rm -f %s/restart_mark; ROGUE_MODE=crash ROGUE_RESTART_HANG=%s/restart_mark " TOOL
+                   " sweep --target " ROGUE_TARGET " --op gelu_backward_v2 --time 4 --timeout 1 --no-store "
+                   "--output %s/hang1.json; echo rc=$? dt=$(( $(date +%%s) - t0 )))", tmp, tmp, tmp);
+    assert_int_equal(rc, 0);
+    p = strstr(out, "rc=");
+    code = -1, dt = 999;
+    if (p) sscanf(p, "rc=%d dt=%d", &code, &dt);
+    /* the cases after the crash fail as the worker that did not come back, within the timeout */
+    bool named = strstr(out, "did not start again") && strstr(out, "did not finish loading within 1 s");
+    free(out);
+    if (!named) fail_msg("the sweep names no worker that did not start again");
+    assert_int_equal(code, 1);
+    assert_true(dt <= 20);
+    char path[600];
+    snprintf(path, sizeof path, "%s/hang1.json", tmp);
+    cJSON *j = load_json(path);
+    assert_true(field(field(j, "run"), "cases")->valuedouble > 0);
+    cJSON_Delete(j);
+}
+
+/* Issue 57: a 4-byte workspace overrun passed every case (16-256 bytes gave random aborts later);
+ * a write 8 KiB away from a storage passed by default; a target that tells the harness's fixed
+ * sentinel behaved only under test.  Workspaces sit between guard zones, PROT_NONE pages are the
+ * default for foreign targets, and the zones hold random bytes. */
+static void workspace_far_and_sentinel_writes_are_caught(void **state)
+{
+    (void)state;
+    static const struct { const char *mode, *want; } m[] = {
+        {"ws_over4", "wrote_outside: its workspace: 1 bytes after the end"},
+        {"ws_over256", "wrote_outside: its workspace"},
+        {"far", "target crashed: signal 11"},
+        {"sentinel", "over_tolerance"},
+    };
+    for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
+        char *out = NULL;
+        int rc = run(&out, "ROGUE_MODE=%s " TOOL " sweep --target " ROGUE_TARGET " --op gelu_backward_v2 --cases 6 "
+                           "--invalid-cases 0 --no-store --all --output %s/g%zu.json", m[i].mode, tmp, i);
+        bool found = strstr(out, m[i].want) != NULL;
+        if (rc != 1 || !found) fail_msg("ROGUE_MODE=%s: exit %d, '%s' %s: %.600s", m[i].mode, rc, m[i].want,
+                                       found ? "printed" : "not printed", out);
+        free(out);
     }
 }
 
@@ -974,6 +1051,8 @@ int main(void)
         cmocka_unit_test(workers_run_under_the_wrapper),
         cmocka_unit_test(unscored_elements_are_a_warning_in_the_report),
         cmocka_unit_test(cases_over_max_bytes_are_counted_not_run),
+        cmocka_unit_test(a_library_that_hangs_while_loading_takes_the_timeout),
+        cmocka_unit_test(workspace_far_and_sentinel_writes_are_caught),
         cmocka_unit_test(installed_tool_and_library_work_from_the_prefix),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

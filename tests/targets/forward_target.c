@@ -14,7 +14,10 @@
  *     changes its input self, "crash" raises SIGSEGV, "hang" never returns, "print" writes to
  *     stdout and stderr (and is otherwise right), "ws" plans a 64-byte workspace and never checks
  *     it, "ws_ok" plans one and checks it (ops.md protocol), "threads" changes the last bit of its
- *     first output element when run with more than one op thread; the other operators are right. */
+ *     first output element when run with more than one op thread, "ws_over4" / "ws_over256" write
+ *     4 / 256 bytes past the 64-byte workspace it plans, "far" writes 8 KiB before its output,
+ *     "sentinel" corrupts its output unless the byte after the output's storage is 0xA5; the other
+ *     operators are right. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* RTLD_NEXT */
 #endif
@@ -37,7 +40,7 @@
 static void *real(const char *name) { return dlsym(RTLD_NEXT, name); }
 
 /* Remember where each tensor's first view element lives, to corrupt an output or an input. */
-typedef struct { const aclTensor *t; char *first; size_t esize; } rec_t;
+typedef struct { const aclTensor *t; char *first; size_t esize; char *end; } rec_t;
 static rec_t recs[4096];
 static int nrecs;
 
@@ -52,8 +55,11 @@ aclTensor *aclCreateTensor(const int64_t *viewDims, uint64_t viewDimsNum, aclDat
     void *p = real("aclCreateTensor");
     memcpy(&f, &p, sizeof f);
     aclTensor *t = f(viewDims, viewDimsNum, dataType, stride, offset, format, storageDims, storageDimsNum, tensorData);
+    int64_t sn = 1;
+    for (uint64_t k = 0; storageDims && k < storageDimsNum; k++) sn *= storageDims[k];
     if (t && tensorData && nrecs < 4096)
-        recs[nrecs++] = (rec_t){t, (char *)tensorData + offset * (int64_t)esize_of(dataType), esize_of(dataType)};
+        recs[nrecs++] = (rec_t){t, (char *)tensorData + offset * (int64_t)esize_of(dataType), esize_of(dataType),
+                                (char *)tensorData + sn * (int64_t)esize_of(dataType)};
     return t;
 }
 
@@ -71,6 +77,14 @@ static char *first_of(const aclTensor *t)
 {
     for (int i = 0; i < nrecs; i++)
         if (recs[i].t == t && recs[i].esize) return recs[i].first;
+    return NULL;
+}
+
+/* the byte after t's storage */
+static inline char *end_of(const aclTensor *t)
+{
+    for (int i = 0; i < nrecs; i++)
+        if (recs[i].t == t && recs[i].esize) return recs[i].end;
     return NULL;
 }
 #endif
@@ -155,6 +169,18 @@ aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor *g, const aclTen
 
 static int rogue_threads;
 
+/* ROGUE_RESTART_HANG=FILE: the first load creates FILE, every later one (a worker restarted after
+ * a crash) hangs in this constructor (issue 57: the sweep stalled past --time and --timeout) */
+__attribute__((constructor)) static void rogue_ctor(void)
+{
+    const char *f = getenv("ROGUE_RESTART_HANG");
+    if (!f) return;
+    if (access(f, F_OK) == 0)
+        for (;;) pause();
+    FILE *m = fopen(f, "w");
+    if (m) fclose(m);
+}
+
 /* the optional thread-count hook: forwarded, and remembered for the "threads" defect */
 void aclconformSetNumThreads(int n)
 {
@@ -180,6 +206,13 @@ aclnnStatus aclnnGeluBackwardV2(void *ws, uint64_t n, aclOpExecutor *e, aclrtStr
     if (!strcmp(mode, "oob") && o) o[-1] ^= 0x5a;
     if (!strcmp(mode, "threads") && o && rogue_threads > 1) o[0] ^= 0x01; /* a chunking defect */
     if (!strcmp(mode, "modify") && x) x[0] ^= 0x01;
+    /* issue 57: past the planned workspace by 4 and by 256 bytes; 8 KiB before the output (past
+     * the 4 KiB zone); and a target that behaves only when the byte after its output's storage is
+     * the fixed sentinel the harness used to fill it with */
+    if (!strcmp(mode, "ws_over4") && ws && n == 64) memset((char *)ws + 64, 0x11, 4);
+    if (!strcmp(mode, "ws_over256") && ws && n == 64) memset((char *)ws + 64, 0x11, 256);
+    if (!strcmp(mode, "far") && o) o[-8192] ^= 0x5a;
+    if (!strcmp(mode, "sentinel") && o && end_of(gelu_out) && *end_of(gelu_out) != (char)0xA5) o[0] ^= 0x01;
     if (!strcmp(mode, "crash")) raise(SIGSEGV);
     if (!strcmp(mode, "hang"))
         for (;;) pause();
