@@ -6,7 +6,9 @@
 #include <math.h>
 #include <strings.h>
 #include <stdlib.h>
+#include <limits.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 
@@ -452,9 +454,27 @@ static cf_status take_positionals(int ci, const char *cmd, int n, char **av, cf_
                    CMDS[ci].minpos == CMDS[ci].maxpos ? "one path" : "at least one path", o->npos, CMDS[ci].usage);
 }
 
+/* Whether two paths name one file: the same device and inode when both exist, else the same
+ * text once each directory part is resolved (a file not written yet). */
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (stat(a, &sa) == 0 && stat(b, &sb) == 0) return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+    char ra[PATH_MAX], rb[PATH_MAX];
+    const char *pa = realpath(a, ra) ? ra : a, *pb = realpath(b, rb) ? rb : b;
+    return strcmp(pa, pb) == 0;
+}
+
 /* Flags that imply or exclude each other. */
 static cf_status check_combinations(cf_opts *o, cf_err *e)
 {
+    /* an output that is also an input, or the JUnit file, silently replaced it (issue 57:
+     * report R.json -o R.json, merge A B -o A, -o X --junit X) */
+    for (int i = 0; o->output && i < o->npos; i++)
+        if (same_file(o->output, o->pos[i]))
+            return cf_fail(e, CFE_INPUT, "--output %s is also the input %s: write the output elsewhere", o->output, o->pos[i]);
+    if (o->output && o->junit && same_file(o->output, o->junit))
+        return cf_fail(e, CFE_INPUT, "--output and --junit name one file (%s)", o->output);
     /* cli.md: --exhaustive with --dtype f32 sweeps all 2^32 x values (--all-f32 says it alone) */
     if (o->exhaustive && o->dtype_given && o->dtype_on[CF_F32]) o->exhaustive_f32 = true;
     if (o->exhaustive_f32 && !o->exhaustive) return cf_fail(e, CFE_INPUT, "--all-f32 needs --exhaustive");

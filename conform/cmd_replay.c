@@ -66,9 +66,11 @@ int cmd_replay(const cf_opts *o)
                 if (v.pass) passed++;
                 else {
                     failed++;
+                    char q1[9000], q2[600];
                     if (!o->quiet)
-                        printf("  rerun: aclnn-conform replay %s%s%s\n", dirs[i],
-                               strcmp(target->name, "builtin") ? " --target " : "", strcmp(target->name, "builtin") ? target->name : "");
+                        printf("  rerun: aclnn-conform replay %s%s%s\n", cf_shell_quote(dirs[i], q1, sizeof q1),
+                               strcmp(target->name, "builtin") ? " --target " : "",
+                               strcmp(target->name, "builtin") ? cf_shell_quote(target->name, q2, sizeof q2) : "");
                 }
                 cf_run_result_free(&r);
             }

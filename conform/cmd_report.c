@@ -1082,7 +1082,8 @@ static void failing_cases(doc *d, const cf_row **rows, int n, const char *opn)
             case_link(d, x->case_ref);
             cell_close(d);
             cell_code(d, x->line);
-            snprintf(rr, sizeof rr, "%s %s %s", CF_TOOL_NAME, d->rerun, x->case_ref);
+            char qr[400];
+            snprintf(rr, sizeof rr, "%s %s %s", CF_TOOL_NAME, d->rerun, cf_shell_quote(x->case_ref, qr, sizeof qr));
             cell_code(d, rr);
             row_close(d);
         }

@@ -845,9 +845,11 @@ static void report_failure(sweep_run *R, const job_t *j, const result_t *r, juni
     g->shown++;
     if (R->tty) fprintf(stderr, "\r\033[K");
     fprintf(R->lines, "%s\n", r->v.first_failure);
-    if (r->stored[0])
-        fprintf(R->lines, "  rerun: %s replay %s%s%s\n", CF_TOOL_NAME, r->stored, R->foreign ? " --target " : "",
-                R->foreign ? R->S.target_real : "");
+    if (r->stored[0]) {
+        char q1[2600], q2[2200];
+        fprintf(R->lines, "  rerun: %s replay %s%s%s\n", CF_TOOL_NAME, cf_shell_quote(r->stored, q1, sizeof q1),
+                R->foreign ? " --target " : "", R->foreign ? cf_shell_quote(R->S.target_real, q2, sizeof q2) : "");
+    }
     if (R->github && g->shown == 1) {
         char title[200];
         snprintf(title, sizeof title, "aclnn-conform %s", r->group);

@@ -113,13 +113,42 @@ static cf_status npy_shape(const char *path, const char *hdr, npy_array *out, cf
     }
 }
 
+/* The dict's keys, at its top level: exactly 'descr', 'fortran_order' and 'shape', each once (a
+ * reader that looked its fields up passed unknown and repeated keys, issue 57). */
+static cf_status npy_keys(const char *path, const char *hdr, cf_err *e)
+{
+    static const char *const want[] = {"descr", "fortran_order", "shape"};
+    int seen[3] = {0, 0, 0}, depth = 0;
+    bool key_next = false;
+    for (const char *p = hdr; *p; p++) {
+        if (*p == '{' || *p == '(') depth++, key_next = *p == '{' && depth == 1;
+        else if (*p == '}' || *p == ')') depth--;
+        else if (*p == ',' && depth == 1) key_next = true;
+        else if (*p == '\'' || *p == '"') {
+            const char *q = strchr(p + 1, *p);
+            if (!q) return cf_fail(e, CFE_INPUT, "%s: header: an unterminated string", path);
+            if (key_next && depth == 1) {
+                int k = -1;
+                for (int i = 0; i < 3; i++)
+                    if ((size_t)(q - p - 1) == strlen(want[i]) && !strncmp(p + 1, want[i], (size_t)(q - p - 1))) k = i;
+                if (k < 0) return cf_fail(e, CFE_INPUT, "%s: header field '%.*s': unknown", path, (int)(q - p - 1 > 40 ? 40 : q - p - 1), p + 1);
+                if (seen[k]++) return cf_fail(e, CFE_INPUT, "%s: header field '%s': given twice", path, want[k]);
+                key_next = false;
+            }
+            p = q;
+        }
+    }
+    return CFE_OK;
+}
+
 /* The header dict, copied out and NUL-terminated so the field scans stop inside it. */
 static cf_status npy_header_dict(const char *path, const char *raw, size_t hlen, npy_array *out, cf_err *e)
 {
     char hdr[65537];
     memcpy(hdr, raw, hlen);
     hdr[hlen] = '\0';
-    cf_status st = npy_descr(path, hdr, out, e);
+    cf_status st = npy_keys(path, hdr, e);
+    if (!st) st = npy_descr(path, hdr, out, e);
     if (st) return st;
     const char *v = dict_value(hdr, "fortran_order");
     if (!v || strncmp(v, "False", 5) != 0)

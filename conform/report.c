@@ -175,8 +175,8 @@ cf_status cf_report_parse(const char *path, const char *text, size_t len, cJSON 
     *root = NULL;
     *rows = NULL;
     *nrows = 0;
-    cJSON *r = cJSON_ParseWithLength(text, len);
-    if (!r) return cf_fail(e, CFE_INPUT, "%s: not valid JSON", path);
+    cJSON *r = cf_json_parse_strict(path, text, len, e);
+    if (!r) return CFE_INPUT;
     cf_status st = check_report(path, r, e);
     const cJSON *results = cJSON_GetObjectItemCaseSensitive(r, "results");
     int n = st ? 0 : cJSON_GetArraySize(results);

@@ -68,7 +68,7 @@ cf_status cf_target_load(const char *spec, cf_target *t, cf_err *e)
     }
     /* RTLD_DEEPBIND keeps the target's own aclCreateTensor from binding to the built-in one;
      * the sanitizer runtimes refuse it, so sanitizer builds load without it. */
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
     int flags = RTLD_NOW | RTLD_LOCAL;
 #else
     int flags = RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND;

@@ -41,6 +41,31 @@ void cf_unique_tag(char *buf, size_t n)
     snprintf(buf, n, "%ld-%08x", (long)getpid(), (unsigned)r);
 }
 
+const char *cf_shell_quote(const char *s, char *buf, size_t n)
+{
+    bool plain = s[0] != '\0';
+    for (const char *p = s; *p && plain; p++)
+        plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') || strchr("_./:=+,@%-", *p);
+    if (plain) {
+        snprintf(buf, n, "%s", s);
+        return buf;
+    }
+    size_t k = 0;
+    if (n < 3) return "''";
+    buf[k++] = '\'';
+    for (const char *p = s; *p && k + 6 < n; p++) {
+        if (*p == '\'') {
+            memcpy(buf + k, "'\\''", 4);
+            k += 4;
+        } else {
+            buf[k++] = *p;
+        }
+    }
+    buf[k++] = '\'';
+    buf[k] = '\0';
+    return buf;
+}
+
 static cf_status write_atomic(const char *path, const void *data, size_t len, bool replace, cf_err *e)
 {
     char tmp[4096], tag[32];
@@ -108,6 +133,45 @@ cf_status cf_read_file(const char *path, char **data, size_t *len, cf_err *e)
     return CFE_OK;
 }
 
+/* The first object key given twice, anywhere in v (NULL: none). */
+static const char *duplicate_key(const cJSON *v)
+{
+    if (!v) return NULL;
+    for (const cJSON *a = v->child; a; a = a->next) {
+        if (cJSON_IsObject(v) && a->string)
+            for (const cJSON *b = a->next; b; b = b->next)
+                if (b->string && !strcmp(a->string, b->string)) return a->string;
+        const char *d = duplicate_key(a);
+        if (d) return d;
+    }
+    return NULL;
+}
+
+cJSON *cf_json_parse_strict(const char *file, const char *text, size_t len, cf_err *e)
+{
+    const char *end = NULL;
+    cJSON *j = cJSON_ParseWithLengthOpts(text, len, &end, false);
+    if (!j) {
+        cf_fail(e, CFE_INPUT, "%s: not valid JSON", file);
+        return NULL;
+    }
+    /* one value and nothing after it but white space; no key twice in an object (cJSON keeps
+     * both, and a reader sees the first while another tool sees the last: issue 57) */
+    for (const char *p = end; p && p < text + len; p++)
+        if (*p != ' ' && *p != '\t' && *p != '\n' && *p != '\r' && *p != '\0') {
+            cJSON_Delete(j);
+            cf_fail(e, CFE_INPUT, "%s: not valid JSON: text after the value (offset %ld)", file, (long)(p - text));
+            return NULL;
+        }
+    const char *d = duplicate_key(j);
+    if (d) {
+        cf_fail(e, CFE_INPUT, "%s: field '%.60s': given twice", file, d);
+        cJSON_Delete(j);
+        return NULL;
+    }
+    return j;
+}
+
 cf_status cf_read_json(const char *path, cJSON **out, cf_err *e)
 {
     char *text;
@@ -115,9 +179,9 @@ cf_status cf_read_json(const char *path, cJSON **out, cf_err *e)
     *out = NULL;
     cf_status st = cf_read_file(path, &text, &len, e);
     if (st) return st;
-    *out = cJSON_ParseWithLength(text, len);
+    *out = cf_json_parse_strict(path, text, len, e);
     free(text);
-    return *out ? CFE_OK : cf_fail(e, CFE_INPUT, "%s: not valid JSON", path);
+    return *out ? CFE_OK : CFE_INPUT;
 }
 
 cf_status cf_mkdirs(const char *path, cf_err *e)

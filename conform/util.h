@@ -32,9 +32,15 @@ cf_status cf_write_atomic_new(const char *path, const void *data, size_t len, cf
 /* "<pid>-<8 random hex digits>": a tag two processes never share, even in two PID namespaces
  * (containers) where both have the same pid in the same second. */
 void cf_unique_tag(char *buf, size_t n);
+/* s as one shell word: unchanged when it holds only [A-Za-z0-9_./:=+,@%-], else in single quotes
+ * (each ' as '\''), so that a pasted rerun line never runs what a path holds ($(...), `...`, ;). */
+const char *cf_shell_quote(const char *s, char *buf, size_t n);
 /* Read a whole file (NUL-terminated copy; *len excludes the NUL).  Caller frees. */
 cf_status cf_read_file(const char *path, char **data, size_t *len, cf_err *e);
-/* Read and parse a JSON file; errors name the file ("not valid JSON").  Caller cJSON_Delete()s. */
+/* Parse JSON text strictly: one value, nothing but white space after it, no object key twice
+ * (NULL with e naming file and, for a repeated key, the field).  Caller cJSON_Delete()s. */
+struct cJSON *cf_json_parse_strict(const char *file, const char *text, size_t len, cf_err *e);
+/* Read and parse a JSON file (strictly); errors name the file ("not valid JSON").  Caller cJSON_Delete()s. */
 struct cJSON;
 cf_status cf_read_json(const char *path, struct cJSON **out, cf_err *e);
 /* mkdir -p */

@@ -173,7 +173,7 @@ void cf_worker_kill_all(void)
 {
     for (int i = 0; i < MAX_LIVE; i++) {
         int p = atomic_load(&g_live[i]);
-        if (p > 0) kill((pid_t)p, SIGKILL);
+        if (p > 0) kill(-(pid_t)p, SIGKILL), kill((pid_t)p, SIGKILL); /* its process group: what the target forked */
     }
 }
 
@@ -181,8 +181,12 @@ static void reap(wstate *w, int *wstatus)
 {
     if (w->pid > 0) {
         int st = 0;
+        /* the worker leads its own process group (spawn_setup): the processes a target forks are
+         * in it and go with it (issue 57: 17 of them outlived a sweep) */
+        kill(-w->pid, SIGKILL);
         kill(w->pid, SIGKILL);
         while (waitpid(w->pid, &st, 0) < 0 && errno == EINTR) {}
+        kill(-w->pid, SIGKILL); /* one forked while it was dying */
         if (wstatus) *wstatus = st;
         live_del(w->pid);
     }

@@ -925,6 +925,14 @@ static void workspace_far_and_sentinel_writes_are_caught(void **state)
         {"far", "target crashed: signal 11"},
         {"sentinel", "over_tolerance"},
     };
+    /* a target's forked children end with its worker (a private copy of the library: the count is
+     * this sweep's) */
+    char *fo = NULL;
+    assert_int_equal(run(&fo, "cp " ROGUE_TARGET " %s/fork_target.so && ROGUE_MODE=fork " TOOL " sweep --target %s/fork_target.so "
+                              "--op gelu_backward_v2 --cases 3 --invalid-cases 0 --no-store --quiet --output %s/fork.json > /dev/null; "
+                              "sleep 0.5; pgrep -f '[_]_worker %s/fork_target.so' | wc -l", tmp, tmp, tmp, tmp), 0);
+    if (atoi(fo) != 0) fail_msg("%d processes of the target outlived the sweep", atoi(fo));
+    free(fo);
     for (size_t i = 0; i < sizeof m / sizeof m[0]; i++) {
         char *out = NULL;
         int rc = run(&out, "ROGUE_MODE=%s " TOOL " sweep --target " ROGUE_TARGET " --op gelu_backward_v2 --cases 6 "

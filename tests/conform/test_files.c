@@ -529,6 +529,32 @@ static void generated_names_never_collide_nor_replace(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+/* Issue 57: rerun lines were not shell-quoted, so a corpus path holding $(...) ran when pasted.
+ * Each word goes through the shell back to itself, and nothing runs. */
+static void rerun_words_survive_the_shell(void **state)
+{
+    (void)state;
+    static const char *const words[] = {"corpus/logit_grad/0123abcd", "a b", "x$(touch %s/ran)y", "`touch %s/ran`",
+                                        "it's; touch %s/ran", "", "--target", "\\n\"q\""};
+    for (size_t i = 0; i < sizeof words / sizeof words[0]; i++) {
+        char w[300], q[700], cmd[1200], path[512];
+        snprintf(w, sizeof w, words[i], tmpdir);
+        snprintf(path, sizeof path, "%s/word.txt", tmpdir);
+        snprintf(cmd, sizeof cmd, "printf '%%s' %s > %s", cf_shell_quote(w, q, sizeof q), path);
+        assert_int_equal(system(cmd), 0);
+        char *d;
+        size_t n;
+        cf_err e = {{0}};
+        assert_int_equal(cf_read_file(path, &d, &n, &e), CFE_OK);
+        if (n != strlen(w) || memcmp(d, w, n)) fail_msg("'%s' came back as '%.*s' (quoted %s)", w, (int)n, d, q);
+        free(d);
+    }
+    assert_string_equal(cf_shell_quote("corpus/x_1.2", (char[64]){0}, 64), "corpus/x_1.2"); /* plain words stay plain */
+    char ran[512];
+    snprintf(ran, sizeof ran, "%s/ran", tmpdir);
+    assert_false(cf_is_file(ran));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -542,6 +568,7 @@ int main(void)
         cmocka_unit_test(sha256_matches_known_vectors),
         cmocka_unit_test(atomic_write_leaves_no_temporary),
         cmocka_unit_test(generated_names_never_collide_nor_replace),
+        cmocka_unit_test(rerun_words_survive_the_shell),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

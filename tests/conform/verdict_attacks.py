@@ -151,6 +151,45 @@ if "case" in GROUPS:
     case_attack("schema 1.9", LOGIT, setp(["schema"], 1.9), 2, ["'schema'"])
     case_attack("status 0.5", LOGIT, setp(["expect", "status"], 0.5), 2, ["expect.status"])
     case_attack("status 4294967296", LOGIT, setp(["expect", "status"], 4294967296), 2, ["expect.status"])
+    case_attack("status -1", LOGIT, setp(["expect", "status"], -1), 2, ["expect.status"])
+    # issue 57: lenient readers -- a key twice (the first or the last wins, by reader), text after
+    # the JSON value, a .npy header with a key of its own or one twice
+    def dup_key(d):
+        p = os.path.join(d, "case.json")
+        with open(p) as f:
+            t = f.read()
+        with open(p, "w") as f:
+            f.write(t.replace('"profile"', '"op": "gelu_backward_v2", "profile"', 1))
+    case_attack("case.json with a key twice", LOGIT, None, 2, ["'op'", "given twice"], dup_key)
+    def trailing(d):
+        with open(os.path.join(d, "case.json"), "a") as f:
+            f.write("\n{\"op\": \"gelu_backward_v2\"}")
+    case_attack("case.json with text after it", LOGIT, None, 2, ["case.json", "text after the value"], trailing)
+    def npy_header(extra):
+        def f(d):
+            p = os.path.join(d, "x.npy")
+            with open(p, "rb") as fh:
+                b = fh.read()
+            hl = b[8] | b[9] << 8
+            h = b[10:10 + hl].decode("latin1").rstrip()
+            assert h.endswith("}")
+            h = h[:-1] + extra + "}"
+            h += " " * ((64 - (10 + len(h) + 1) % 64) % 64) + "\n"
+            with open(p, "wb") as fh:
+                fh.write(b[:8] + bytes([len(h) & 255, len(h) >> 8]) + h.encode("latin1") + b[10 + hl:])
+        return f
+    case_attack(".npy header with an unknown key", LOGIT, None, 2, ["x.npy", "'fortran_order_x': unknown"],
+                npy_header("'fortran_order_x': True, "))
+    case_attack(".npy header with a key twice", LOGIT, None, 2, ["x.npy", "'shape': given twice"],
+                npy_header("'shape': (1,), "))
+    # a case directory that lost its case.json is named, not skipped
+    orph = os.path.join(tmp, "orphan_corpus", "logit_grad")
+    os.makedirs(orph)
+    shutil.copytree(LOGIT, os.path.join(orph, "good"))
+    os.makedirs(os.path.join(orph, "lost"))
+    shutil.copy(os.path.join(LOGIT, "x.npy"), os.path.join(orph, "lost", "x.npy"))
+    rc, out = run(["replay", os.path.dirname(orph)])
+    check("replay: a case directory without case.json", rc, out, 2, ["lost", "without case.json"])
     case_attack("offset 1e300", LOGIT, setp(["tensors", "x", "offset"], 1e300), 2, ["tensors.x.offset"])
     case_attack("origin.index 1e300", LOGIT, setp(["origin", "index"], 1e300), 2, ["origin.index"])
     case_attack("unknown top-level field", LOGIT, setp(["bogus"], 1), 2, ["'bogus'"])
@@ -322,6 +361,18 @@ if "merge" in GROUPS:
         bad_r = shard_report("shard.json", 0, 3, lambda j: j["run"].update(shard=sh))
         rc, o = run(["merge", bad_r, "-o", out])
         check("merge run.shard %r" % sh, rc, o, 2, ["run.shard"])
+
+if "report" in GROUPS or "merge" in GROUPS:
+    # issue 57: an output that is also an input replaced it silently
+    rp = write_json("same_io.json", load(real_shard(0, 1)))
+    before = open(rp, "rb").read()
+    rc, o = run(["report", rp, "--format", "md", "-o", rp])
+    check("report R.json -o R.json", rc if open(rp, "rb").read() == before else "replaced", o, 2, ["is also the input"])
+    rc, o = run(["merge", rp, "-o", rp])
+    check("merge A -o A", rc if open(rp, "rb").read() == before else "replaced", o, 2, ["is also the input"])
+    rc, o = run(["sweep", "--op", "logit_grad", "--cases", "1", "--no-store", "-o", os.path.join(tmp, "j.xml"),
+                 "--junit", os.path.join(tmp, "j.xml")])
+    check("sweep -o X --junit X", rc, o, 2, ["--junit"])
 
 if "report" in GROUPS:
     evil = '<img src=x onerror=alert(1)>'

@@ -16,8 +16,8 @@
  *     it, "ws_ok" plans one and checks it (ops.md protocol), "threads" changes the last bit of its
  *     first output element when run with more than one op thread, "ws_over4" / "ws_over256" write
  *     4 / 256 bytes past the 64-byte workspace it plans, "far" writes 8 KiB before its output,
- *     "sentinel" corrupts its output unless the byte after the output's storage is 0xA5; the other
- *     operators are right. */
+ *     "sentinel" corrupts its output unless the byte after the output's storage is 0xA5, "fork"
+ *     leaves a child process running for a minute; the other operators are right. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* RTLD_NEXT */
 #endif
@@ -212,6 +212,10 @@ aclnnStatus aclnnGeluBackwardV2(void *ws, uint64_t n, aclOpExecutor *e, aclrtStr
     if (!strcmp(mode, "ws_over4") && ws && n == 64) memset((char *)ws + 64, 0x11, 4);
     if (!strcmp(mode, "ws_over256") && ws && n == 64) memset((char *)ws + 64, 0x11, 256);
     if (!strcmp(mode, "far") && o) o[-8192] ^= 0x5a;
+    if (!strcmp(mode, "fork") && fork() == 0) { /* a child left running (and otherwise right) */
+        sleep(60);
+        _exit(0);
+    }
     if (!strcmp(mode, "sentinel") && o && end_of(gelu_out) && *end_of(gelu_out) != (char)0xA5) o[0] ^= 0x01;
     if (!strcmp(mode, "crash")) raise(SIGSEGV);
     if (!strcmp(mode, "hang"))
