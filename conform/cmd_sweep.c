@@ -430,20 +430,29 @@ static int thread_checks(sweep_ctx *S, int nj, int round)
         r->v.pass = true;
         char diff[300] = "";
         if (!sa && !sb) thread_difference(&a, &b, many, diff, sizeof diff);
-        if (!sa) cf_run_result_free(&a);
-        if (!sa && !sb) cf_run_result_free(&b);
+        /* a crash or a hang during the check is that, not a difference between thread counts
+         * (issue 57: it was labelled nondeterministic) */
+        const char *err = !sa && a.error[0] ? a.error : !sa && !sb && b.error[0] ? b.error : NULL;
+        const char *kind = !err                              ? "nondeterministic"
+                           : strstr(err, "timed out")        ? "timeout"
+                           : strstr(err, "target crashed")   ? "crash"
+                                                             : "error";
+        if (err) snprintf(diff, sizeof diff, "%.200s (with %d op thread%s)", err, err == a.error ? 1 : many,
+                          err == a.error ? "" : "s");
         if (diff[0]) {
             char key[160];
             cf_case_key(&c, key, sizeof key);
             r->v.pass = false;
-            snprintf(r->v.kind, sizeof r->v.kind, "nondeterministic");
+            snprintf(r->v.kind, sizeof r->v.kind, "%s", kind);
             snprintf(r->v.first_failure, sizeof r->v.first_failure,
-                     "FAIL %s (case %s#%lld of seed 0x%llx, not stored: replay runs one thread count): nondeterministic: %s", key,
-                     cf_op_name(s->op), (long long)j->k, (unsigned long long)o->seed, diff);
-            snprintf(r->group, sizeof r->group, "%s nondeterministic", key);
+                     "FAIL %s (case %s#%lld of seed 0x%llx, not stored: replay runs one thread count): %s: %s", key,
+                     cf_op_name(s->op), (long long)j->k, (unsigned long long)o->seed, kind, diff);
+            snprintf(r->group, sizeof r->group, "%s %s", key, kind);
             r->row.failed_cases = 1;
-            r->row.mismatches[CF_MM_nondeterministic] = 1;
+            if (!err) r->row.mismatches[CF_MM_nondeterministic] = 1;
         }
+        if (!sa) cf_run_result_free(&a);
+        if (!sa && !sb) cf_run_result_free(&b);
         cf_case_free(&c);
     }
     free(tried);

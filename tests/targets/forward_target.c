@@ -17,7 +17,9 @@
  *     first output element when run with more than one op thread, "ws_over4" / "ws_over256" write
  *     4 / 256 bytes past the 64-byte workspace it plans, "far" writes 8 KiB before its output,
  *     "sentinel" corrupts its output unless the byte after the output's storage is 0xA5, "fork"
- *     leaves a child process running for a minute; the other operators are right. */
+ *     leaves a child process running for a minute, "threads_crash" crashes when run with more
+ *     than one op thread, "hog" allocates 6 GiB (and aborts when an allocation fails); the other
+ *     operators are right. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* RTLD_NEXT */
 #endif
@@ -218,6 +220,13 @@ aclnnStatus aclnnGeluBackwardV2(void *ws, uint64_t n, aclOpExecutor *e, aclrtStr
     }
     if (!strcmp(mode, "sentinel") && o && end_of(gelu_out) && *end_of(gelu_out) != (char)0xA5) o[0] ^= 0x01;
     if (!strcmp(mode, "crash")) raise(SIGSEGV);
+    if (!strcmp(mode, "threads_crash") && rogue_threads > 1) raise(SIGSEGV); /* only in a thread check */
+    if (!strcmp(mode, "hog")) /* 6 GiB touched, 64 MiB at a time: past the worker's limit, or done */
+        for (int k = 0; k < 96; k++) {
+            char *h = malloc((size_t)64 << 20);
+            if (!h) abort();
+            memset(h, k, (size_t)64 << 20);
+        }
     if (!strcmp(mode, "hang"))
         for (;;) pause();
     if (!strcmp(mode, "print")) {
