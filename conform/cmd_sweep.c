@@ -39,6 +39,9 @@ typedef struct {
 typedef struct {
     bool skipped; /* not run: interrupted or past the deadline */
     bool over_budget; /* not run: its storages exceed --max-bytes (counted, never a NULL tensor) */
+    bool late;        /* the run found an earlier case's late write (run.h): that case's failure */
+    int late_op, late_dtype;
+    char late_key[160], late_line[480];
     bool not_applicable; /* a protocol check that did not apply to its case */
     cf_row row;
     cf_case_verdict v; /* of the stored case when one was stored, else of the generated one */
@@ -273,6 +276,11 @@ static void eval_job(sweep_ctx *S, const job_t *j, result_t *res)
     cf_expected x = {0};
     cf_tol tol = {0};
     cf_status st = cf_run_case(S->target, &c, o->timeout_s, &r, &e);
+    if (!st && r.late) {
+        res->late = true, res->late_op = r.late_op, res->late_dtype = r.late_dtype;
+        snprintf(res->late_key, sizeof res->late_key, "%s", r.late_key);
+        snprintf(res->late_line, sizeof res->late_line, "%s", r.late_line);
+    }
     if (!st && c.expect_status == 0 && r.status == 0 && !r.error[0]) st = cf_oracle_expected(&c, o->profile, &x, &e);
     if (!st && s) st = cf_tolerance_for(S->cz, &c, o->profile, s->variant, o->strict_zero, &tol, &e);
     if (st) {
@@ -868,6 +876,22 @@ static void report_failure(sweep_run *R, const job_t *j, const result_t *r, juni
 }
 
 /* Merge the batch's results in job order (deterministic for any --jobs). */
+/* An earlier case's late write (run.h), reported by the case whose run found it: a failure of
+ * the earlier case's row (op, dtype, and the variant its key names), never of the finder's. */
+static void late_write(sweep_run *R, const result_t *r)
+{
+    cf_row *row = NULL;
+    for (int s = 0; s < R->nstreams; s++) {
+        cf_row *w = &R->rows[s];
+        if (strcmp(w->op, cf_op_name((cf_op)r->late_op)) || (int)w->dtype != r->late_dtype) continue;
+        if (!row || (w->variant[0] && strstr(r->late_key, w->variant))) row = w;
+    }
+    R->failures++;
+    if (row) row->failed_cases++, row->mismatches[CF_MM_wrote_outside]++;
+    if (R->tty) fprintf(stderr, "\r\033[K");
+    fprintf(R->lines, "%s\n", r->late_line);
+}
+
 static void merge_batch(sweep_run *R, int nj)
 {
     for (int i = 0; i < nj; i++) {
@@ -881,6 +905,7 @@ static void merge_batch(sweep_run *R, int nj)
             R->over_budget++;
             continue;
         }
+        if (r->late) late_write(R, r);
         if (j->kind == JOB_THREADS) { /* a check of a case counted already */
             R->thread_checked++;
             cf_row_merge(&R->rows[j->stream], &r->row);

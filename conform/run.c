@@ -10,6 +10,8 @@
 #include <unistd.h>
 
 #include "adapters.h"
+#include "stats.h"
+#include "util.h"
 #include "worker.h"
 
 #include <stdatomic.h>
@@ -410,6 +412,101 @@ static cf_status collect_outputs(const cf_case *c, const run_state *s, cf_run_re
     return CFE_OK;
 }
 
+/* ---- late writes: the quarantine ------------------------------------------------------------ */
+
+typedef struct {
+    guarded g;
+    uint8_t *copy;    /* the span's bytes (zones and storage) when the case ended */
+    size_t span;
+    double t0;        /* cf_now_s() then */
+    int checks;       /* 0: not yet compared; 1: compared once past 20 ms */
+    int32_t op, dtype;
+    char key[160], what[256];
+} quarantined;
+
+#define Q_MAX 256
+#define Q_BYTES ((size_t)64 << 20)
+static quarantined g_q[Q_MAX];
+static int g_nq;
+static size_t g_qbytes;
+static bool g_quarantine;
+
+void cf_run_quarantine(bool on) { g_quarantine = on; }
+
+static void q_release(int i)
+{
+    guarded_free(&g_q[i].g);
+    free(g_q[i].copy);
+    g_qbytes -= g_q[i].span;
+    g_q[i] = g_q[--g_nq];
+}
+
+/* Whether entry i changed; the line says where. */
+static bool q_changed(int i, cf_run_result *r)
+{
+    quarantined *q = &g_q[i];
+    const uint8_t *now = q->g.data - CF_GUARD_BYTES;
+    if (!memcmp(now, q->copy, q->span)) return false;
+    size_t b = 0;
+    while (b < q->span && now[b] == q->copy[b]) b++;
+    long off = (long)b - (long)CF_GUARD_BYTES;
+    r->late = true;
+    r->late_op = q->op;
+    r->late_dtype = q->dtype;
+    snprintf(r->late_key, sizeof r->late_key, "%s", q->key);
+    snprintf(r->late_line, sizeof r->late_line,
+             "FAIL %s %s: late_write: %s changed %.0f ms or less after its execute returned (byte %ld of its storage; a thread "
+             "the target left running?)", q->key, q->what, off < 0 || (size_t)off >= q->g.bytes ? "the guard zone of a storage" : "a storage",
+             (cf_now_s() - q->t0) * 1e3, off);
+    return true;
+}
+
+bool cf_run_late_check(double min_ms, cf_run_result *r)
+{
+    bool found = false;
+    double now = cf_now_s();
+    for (int i = 0; i < g_nq;) {
+        double age = (now - g_q[i].t0) * 1e3;
+        if (age >= min_ms && g_q[i].checks < 2) {
+            if (!found && q_changed(i, r)) {
+                found = true;
+                q_release(i); /* reported once */
+                continue;
+            }
+            g_q[i].checks++;
+        }
+        if (age >= CF_LATE_MS && g_q[i].checks >= 1) {
+            if (!found && q_changed(i, r)) found = true;
+            q_release(i);
+            continue;
+        }
+        i++;
+    }
+    return found;
+}
+
+/* Keep storage i of case c (instead of freeing it) for the late-write check. */
+static void q_keep(const cf_case *c, guarded *g, const char *name)
+{
+    size_t span = CF_GUARD_BYTES + g->bytes + CF_GUARD_BYTES;
+    while (g_nq && (g_nq == Q_MAX || g_qbytes + span > Q_BYTES)) q_release(0); /* the oldest first: bounded */
+    uint8_t *copy = span <= Q_BYTES ? malloc(span) : NULL;
+    if (!copy) {
+        guarded_free(g);
+        return;
+    }
+    memcpy(copy, g->data - CF_GUARD_BYTES, span);
+    quarantined *q = &g_q[g_nq++];
+    *q = (quarantined){*g, copy, span, cf_now_s(), 0, (int32_t)c->op, -1, "", ""};
+    cf_dtype dt;
+    if (cf_case_out_dtype(c, &dt)) q->dtype = (int32_t)dt;
+    cf_case_key(c, q->key, sizeof q->key);
+    snprintf(q->what, sizeof q->what, "(case %s#%lld of seed 0x%llx, run before the case that found it): %s", cf_op_name(c->op),
+             (long long)c->index, (unsigned long long)c->seed, name);
+    g_qbytes += span;
+    memset(g, 0, sizeof *g);
+}
+
 static void run_state_free(const cf_target *t, const cf_case *c, run_state *s)
 {
     if (s->on_dev && s->ws_buf) t->dev_free(s->ws_buf);
@@ -422,7 +519,8 @@ static void run_state_free(const cf_target *t, const cf_case *c, run_state *s)
     for (int i = 0; i < c->ntensors; i++) {
         if (s->tensors[i]) t->destroy_tensor(s->tensors[i]);
         if (s->dev[i]) t->dev_free(s->dev[i]);
-        guarded_free(&s->buf[i]);
+        if (g_quarantine && s->buf[i].base && !s->on_dev) q_keep(c, &s->buf[i], c->tensors[i].name);
+        else guarded_free(&s->buf[i]);
     }
 }
 

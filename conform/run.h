@@ -39,6 +39,13 @@ typedef struct {
     char modified[96];   /* which input, for the failure line */
     bool ws_overrun;     /* the target wrote into the guard zones of its workspace */
     char ws_where[96];   /* where, for the failure line */
+    /* a write into an earlier case's storage after that case's execute had returned (a thread the
+     * target left running), found while this case ran (cf_run_late_check): that case's op and
+     * output dtype, its key ("op dtype variant") and the failure line */
+    bool late;
+    int32_t late_op, late_dtype;
+    char late_key[160];
+    char late_line[480];
     int nout;
     cf_run_out out[2];
 } cf_run_result;
@@ -55,6 +62,17 @@ typedef struct {
 #define CF_PROTO_RULE_NULL_WORKSPACE "protocol_null_workspace"
 typedef enum { CF_PROTO_NONE, CF_PROTO_NULL_EXECUTOR, CF_PROTO_SHORT_WORKSPACE, CF_PROTO_NULL_WORKSPACE } cf_protocol;
 cf_protocol cf_protocol_of(const cf_case *c);
+
+/* Late writes (a worker's side, foreign targets): with quarantine on, a case's storages are not
+ * freed when it ends but kept, with a copy of their bytes, for at least CF_LATE_MS and the next
+ * cases (bounded in bytes); a later change is a write after execute returned.  Before, the memory
+ * went back to the heap and such a write landed in other cases' buffers: crashes blamed on other
+ * operators (issue 57). */
+#define CF_LATE_MS 250
+void cf_run_quarantine(bool on);
+/* Compare the quarantined storages old enough (min_ms) with their copies; the first changed one
+ * fills r's late fields (true).  Releases those past CF_LATE_MS. */
+bool cf_run_late_check(double min_ms, cf_run_result *r);
 
 /* timeout_s applies to isolated (foreign) targets only. */
 cf_status cf_run_case(const cf_target *t, const cf_case *c, double timeout_s, cf_run_result *r,

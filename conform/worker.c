@@ -133,12 +133,14 @@ int cf_worker_main(int argc, char **argv)
     if (io_all(fd, &h, sizeof h, INFINITY, true) || h.status) _exit(h.status ? h.status : CFE_IO);
     t.isolate = false;
     t.guard_pages = strcmp(argv[3], "1") == 0;
+    cf_run_quarantine(true); /* storages kept a while after their case: late writes (run.h) */
     for (;;) {
         cf_case c;
         if (!worker_read_case(fd, &c)) break; /* parent gone or closed: done */
         cf_run_result r;
         cf_err ee = {{0}};
         if (cf_run_here(&t, &c, &r, &ee)) snprintf(r.error, sizeof r.error, "%s", ee.msg);
+        cf_run_late_check(20, &r); /* an earlier case's storage changed since: reported with this result */
         fflush(stdout);
         fflush(stderr);
         bool ok = worker_send_result(fd, &r);
@@ -428,6 +430,8 @@ static bool recv_result(int fd, const cf_case *c, double deadline, cf_run_result
     r->error[sizeof r->error - 1] = '\0';
     r->modified[sizeof r->modified - 1] = '\0';
     r->ws_where[sizeof r->ws_where - 1] = '\0';
+    r->late_key[sizeof r->late_key - 1] = '\0';
+    r->late_line[sizeof r->late_line - 1] = '\0';
     return true;
 }
 

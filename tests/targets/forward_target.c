@@ -18,12 +18,13 @@
  *     4 / 256 bytes past the 64-byte workspace it plans, "far" writes 8 KiB before its output,
  *     "sentinel" corrupts its output unless the byte after the output's storage is 0xA5, "fork"
  *     leaves a child process running for a minute, "threads_crash" crashes when run with more
- *     than one op thread, "hog" allocates 6 GiB (and aborts when an allocation fails); the other
- *     operators are right. */
+ *     than one op thread, "hog" allocates 6 GiB (and aborts when an allocation fails), "late" leaves
+ *     a thread that changes its output 20 ms after the call returned; the other operators are right. */
 #ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* RTLD_NEXT */
 #endif
 #include <dlfcn.h>
+#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 #include <stdint.h>
@@ -171,6 +172,14 @@ aclnnStatus aclnnGeluBackwardV2GetWorkspaceSize(const aclTensor *g, const aclTen
 
 static int rogue_threads;
 
+/* "late": a thread the call leaves behind flips the output's first byte 20 ms after it returned */
+static void *late_writer(void *p)
+{
+    usleep(20000);
+    *(volatile char *)p ^= 0x01;
+    return NULL;
+}
+
 /* ROGUE_RESTART_HANG=FILE: the first load creates FILE, every later one (a worker restarted after
  * a crash) hangs in this constructor (issue 57: the sweep stalled past --time and --timeout) */
 __attribute__((constructor)) static void rogue_ctor(void)
@@ -214,6 +223,10 @@ aclnnStatus aclnnGeluBackwardV2(void *ws, uint64_t n, aclOpExecutor *e, aclrtStr
     if (!strcmp(mode, "ws_over4") && ws && n == 64) memset((char *)ws + 64, 0x11, 4);
     if (!strcmp(mode, "ws_over256") && ws && n == 64) memset((char *)ws + 64, 0x11, 256);
     if (!strcmp(mode, "far") && o) o[-8192] ^= 0x5a;
+    if (!strcmp(mode, "late") && o) {
+        pthread_t th;
+        if (pthread_create(&th, NULL, late_writer, o) == 0) pthread_detach(th);
+    }
     if (!strcmp(mode, "fork") && fork() == 0) { /* a child left running (and otherwise right) */
         sleep(60);
         _exit(0);
