@@ -58,6 +58,14 @@ static inline void tt_out_free(tt_out *s) { free(s->buf); }
 
 /* f32 -> f16 bits, round to nearest even (test-side encoder for exactly representable inputs
  * and for sampling; independent of the oracle's decoder). */
+/* The f32 whose bits are b (a test's inputs written as bits) */
+static inline float tt_f32_of(uint32_t b)
+{
+    float f;
+    memcpy(&f, &b, 4);
+    return f;
+}
+
 static inline uint16_t tt_f16_bits(float f)
 {
     uint32_t x;

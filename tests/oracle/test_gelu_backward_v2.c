@@ -175,11 +175,7 @@ static void spec_example_matches(void **state)
 static void root_window_value_is_refined(void **state)
 {
     (void)state;
-    uint32_t xb = 0xbf407569u, db = 0xbf35ca23u;
-    float x, dy;
-    memcpy(&x, &xb, 4);
-    memcpy(&dy, &db, 4);
-    gv a = one("none", x, dy);
+    gv a = one("none", tt_f32_of(0xbf407569u), tt_f32_of(0xbf35ca23u));
     const double exact = 3.71199593191979003434e-9, ulp = 0x1p-52; /* ulp_f32 in [2^-29, 2^-28) */
     assert_true(a.r >= 0x1p-29 && a.r < 0x1p-28);
     assert_true(fabs(a.r - exact) <= a.err + 1e-21 * exact); /* the decimal: 21 digits */

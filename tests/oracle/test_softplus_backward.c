@@ -178,7 +178,6 @@ static void spec_example_matches(void **state)
 
 static double d_of(uint64_t b) { double d; memcpy(&d, &b, 8); return d; }
 static uint64_t bits_of(double d) { uint64_t b; memcpy(&b, &d, 8); return b; }
-static float f_of(uint32_t b) { float f; memcpy(&f, &b, 4); return f; }
 
 /* ulp_f64 of numerics.md §3 (emin −1022, p 53) and the oracle-uncertain threshold ulp(m)/64 */
 static double ulp64(double v)
@@ -217,7 +216,6 @@ static void integer_self_is_converted_before_the_product(void **state)
     sv c = one_t(CF_F32, &one_b, CF_I32, &xk, (orc_scalar){CF_F32, 0x35800000u}, (orc_scalar){CF_F32, 0x41800000u},
                  CF_F32);
     assert_true(c.r == b.r && memcmp(&c.alt, &c.r, 8) == 0);
-    (void)f_of;
 }
 
 /* beta·self beyond DBL_MAX in the f64 σ branch: m must stay a number. */
