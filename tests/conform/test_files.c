@@ -555,6 +555,29 @@ static void rerun_words_survive_the_shell(void **state)
     assert_false(cf_is_file(ran));
 }
 
+/* Issue 57: kill -9 while a case was being stored left a .tmp-<id>-<pid> directory nothing
+ * cleaned.  One an hour old is removed by the next write into its operator directory; a fresh one
+ * (a writer still at work) stays. */
+static void stale_case_temporaries_are_cleaned(void **state)
+{
+    (void)state;
+    cf_case c;
+    cf_expected x;
+    cf_err e = {{0}};
+    assert_int_equal(cf_case_read(ACLCONFORM_TEST_DATA "/examples/logit_grad/8872fe16f3f6a2fe", &c, &x, &e), CFE_OK);
+    char corpus[600], stale[700], fresh[700], cmd[1600], path[4096];
+    snprintf(corpus, sizeof corpus, "%s/tmp_corpus", tmpdir);
+    snprintf(stale, sizeof stale, "%s/logit_grad/.tmp-0123456789abcdef-4242", corpus);
+    snprintf(fresh, sizeof fresh, "%s/logit_grad/.tmp-fedcba9876543210-4243", corpus);
+    snprintf(cmd, sizeof cmd, "mkdir -p '%s' '%s' && touch '%s/x.npy' && touch -d '2 hours ago' '%s'", stale, fresh, stale, stale);
+    assert_int_equal(system(cmd), 0);
+    assert_int_equal(cf_case_write(corpus, &c, &x, "test", path, sizeof path, &e), CFE_OK);
+    assert_false(cf_is_dir(stale));
+    assert_true(cf_is_dir(fresh));
+    cf_case_free(&c);
+    cf_expected_free(&x);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -569,6 +592,7 @@ int main(void)
         cmocka_unit_test(atomic_write_leaves_no_temporary),
         cmocka_unit_test(generated_names_never_collide_nor_replace),
         cmocka_unit_test(rerun_words_survive_the_shell),
+        cmocka_unit_test(stale_case_temporaries_are_cleaned),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
