@@ -919,26 +919,39 @@ static void a_library_that_hangs_while_loading_takes_the_timeout(void **state)
 static void workspace_far_and_sentinel_writes_are_caught(void **state)
 {
     (void)state;
+#if defined(__SANITIZE_ADDRESS__)
+    /* the sanitizer's SEGV handler ends the worker with its report and exit status 1 */
+#define SEGV_CRASH "target crashed: worker pid"
+#else
+#define SEGV_CRASH "target crashed: signal 11"
+#endif
     static const struct { const char *mode, *want; } m[] = {
         {"ws_over4", "wrote_outside: its workspace: 1 bytes after the end"},
         {"ws_over256", "wrote_outside: its workspace"},
-        {"far", "target crashed: signal 11"},
+        {"far", SEGV_CRASH},
         {"sentinel", "over_tolerance"},
-        {"threads_crash", "not stored: replay runs one thread count): crash: target crashed: signal 11"},
+        {"threads_crash", "not stored: replay runs one thread count): crash: " SEGV_CRASH},
     };
     /* a target's allocations are bounded in its worker: 2·--max-bytes + 2 GiB, here ~2 GiB of the
      * 6 GiB it asks for (not under a worker wrapper such as qemu-user, which maps the guest in the
      * worker: there the bound is not set, and this part is left out) */
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    /* nor in a sanitizer build of the tool, whose worker sets no bound (the shadow maps count) */
+    print_message("the worker memory bound is not checked in a sanitizer build\n");
+#else
     if (getenv("ACLCONFORM_WORKER_WRAPPER")) {
         print_message("the worker memory bound is not checked under ACLCONFORM_WORKER_WRAPPER\n");
-        return;
+    } else {
+        char *ho = NULL;
+        int hrc = run(&ho, "ROGUE_MODE=hog " TOOL " sweep --target " ROGUE_TARGET " --op gelu_backward_v2 --dtype f32 --cases 1 "
+                           "--invalid-cases 0 --max-bytes 65536 --no-store --all --output %s/hog.json", tmp);
+        bool aborted = strstr(ho, "target crashed: signal 6") != NULL;
+        char head[401];
+        snprintf(head, sizeof head, "%s", ho);
+        free(ho);
+        if (hrc != 1 || !aborted) fail_msg("ROGUE_MODE=hog: exit %d: %s", hrc, head);
     }
-    char *ho = NULL;
-    int hrc = run(&ho, "ROGUE_MODE=hog " TOOL " sweep --target " ROGUE_TARGET " --op gelu_backward_v2 --cases 1 --invalid-cases 0 "
-                       "--max-bytes 65536 --no-store --all --output %s/hog.json", tmp);
-    if (hrc != 1 || !strstr(ho, "target crashed: signal 6"))
-        fail_msg("ROGUE_MODE=hog: exit %d: %.400s", hrc, ho);
-    free(ho);
+#endif
     /* a target's forked children end with its worker (a private copy of the library: the count is
      * this sweep's) */
     char *fo = NULL;
@@ -952,9 +965,11 @@ static void workspace_far_and_sentinel_writes_are_caught(void **state)
         int rc = run(&out, "ROGUE_MODE=%s " TOOL " sweep --target " ROGUE_TARGET " --op gelu_backward_v2 --cases 6 "
                            "--invalid-cases 0 --no-store --all --output %s/g%zu.json", m[i].mode, tmp, i);
         bool found = strstr(out, m[i].want) != NULL;
-        if (rc != 1 || !found) fail_msg("ROGUE_MODE=%s: exit %d, '%s' %s: %.600s", m[i].mode, rc, m[i].want,
-                                       found ? "printed" : "not printed", out);
+        char head[601];
+        snprintf(head, sizeof head, "%s", out);
         free(out);
+        if (rc != 1 || !found) fail_msg("ROGUE_MODE=%s: exit %d, '%s' %s: %s", m[i].mode, rc, m[i].want,
+                                       found ? "printed" : "not printed", head);
     }
 }
 
