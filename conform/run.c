@@ -419,10 +419,16 @@ typedef struct {
     uint8_t *copy;    /* the span's bytes (zones and storage) when the case ended */
     size_t span;
     double t0;        /* cf_now_s() then */
-    int checks;       /* 0: not yet compared; 1: compared once past 20 ms */
+    double next_ms;   /* the age at which it is compared next: min_ms, then CF_LATE_MS, then x4 */
     int32_t op, dtype;
     char key[160], what[256];
 } quarantined;
+
+typedef struct {
+    bool late;
+    int32_t op, dtype;
+    char key[160], line[480];
+} late_found;
 
 #define Q_MAX 256
 #define Q_BYTES ((size_t)64 << 20)
@@ -430,6 +436,7 @@ static quarantined g_q[Q_MAX];
 static int g_nq;
 static size_t g_qbytes;
 static bool g_quarantine;
+static late_found g_pending; /* found while making room (q_keep), reported by the next check */
 
 void cf_run_quarantine(bool on) { g_quarantine = on; }
 
@@ -441,8 +448,8 @@ static void q_release(int i)
     g_q[i] = g_q[--g_nq];
 }
 
-/* Whether entry i changed; the line says where. */
-static bool q_changed(int i, cf_run_result *r)
+/* Whether entry i changed; f says where. */
+static bool q_changed(int i, late_found *f)
 {
     quarantined *q = &g_q[i];
     const uint8_t *now = q->g.data - CF_GUARD_BYTES;
@@ -450,46 +457,63 @@ static bool q_changed(int i, cf_run_result *r)
     size_t b = 0;
     while (b < q->span && now[b] == q->copy[b]) b++;
     long off = (long)b - (long)CF_GUARD_BYTES;
-    r->late = true;
-    r->late_op = q->op;
-    r->late_dtype = q->dtype;
-    snprintf(r->late_key, sizeof r->late_key, "%s", q->key);
-    snprintf(r->late_line, sizeof r->late_line,
+    f->late = true;
+    f->op = q->op;
+    f->dtype = q->dtype;
+    snprintf(f->key, sizeof f->key, "%s", q->key);
+    snprintf(f->line, sizeof f->line,
              "FAIL %s %s: late_write: %s changed %.0f ms or less after its execute returned (byte %ld of its storage; a thread "
              "the target left running?)", q->key, q->what, off < 0 || (size_t)off >= q->g.bytes ? "the guard zone of a storage" : "a storage",
              (cf_now_s() - q->t0) * 1e3, off);
     return true;
 }
 
+/* Release the oldest entry to make room, compared first: a change found then is kept for the
+ * next cf_run_late_check (one at a time; a second one before that is not reported). */
+static void q_evict_oldest(void)
+{
+    int old = 0;
+    for (int i = 1; i < g_nq; i++)
+        if (g_q[i].t0 < g_q[old].t0) old = i;
+    late_found f = {0};
+    if (q_changed(old, &f) && !g_pending.late) g_pending = f;
+    q_release(old);
+}
+
 bool cf_run_late_check(double min_ms, cf_run_result *r)
 {
-    bool found = false;
+    late_found f = g_pending;
+    memset(&g_pending, 0, sizeof g_pending);
     double now = cf_now_s();
     for (int i = 0; i < g_nq;) {
-        double age = (now - g_q[i].t0) * 1e3;
-        if (age >= min_ms && g_q[i].checks < 2) {
-            if (!found && q_changed(i, r)) {
-                found = true;
-                q_release(i); /* reported once */
-                continue;
-            }
-            g_q[i].checks++;
+        quarantined *q = &g_q[i];
+        if (q->next_ms <= 0) q->next_ms = min_ms;
+        double age = (now - q->t0) * 1e3;
+        if (age < q->next_ms) {
+            i++;
+            continue;
         }
-        if (age >= CF_LATE_MS && g_q[i].checks >= 1) {
-            if (!found && q_changed(i, r)) found = true;
-            q_release(i);
+        q->next_ms = q->next_ms < CF_LATE_MS ? CF_LATE_MS : 4 * q->next_ms;
+        if (!f.late && q_changed(i, &f)) {
+            q_release(i); /* reported once */
             continue;
         }
         i++;
     }
-    return found;
+    if (!f.late) return false;
+    r->late = true;
+    r->late_op = f.op;
+    r->late_dtype = f.dtype;
+    snprintf(r->late_key, sizeof r->late_key, "%s", f.key);
+    snprintf(r->late_line, sizeof r->late_line, "%s", f.line);
+    return true;
 }
 
 /* Keep storage i of case c (instead of freeing it) for the late-write check. */
 static void q_keep(const cf_case *c, guarded *g, const char *name)
 {
     size_t span = CF_GUARD_BYTES + g->bytes + CF_GUARD_BYTES;
-    while (g_nq && (g_nq == Q_MAX || g_qbytes + span > Q_BYTES)) q_release(0); /* the oldest first: bounded */
+    while (g_nq && (g_nq == Q_MAX || g_qbytes + span > Q_BYTES)) q_evict_oldest(); /* bounded */
     uint8_t *copy = span <= Q_BYTES ? malloc(span) : NULL;
     if (!copy) {
         guarded_free(g);

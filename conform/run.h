@@ -64,14 +64,16 @@ typedef enum { CF_PROTO_NONE, CF_PROTO_NULL_EXECUTOR, CF_PROTO_SHORT_WORKSPACE, 
 cf_protocol cf_protocol_of(const cf_case *c);
 
 /* Late writes (a worker's side, foreign targets): with quarantine on, a case's storages are not
- * freed when it ends but kept, with a copy of their bytes, for at least CF_LATE_MS and the next
- * cases (bounded in bytes); a later change is a write after execute returned.  Before, the memory
- * went back to the heap and such a write landed in other cases' buffers: crashes blamed on other
- * operators (issue 57). */
+ * freed when it ends but kept, with a copy of their bytes, until room is needed (256 storages or
+ * 64 MiB a worker, the oldest first); a later change is a write after execute returned.  Before,
+ * the memory went back to the heap and such a write landed in other cases' buffers: crashes
+ * blamed on other operators (issue 57).  Room is made by count and bytes only, never by age: a
+ * thread the scheduler delays still finds the storage it was given, not another case's. */
 #define CF_LATE_MS 250
 void cf_run_quarantine(bool on);
-/* Compare the quarantined storages old enough (min_ms) with their copies; the first changed one
- * fills r's late fields (true).  Releases those past CF_LATE_MS. */
+/* Compare the quarantined storages whose age reached their next check (min_ms, CF_LATE_MS, then
+ * four times the last: a few compares each) with their copies; the first changed one, or one
+ * found while making room, fills r's late fields (true) and is released. */
 bool cf_run_late_check(double min_ms, cf_run_result *r);
 
 /* timeout_s applies to isolated (foreign) targets only. */
