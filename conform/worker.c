@@ -317,6 +317,26 @@ static int worker_wrapper(char *buf, size_t len, char **words, int max)
     return n;
 }
 
+/* Whether cmd names an executable file, as posix_spawnp would find it (a name with a '/' as
+ * is, else along PATH).  Checked before spawning: how a failed exec is reported back depends on
+ * the libc and on qemu-user (there the child just exits 127), while a wrapper that is not there
+ * is the user's mistake, named the same way everywhere. */
+static bool executable(const char *cmd)
+{
+    if (strchr(cmd, '/')) return access(cmd, X_OK) == 0;
+    const char *path = getenv("PATH");
+    if (!path) path = "/bin:/usr/bin";
+    for (const char *p = path;; p++) {
+        const char *end = strchr(p, ':');
+        size_t n = end ? (size_t)(end - p) : strlen(p);
+        char full[4096];
+        if (snprintf(full, sizeof full, "%.*s/%s", (int)n, n ? p : ".", cmd) < (int)sizeof full && access(full, X_OK) == 0)
+            return true;
+        if (!end) return false;
+        p = end;
+    }
+}
+
 static cf_status spawn(const cf_target *t, wstate *w, cf_err *e)
 {
     char exe[4096];
@@ -327,6 +347,8 @@ static cf_status spawn(const cf_target *t, wstate *w, cf_err *e)
     char wrap[1024], *argv[MAXW + 7];
     int nw = worker_wrapper(wrap, sizeof wrap, argv, MAXW);
     if (nw < 0) return cf_fail(e, CFE_INPUT, "ACLCONFORM_WORKER_WRAPPER: more than %d words", MAXW);
+    if (nw && !executable(argv[0]))
+        return cf_fail(e, CFE_IO, "cannot start a worker (%s): no such executable (ACLCONFORM_WORKER_WRAPPER)", argv[0]);
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return cf_fail(e, CFE_IO, "socketpair failed");
     int out = memfd_create("aclnn-conform-worker-output", MFD_CLOEXEC);
