@@ -15,7 +15,6 @@
 #include "worker.h"
 
 #include <stdatomic.h>
-#include <sys/random.h>
 
 static const struct { const char *name; aclFormat f; } FMT[] = {
     {"ND", ACL_FORMAT_ND},         {"NCHW", ACL_FORMAT_NCHW},         {"NHWC", ACL_FORMAT_NHWC},
@@ -80,32 +79,18 @@ typedef struct {
 /* The guard pattern: byte p (counted from the start of the leading zone) of a buffer with key k.
  * A fixed sentinel let a target tell the byte after its output (issue 57: outputs zeroed unless
  * that byte was the sentinel passed 612 of 612 cases); each buffer now gets its own random key. */
-static uint64_t mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
-}
-
-static inline uint8_t pat(uint64_t k, uint64_t p) { return (uint8_t)(mix64(k ^ (p >> 3)) >> ((p & 7) * 8)); }
+static inline uint8_t pat(uint64_t k, uint64_t p) { return (uint8_t)(cf_mix64(k ^ (p >> 3)) >> ((p & 7) * 8)); }
 
 static uint64_t new_key(void)
 {
     static _Atomic uint64_t base, count;
     uint64_t b = atomic_load(&base);
     if (!b) {
-        uint64_t r = 0;
-        if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            r = (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)getpid() << 32;
-        }
         uint64_t z = 0;
-        atomic_compare_exchange_strong(&base, &z, r | 1);
+        atomic_compare_exchange_strong(&base, &z, cf_random64() | 1);
         b = atomic_load(&base);
     }
-    return mix64(b + atomic_fetch_add(&count, 1));
+    return cf_mix64(b + atomic_fetch_add(&count, 1));
 }
 
 /* bytes [from, from + n) of the pattern, counted from the leading zone's start, at dst */

@@ -30,15 +30,20 @@ cf_status cf_fail(cf_err *e, cf_status code, const char *fmt, ...)
     return code;
 }
 
-void cf_unique_tag(char *buf, size_t n)
+uint64_t cf_random64(void)
 {
-    uint32_t r = 0;
+    uint64_t r = 0;
     if (getrandom(&r, sizeof r, GRND_NONBLOCK) != (ssize_t)sizeof r) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        r = (uint32_t)ts.tv_nsec ^ (uint32_t)((uintptr_t)&ts >> 4) ^ (uint32_t)getpid() * 2654435761u;
+        r = cf_mix64((uint64_t)ts.tv_nsec ^ (uint64_t)ts.tv_sec << 30 ^ (uint64_t)((uintptr_t)&ts >> 4) ^ (uint64_t)getpid() << 40);
     }
-    snprintf(buf, n, "%ld-%08x", (long)getpid(), (unsigned)r);
+    return r;
+}
+
+void cf_unique_tag(char *buf, size_t n)
+{
+    snprintf(buf, n, "%ld-%08x", (long)getpid(), (unsigned)(uint32_t)cf_random64());
 }
 
 const char *cf_shell_quote(const char *s, char *buf, size_t n)
@@ -335,14 +340,6 @@ void cf_sha256_final(cf_sha256 *s, uint8_t out[32])
         out[4 * i + 2] = (uint8_t)(s->h[i] >> 8);
         out[4 * i + 3] = (uint8_t)s->h[i];
     }
-}
-
-uint64_t cf_mix64(uint64_t x)
-{
-    x += 0x9e3779b97f4a7c15ull;
-    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-    return x ^ (x >> 31);
 }
 
 /* Default: a quarter of physical memory, at least 256 MiB (fits the machine; one case never

@@ -32,6 +32,8 @@ cf_status cf_write_atomic_new(const char *path, const void *data, size_t len, cf
 /* "<pid>-<8 random hex digits>": a tag two processes never share, even in two PID namespaces
  * (containers) where both have the same pid in the same second. */
 void cf_unique_tag(char *buf, size_t n);
+/* 64 random bits (getrandom; the clock, the pid and an address mixed when it has none). */
+uint64_t cf_random64(void);
 /* s as one shell word: unchanged when it holds only [A-Za-z0-9_./:=+,@%-], else in single quotes
  * (each ' as '\''), so that a pasted rerun line never runs what a path holds ($(...), `...`, ;). */
 const char *cf_shell_quote(const char *s, char *buf, size_t n);
@@ -77,7 +79,13 @@ void cf_sha256_final(cf_sha256 *s, uint8_t out[32]);
 void cf_set_max_bytes(uint64_t bytes);
 uint64_t cf_max_bytes(void);
 
-/* splitmix64 step: the mixer used to derive per-case seeds. */
-uint64_t cf_mix64(uint64_t x);
+/* splitmix64 step: the mixer used to derive per-case seeds and the guard patterns (run.c). */
+static inline uint64_t cf_mix64(uint64_t x)
+{
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
 
 #endif
